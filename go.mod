@@ -1,0 +1,5 @@
+module github.com/a2c-smcp/smcp-go
+
+go 1.25.5
+
+require github.com/magefile/mage v1.17.2

@@ -1,0 +1,276 @@
+//go:build mage
+
+// The smcp-go build: `go run mage.go -l` lists the targets, `go run mage.go
+// test` is the project's test command.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/magefile/mage/mg"
+)
+
+const repo = "github.com/a2c-smcp/smcp-go"
+
+// modules of the workspace, in dependency order.
+var modules = []string{"protocol", "dpekit", "server", "computer", "agent", "examples", "e2e", "tools"}
+
+// roleModules may import protocol (and dpekit, which is not a role) but never
+// each other.
+var roleModules = []string{"server", "computer", "agent"}
+
+// networkLibraries must not be imported by protocol: it is pure data and
+// helpers that every role and every MCP server author can import.
+var networkLibraries = []string{
+	"github.com/zishang520/socket.io",
+	"github.com/mark3labs/mcp-go",
+	"net/http",
+}
+
+// generatedFiles are written by smcpgen into protocol/.
+var generatedFiles = []string{"types_gen.go", "events_gen.go", "errors_gen.go"}
+
+// Generate regenerates protocol/*_gen.go and protocol/schema/ from schema/.
+func Generate() error {
+	return runGen("protocol")
+}
+
+func runGen(out string) error {
+	return run("go", "run", repo+"/tools/cmd/smcpgen", "-schema", "schema", "-out", out)
+}
+
+// Check regenerates into a temporary directory and fails on any difference
+// with the committed files.
+func Check() error {
+	tmp, err := os.MkdirTemp("", "smcp-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := runGen(tmp); err != nil {
+		return err
+	}
+	want := append([]string{}, generatedFiles...)
+	schemas, _ := filepath.Glob(filepath.Join(tmp, "schema", "*.json"))
+	for _, s := range schemas {
+		want = append(want, filepath.Join("schema", filepath.Base(s)))
+	}
+	var drift []string
+	for _, f := range want {
+		fresh, err := os.ReadFile(filepath.Join(tmp, f))
+		if err != nil {
+			return err
+		}
+		committed, err := os.ReadFile(filepath.Join("protocol", f))
+		if err != nil || !bytes.Equal(fresh, committed) {
+			drift = append(drift, "protocol/"+f)
+		}
+	}
+	committedSchemas, _ := filepath.Glob(filepath.Join("protocol", "schema", "*.json"))
+	for _, s := range committedSchemas {
+		if _, err := os.Stat(filepath.Join(tmp, "schema", filepath.Base(s))); err != nil {
+			drift = append(drift, s+" (no longer in schema/)")
+		}
+	}
+	if len(drift) > 0 {
+		return fmt.Errorf("generated files drift from schema/ — run `go run mage.go generate` and commit:\n  %s", strings.Join(drift, "\n  "))
+	}
+	fmt.Println("check: generated files match schema/")
+	return nil
+}
+
+// Fmt fails when a Go file is not gofmt-formatted.
+func Fmt() error {
+	var files []string
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != "." || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command("gofmt", append([]string{"-l"}, files...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("gofmt: %v\n%s", err, out)
+	}
+	if s := strings.TrimSpace(string(out)); s != "" {
+		return fmt.Errorf("gofmt would change:\n%s", s)
+	}
+	fmt.Printf("fmt: %d files formatted\n", len(files))
+	return nil
+}
+
+// Vet runs go vet over every module.
+func Vet() error {
+	for _, m := range modules {
+		if err := runIn(m, "go", "vet", "./..."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Imports enforces the layout with `go list -deps` (tests included): role
+// modules never import each other, and neither protocol nor dpekit imports a
+// role module; protocol imports no network library.
+func Imports() error {
+	var problems []string
+	for _, m := range modules {
+		if m == "tools" {
+			continue
+		}
+		deps, err := listDeps(m)
+		if err != nil {
+			return err
+		}
+		for _, dep := range deps {
+			for _, role := range roleModules {
+				rolePath := repo + "/" + role
+				if m == role || m == "examples" || m == "e2e" {
+					continue
+				}
+				if dep == rolePath || strings.HasPrefix(dep, rolePath+"/") {
+					problems = append(problems, fmt.Sprintf("%s imports %s", m, dep))
+				}
+			}
+			if m == "protocol" {
+				for _, lib := range networkLibraries {
+					if dep == lib || strings.HasPrefix(dep, lib+"/") {
+						problems = append(problems, fmt.Sprintf("protocol imports network library %s", dep))
+					}
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		return fmt.Errorf("import rules broken:\n  %s", strings.Join(slices.Compact(problems), "\n  "))
+	}
+	fmt.Println("imports: layout rules hold")
+	return nil
+}
+
+func listDeps(module string) ([]string, error) {
+	cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{.ImportPath}}", "./...")
+	cmd.Dir = module
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps in %s: %v\n%s", module, err, stderr.String())
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// interopDir holds the pinned manifests of the interop peers.
+const interopDir = "server/testdata/interop"
+
+// Setup installs the pinned interop peers used by the server's tests: the
+// official JavaScript socket.io-client (npm ci from the committed lock file)
+// and the Python reference SDK a2c-smcp (pip into .cache/venv from the
+// committed requirements file).
+func Setup() error {
+	if err := run("npm", "ci", "--no-audit", "--no-fund", "--prefix", interopDir); err != nil {
+		return fmt.Errorf("installing socket.io-client: %w", err)
+	}
+	venv := filepath.Join(".cache", "venv")
+	if _, err := os.Stat(filepath.Join(venv, "bin", "python")); err != nil {
+		if err := run("python3", "-m", "venv", venv); err != nil {
+			return fmt.Errorf("creating the virtualenv: %w", err)
+		}
+	}
+	pip := filepath.Join(venv, "bin", "pip")
+	return run(pip, "install", "--disable-pip-version-check", "-q", "-r", filepath.Join(interopDir, "requirements.txt"))
+}
+
+// interopEnv tells the tests where the peers are, and that they must be
+// there (a missing peer fails the test instead of skipping it).
+func interopEnv() []string {
+	wd, _ := os.Getwd()
+	return []string{
+		"SMCP_INTEROP=1",
+		"SMCP_INTEROP_NODE_MODULES=" + filepath.Join(wd, interopDir, "node_modules"),
+		"SMCP_INTEROP_PYTHON=" + filepath.Join(wd, ".cache", "venv", "bin", "python"),
+	}
+}
+
+// Test is the project's test command: drift check, gofmt, vet, import rules,
+// interop setup, `go test -race` over every module, then a short fuzz run.
+func Test() error {
+	mg.SerialDeps(Check, Fmt, Vet, Imports, Setup)
+	env := interopEnv()
+	for _, m := range modules {
+		if err := runEnv(m, env, "go", "test", "-race", "-count=1", "-timeout", "20m", "./..."); err != nil {
+			return err
+		}
+	}
+	return Fuzz()
+}
+
+// Fuzz runs each fuzz target briefly.
+func Fuzz() error {
+	targets := []struct{ module, pkg, name string }{
+		{"protocol", "./dpe", "FuzzParse"},
+		{"protocol", "./window", "FuzzParse"},
+	}
+	for _, t := range targets {
+		if err := runIn(t.module, "go", "test", "-run=^$", "-fuzz=^"+t.name+"$", "-fuzztime=10s", t.pkg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Bench runs every benchmark of every module once, with memory statistics.
+func Bench() error {
+	env := interopEnv()
+	for _, m := range modules {
+		if err := runEnv(m, env, "go", "test", "-run=^$", "-bench=.", "-benchmem", "-count=1", "./..."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func run(name string, args ...string) error { return runEnv(".", nil, name, args...) }
+
+func runIn(dir, name string, args ...string) error { return runEnv(dir, nil, name, args...) }
+
+func runEnv(dir string, env []string, name string, args ...string) error {
+	start := time.Now()
+	fmt.Printf("» (%s) %s %s\n", dir, name, strings.Join(args, " "))
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout = os.Stdout
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("%s %s (in %s) failed: exit %d", name, strings.Join(args, " "), dir, ee.ExitCode())
+		}
+		return err
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		fmt.Printf("  took %s on %d CPUs\n", d.Round(time.Second), runtime.NumCPU())
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package protocol
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// SchemaBase is the $id prefix of every schema in schema/.
+const SchemaBase = "https://a2c-smcp.github.io/smcp-go/schema/"
+
+//go:embed schema/*.json
+var schemaFS embed.FS
+
+// Part selects which payload of an event Validate checks.
+type Part int
+
+const (
+	// Request is the event's payload as emitted.
+	Request Part = iota + 1
+	// Ack is the answer. For events answering two values
+	// (server:join_office, server:leave_office) it is the JSON array of both.
+	Ack
+)
+
+func (p Part) String() string {
+	switch p {
+	case Request:
+		return "request"
+	case Ack:
+		return "ack"
+	}
+	return "part?"
+}
+
+// maxReportedViolations bounds the paths listed in a validation error.
+const maxReportedViolations = 16
+
+var (
+	compileOnce sync.Once
+	compiled    map[string]*jsonschema.Schema
+	compileErr  error
+	printer     = message.NewPrinter(language.English)
+)
+
+// refuseLoader keeps validation hermetic: every schema is registered from
+// the embedded copy, and a reference to anything else is an error instead of
+// a network or file access.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema %s is not embedded in the protocol module", url)
+}
+
+// compileAll compiles every embedded schema once. The schemas are copied
+// into protocol/schema by `mage generate`; a broken copy is a build defect,
+// reported by every Validate call and by the package tests.
+func compileAll() {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refuseLoader{})
+	names, err := fs.Glob(schemaFS, "schema/*.json")
+	if err != nil {
+		compileErr = err
+		return
+	}
+	for _, name := range names {
+		b, err := schemaFS.ReadFile(name)
+		if err != nil {
+			compileErr = err
+			return
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			compileErr = fmt.Errorf("%s: %w", name, err)
+			return
+		}
+		if err := c.AddResource(SchemaBase+path.Base(name), doc); err != nil {
+			compileErr = fmt.Errorf("%s: %w", name, err)
+			return
+		}
+	}
+	out := make(map[string]*jsonschema.Schema, len(names))
+	for _, name := range names {
+		base := path.Base(name)
+		if base == "events.json" || base == "errors.json" {
+			continue // manifests, not payload schemas
+		}
+		s, err := c.Compile(SchemaBase + base)
+		if err != nil {
+			compileErr = fmt.Errorf("%s: %w", base, err)
+			return
+		}
+		out[base] = s
+	}
+	compiled = out
+}
+
+func schemaFor(file string) (*jsonschema.Schema, error) {
+	compileOnce.Do(compileAll)
+	if compileErr != nil {
+		return nil, Errorf(CodeInternal, "protocol schemas do not compile: %v", compileErr)
+	}
+	s, ok := compiled[file]
+	if !ok {
+		return nil, Errorf(CodeInternal, "no schema %s", file)
+	}
+	return s, nil
+}
+
+// SchemaFiles lists the payload schemas the package validates against.
+func SchemaFiles() []string {
+	compileOnce.Do(compileAll)
+	out := make([]string, 0, len(compiled))
+	for name := range compiled {
+		out = append(out, name)
+	}
+	return out
+}
+
+// Validate checks the JSON payload raw of an event against the schema that
+// schema/events.json assigns to that part of it. A payload that breaks the
+// schema, or is not JSON, is a *Error with code 400 whose message lists every
+// failing instance path, e.g.
+//
+//	client:get_finder request: /limit: must be <= 100; /computer: missing
+//
+// and whose details carry the event, the part and the violations. An
+// unknown event is a 400 as well.
+func Validate(event string, part Part, raw []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return NewBadRequest("%s %s is not valid JSON: %v", event, part, err).
+			With("event", event).With("part", part.String())
+	}
+	return ValidateValue(event, part, v)
+}
+
+// ValidateValue is Validate for a payload already decoded into Go values
+// (map[string]any, []any, string, float64 or json.Number, bool, nil), as
+// Socket.IO libraries deliver them.
+func ValidateValue(event string, part Part, v any) error {
+	info, ok := events[event]
+	if !ok {
+		return NewBadRequest("unknown event %q", event).With("event", event)
+	}
+	file := info.RequestSchema
+	if part == Ack {
+		file = info.AckSchema
+		if file == "" {
+			return NewBadRequest("%s has no ack", event).With("event", event)
+		}
+		if info.AckMayBeError && isErrorShaped(v) {
+			file = "error_payload.json"
+		}
+	}
+	s, err := schemaFor(file)
+	if err != nil {
+		return err
+	}
+	return violations(s.Validate(v), event+" "+part.String(), map[string]any{"event": event, "part": part.String()})
+}
+
+// ValidateSchema checks raw against one schema of schema/ by file name, for
+// payloads that are not event parts, such as the DPE levels an MCP server
+// serves ("dpe_document.json", "dpe_page.json", ...).
+func ValidateSchema(file string, raw []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return NewBadRequest("%s: not valid JSON: %v", strings.TrimSuffix(file, ".json"), err).With("schema", file)
+	}
+	return ValidateSchemaValue(file, v)
+}
+
+// ValidateSchemaValue is ValidateSchema for decoded values.
+func ValidateSchemaValue(file string, v any) error {
+	s, err := schemaFor(file)
+	if err != nil {
+		return err
+	}
+	return violations(s.Validate(v), strings.TrimSuffix(file, ".json"), map[string]any{"schema": file})
+}
+
+func isErrorShaped(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = m["error"]
+	return ok
+}
+
+// Violation is one failing instance path of a validation error, as listed
+// in the error's details under "violations".
+type Violation struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// violations turns a jsonschema error into a 400 listing each failing leaf
+// once, in the order the validator found them.
+func violations(err error, subject string, details map[string]any) error {
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return Errorf(CodeBadRequest, "%s: %v", subject, err)
+	}
+	var list []Violation
+	seen := map[Violation]bool{}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		v := Violation{Path: "/" + strings.Join(e.InstanceLocation, "/"), Message: e.ErrorKind.LocalizedString(printer)}
+		if !seen[v] {
+			seen[v] = true
+			list = append(list, v)
+		}
+	}
+	walk(ve)
+	var b strings.Builder
+	b.WriteString(subject)
+	b.WriteString(":")
+	for i, v := range list {
+		if i == maxReportedViolations {
+			fmt.Fprintf(&b, " (and %d more)", len(list)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(&b, " %s: %s", v.Path, v.Message)
+	}
+	e := &Error{Code: CodeBadRequest, Message: b.String(), Details: details}
+	if len(list) > maxReportedViolations {
+		list = list[:maxReportedViolations]
+	}
+	e.Details["violations"] = list
+	return e
+}

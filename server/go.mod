@@ -1,0 +1,3 @@
+module github.com/a2c-smcp/smcp-go/server
+
+go 1.25.5
