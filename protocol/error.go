@@ -84,8 +84,21 @@ func (e *Error) Payload() ErrorPayload {
 	return ErrorPayload{Error: ErrorPayloadError{Code: int(e.Code), Message: e.Message, Details: e.Details}}
 }
 
+// wireError orders the keys as PROTOCOL.md prints them.
+type wireError struct {
+	Error struct {
+		Code    int            `json:"code"`
+		Message string         `json:"message"`
+		Details map[string]any `json:"details,omitempty"`
+	} `json:"error"`
+}
+
 // MarshalJSON encodes e as the flat ErrorPayload shape.
-func (e *Error) MarshalJSON() ([]byte, error) { return json.Marshal(e.Payload()) }
+func (e *Error) MarshalJSON() ([]byte, error) {
+	var w wireError
+	w.Error.Code, w.Error.Message, w.Error.Details = int(e.Code), e.Message, e.Details
+	return json.Marshal(w)
+}
 
 // UnmarshalJSON decodes the flat ErrorPayload shape.
 func (e *Error) UnmarshalJSON(b []byte) error {
