@@ -1,0 +1,55 @@
+// Command testmcp runs the test MCP server of package testmcp over stdio
+// (default) or streamable HTTP (-http ADDR, printing "LISTENING <url>" on
+// stdout once it accepts connections).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/a2c-smcp/smcp-go/computer/internal/testmcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+func main() {
+	host := flag.String("host", "test", "host of dpe:// and window:// URIs")
+	docs := flag.Int("docs", 2, "number of documents")
+	windows := flag.String("windows", "main?priority=50,log?priority=10", "comma-separated window paths with query")
+	noSub := flag.Bool("no-subscribe", false, "do not declare resources.subscribe")
+	tools := flag.String("tools", strings.Join(testmcp.AllTools, ","), "comma-separated tools")
+	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	flag.Parse()
+
+	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub}
+	if *windows != "" {
+		o.Windows = strings.Split(*windows, ",")
+	}
+	o.Tools = []string{}
+	if *tools != "" {
+		o.Tools = strings.Split(*tools, ",")
+	}
+	s := testmcp.New(o)
+	if *httpAddr == "" {
+		if err := server.ServeStdio(s.MCPServer); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	ln, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := server.NewStreamableHTTPServer(s.MCPServer, server.WithStateful(true))
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	fmt.Printf("LISTENING http://%s/mcp\n", ln.Addr())
+	if err := http.Serve(ln, mux); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
