@@ -13,29 +13,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/magefile/mage/mg"
+
+	"github.com/a2c-smcp/smcp-go/tools/layout"
 )
 
 const repo = "github.com/a2c-smcp/smcp-go"
 
 // modules of the workspace, in dependency order.
 var modules = []string{"protocol", "dpekit", "server", "computer", "agent", "examples", "e2e", "tools"}
-
-// roleModules may import protocol (and dpekit, which is not a role) but never
-// each other.
-var roleModules = []string{"server", "computer", "agent"}
-
-// networkLibraries must not be imported by protocol: it is pure data and
-// helpers that every role and every MCP server author can import.
-var networkLibraries = []string{
-	"github.com/zishang520/socket.io",
-	"github.com/mark3labs/mcp-go",
-	"net/http",
-}
 
 // generatedFiles are written by smcpgen into protocol/.
 var generatedFiles = []string{"types_gen.go", "events_gen.go", "errors_gen.go"}
@@ -128,48 +117,34 @@ func Vet() error {
 	return nil
 }
 
-// Imports enforces the layout with `go list -deps` (tests included): role
-// modules never import each other, and neither protocol nor dpekit imports a
-// role module; protocol imports no network library.
+// Imports enforces the layout rules of tools/layout with `go list -deps`
+// (tests included) over every module.
 func Imports() error {
 	var problems []string
 	for _, m := range modules {
-		if m == "tools" {
-			continue
-		}
-		deps, err := listDeps(m)
+		deps, err := listDeps(m, false)
 		if err != nil {
 			return err
 		}
-		for _, dep := range deps {
-			for _, role := range roleModules {
-				rolePath := repo + "/" + role
-				if m == role || m == "examples" || m == "e2e" {
-					continue
-				}
-				if dep == rolePath || strings.HasPrefix(dep, rolePath+"/") {
-					problems = append(problems, fmt.Sprintf("%s imports %s", m, dep))
-				}
-			}
-			if m == "protocol" {
-				for _, lib := range networkLibraries {
-					if dep == lib || strings.HasPrefix(dep, lib+"/") {
-						problems = append(problems, fmt.Sprintf("protocol imports network library %s", dep))
-					}
-				}
-			}
+		testDeps, err := listDeps(m, true)
+		if err != nil {
+			return err
 		}
+		problems = append(problems, layout.Violations(m, deps, testDeps)...)
 	}
 	if len(problems) > 0 {
-		slices.Sort(problems)
-		return fmt.Errorf("import rules broken:\n  %s", strings.Join(slices.Compact(problems), "\n  "))
+		return fmt.Errorf("import rules broken:\n  %s", strings.Join(problems, "\n  "))
 	}
 	fmt.Println("imports: layout rules hold")
 	return nil
 }
 
-func listDeps(module string) ([]string, error) {
-	cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{.ImportPath}}", "./...")
+func listDeps(module string, tests bool) ([]string, error) {
+	args := []string{"list", "-deps", "-f", "{{.ImportPath}}"}
+	if tests {
+		args = append(args, "-test")
+	}
+	cmd := exec.Command("go", append(args, "./...")...)
 	cmd.Dir = module
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -5,8 +5,12 @@ go 1.25.5
 tool github.com/atombender/go-jsonschema
 
 require (
+	github.com/atombender/go-jsonschema v0.24.1
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
 	dario.cat/mergo v1.0.2 // indirect
-	github.com/atombender/go-jsonschema v0.24.1 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
@@ -15,4 +19,5 @@ require (
 	github.com/sosodev/duration v1.4.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

@@ -1,0 +1,76 @@
+// Package layout holds the import rules of the smcp-go workspace, checked by
+// `go run mage.go imports` against `go list -deps -test` of every module:
+//
+//   - the role modules server, computer and agent import protocol and never
+//     each other (a user imports one role at a time);
+//   - protocol and dpekit import no role module;
+//   - protocol imports no network library: it is data and pure helpers that
+//     every role and every MCP server author can import.
+package layout
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Repo is the module path prefix of the workspace.
+const Repo = "github.com/a2c-smcp/smcp-go"
+
+// RoleModules are the modules that must stay independent of each other.
+var RoleModules = []string{"server", "computer", "agent"}
+
+// NetworkLibraries may not be imported by protocol, tests included.
+var NetworkLibraries = []string{
+	"github.com/zishang520/socket.io",
+	"github.com/mark3labs/mcp-go",
+}
+
+// stdNetwork reports the standard-library packages protocol's own code may
+// not import: sockets and HTTP (testify's HTTP assertions bring net/http into
+// its tests, which is not protocol talking to a network). net/url and
+// net/netip are pure data.
+func stdNetwork(dep string) bool { return dep == "net" || within(dep, "net/http") }
+
+// composers may import every role: they wire roles together.
+var composers = []string{"examples", "e2e", "tools"}
+
+// Violations returns the broken rules for one module (its folder name, such
+// as "agent") given the import paths its packages depend on (deps) and those
+// its tests add (testDeps), sorted.
+func Violations(module string, deps, testDeps []string) []string {
+	var out []string
+	if slices.Contains(composers, module) {
+		return nil
+	}
+	if module == "protocol" {
+		for _, dep := range deps {
+			if stdNetwork(dep) {
+				out = append(out, fmt.Sprintf("protocol imports network package %s", dep))
+			}
+		}
+	}
+	for _, dep := range append(deps, testDeps...) {
+		for _, role := range RoleModules {
+			if role == module {
+				continue
+			}
+			if within(dep, Repo+"/"+role) {
+				out = append(out, fmt.Sprintf("%s imports %s (role modules never import each other)", module, dep))
+			}
+		}
+		if module == "protocol" {
+			for _, lib := range NetworkLibraries {
+				if within(dep, lib) {
+					out = append(out, fmt.Sprintf("protocol imports network library %s", dep))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func within(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
