@@ -1,0 +1,313 @@
+// Package config reads a Computer's MCP server configuration in the format
+// of the A2C-SMCP Python SDK (a2c_smcp 0.1.2, computer/mcp_clients/model.py
+// and the a2c-computer CLI), so existing configs work unchanged, and
+// resolves its ${input:ID} placeholders (PROTOCOL.md, Routed requests:
+// MCPServerConfig and MCPServerInput).
+//
+// # Accepted files
+//
+// The Python CLI's --config file holds one server config object or an array
+// of them, and its --inputs file one input object or an array of them. Load
+// accepts both, and also the shape client:get_config answers
+// ({"servers": {name: config} or [config], "inputs": [input]}), so the
+// output of one Computer's configuration can be fed to another. LoadInputs
+// reads a separate inputs file. A leading "@" on a path is ignored, as in the
+// Python CLI.
+//
+// # Defaults and validation
+//
+// Missing disabled, forbidden_tools and tool_meta get the Python defaults
+// (false, [], {}); each server is then validated against
+// schema/mcp_server_config.json and each input against
+// schema/mcp_server_input.json. Server names and input ids must be unique.
+// Failures are *protocol.Error code 400 naming the server or input.
+//
+// The "vrl" field (a Vector Remap Language script of the Python SDK) is
+// accepted and kept, but not applied: Resolve logs one warning naming the
+// servers that set it.
+//
+// # Placeholders
+//
+// Strings anywhere in a server config may contain ${input:ID}. Resolve
+// replaces them, resolving each referenced input once, in this order:
+//  1. an explicit value (WithValues, the binary's --input ID=VALUE);
+//  2. the environment: SMCP_INPUT_<ID> (ID upper-cased, other characters
+//     than letters, digits and _ replaced by _), then a variable named
+//     exactly ID;
+//  3. for a command input, the trimmed standard output of its command run
+//     by the shell (its args are ignored, as in the Python SDK);
+//  4. the input's default;
+//  5. an interactive prompt, only when a terminal is attached (passwords
+//     are read without echo).
+//
+// An input that none of these resolves, or a placeholder naming an input
+// that is neither declared nor given a value, is a startup error naming it.
+// Values are never logged.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// Config is a Computer's configuration as written by its user: placeholders
+// are kept, so it is what client:get_config answers (secrets typed at a
+// prompt or taken from the environment never appear in it).
+type Config struct {
+	// Servers in file order.
+	Servers []protocol.MCPServerConfig
+	// Inputs in file order.
+	Inputs []protocol.MCPServerInput
+}
+
+// Load reads a config file (see the package documentation for the shapes
+// accepted).
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(strings.TrimPrefix(path, "@"))
+	if err != nil {
+		return nil, protocol.NewBadRequest("read config: %v", err)
+	}
+	return Parse(data)
+}
+
+// LoadInputs reads an inputs file: one input object or an array of them.
+func LoadInputs(path string) ([]protocol.MCPServerInput, error) {
+	data, err := os.ReadFile(strings.TrimPrefix(path, "@"))
+	if err != nil {
+		return nil, protocol.NewBadRequest("read inputs: %v", err)
+	}
+	return ParseInputs(data)
+}
+
+// Parse decodes a config: one server config object, an array of them, or
+// {"servers": ..., "inputs": [...]}.
+func Parse(data []byte) (*Config, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, protocol.NewBadRequest("config: empty")
+	}
+	var rawServers []json.RawMessage
+	var rawInputs []json.RawMessage
+	switch data[0] {
+	case '[':
+		if err := json.Unmarshal(data, &rawServers); err != nil {
+			return nil, protocol.NewBadRequest("config: not a JSON array of server configs: %v", err)
+		}
+	case '{':
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(data, &probe); err != nil {
+			return nil, protocol.NewBadRequest("config: invalid JSON: %v", err)
+		}
+		if _, isServer := probe["type"]; isServer {
+			rawServers = []json.RawMessage{data}
+			break
+		}
+		servers, ok := probe["servers"]
+		if !ok {
+			return nil, protocol.NewBadRequest(`config: want a server config (with "type"), an array of them, or {"servers": ..., "inputs": [...]}`)
+		}
+		var err error
+		if rawServers, err = serversOf(servers); err != nil {
+			return nil, err
+		}
+		if in, ok := probe["inputs"]; ok && !bytes.Equal(bytes.TrimSpace(in), []byte("null")) {
+			if err := json.Unmarshal(in, &rawInputs); err != nil {
+				return nil, protocol.NewBadRequest(`config: "inputs" must be an array: %v`, err)
+			}
+		}
+	default:
+		return nil, protocol.NewBadRequest("config: want a JSON object or array")
+	}
+	c := &Config{}
+	names := map[string]bool{}
+	for i, raw := range rawServers {
+		s, err := parseServer(raw)
+		if err != nil {
+			return nil, protocol.AsError(err).With("index", i)
+		}
+		if names[s.Name()] {
+			return nil, protocol.NewBadRequest("config: server name %q used twice", s.Name()).With("server", s.Name())
+		}
+		names[s.Name()] = true
+		c.Servers = append(c.Servers, s)
+	}
+	inputs, err := parseInputList(rawInputs)
+	if err != nil {
+		return nil, err
+	}
+	c.Inputs = inputs
+	return c, nil
+}
+
+// serversOf accepts {"name": config} (client:get_config's shape; the key
+// must match the config's name when it has one) or [config].
+func serversOf(raw json.RawMessage) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '[' {
+		var list []json.RawMessage
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, protocol.NewBadRequest(`config: "servers": %v`, err)
+		}
+		return list, nil
+	}
+	var byName map[string]map[string]any
+	if err := json.Unmarshal(raw, &byName); err != nil {
+		return nil, protocol.NewBadRequest(`config: "servers" must be an object of server configs or an array: %v`, err)
+	}
+	keys := make([]string, 0, len(byName))
+	for k := range byName {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	list := make([]json.RawMessage, 0, len(keys))
+	for _, k := range keys {
+		m := byName[k]
+		if m == nil {
+			return nil, protocol.NewBadRequest("config: server %q is null", k).With("server", k)
+		}
+		if n, ok := m["name"]; !ok {
+			m["name"] = k
+		} else if n != k {
+			return nil, protocol.NewBadRequest("config: server key %q differs from its name %v", k, n).With("server", k)
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, protocol.NewBadRequest("config: server %q: %v", k, err)
+		}
+		list = append(list, b)
+	}
+	return list, nil
+}
+
+// parseServer applies the Python defaults, validates and decodes.
+func parseServer(raw json.RawMessage) (protocol.MCPServerConfig, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return protocol.MCPServerConfig{}, protocol.NewBadRequest("config: a server config must be a JSON object")
+	}
+	name, _ := m["name"].(string)
+	applyDefault(m, "disabled", false)
+	applyDefault(m, "forbidden_tools", []any{})
+	applyDefault(m, "tool_meta", map[string]any{})
+	b, err := json.Marshal(m)
+	if err != nil {
+		return protocol.MCPServerConfig{}, protocol.NewBadRequest("config: server %q: %v", name, err)
+	}
+	if err := protocol.ValidateSchema("mcp_server_config.json", b); err != nil {
+		e := protocol.AsError(err)
+		return protocol.MCPServerConfig{}, e.With("server", name)
+	}
+	var s protocol.MCPServerConfig
+	if err := json.Unmarshal(b, &s); err != nil {
+		return protocol.MCPServerConfig{}, protocol.NewBadRequest("config: server %q: %v", name, err).With("server", name)
+	}
+	normalize(&s)
+	if _, err := TimeoutsOf(s); err != nil {
+		return protocol.MCPServerConfig{}, err
+	}
+	return s, nil
+}
+
+func applyDefault(m map[string]any, key string, v any) {
+	if cur, ok := m[key]; !ok || cur == nil {
+		m[key] = v
+	}
+}
+
+// normalize makes empty collections non-nil so the config encodes as the
+// Python SDK does ([] and {} rather than null).
+func normalize(s *protocol.MCPServerConfig) {
+	fix := func(ft *[]string, tm *map[string]protocol.ToolMeta) {
+		if *ft == nil {
+			*ft = []string{}
+		}
+		if *tm == nil {
+			*tm = map[string]protocol.ToolMeta{}
+		}
+	}
+	switch {
+	case s.Stdio != nil:
+		fix(&s.Stdio.ForbiddenTools, &s.Stdio.ToolMeta)
+	case s.Streamable != nil:
+		fix(&s.Streamable.ForbiddenTools, &s.Streamable.ToolMeta)
+	case s.SSE != nil:
+		fix(&s.SSE.ForbiddenTools, &s.SSE.ToolMeta)
+	}
+}
+
+// ParseInputs decodes one input object or an array of them.
+func ParseInputs(data []byte) ([]protocol.MCPServerInput, error) {
+	data = bytes.TrimSpace(data)
+	var list []json.RawMessage
+	if len(data) > 0 && data[0] == '{' {
+		list = []json.RawMessage{data}
+	} else if err := json.Unmarshal(data, &list); err != nil {
+		return nil, protocol.NewBadRequest("inputs: want an input object or an array of them: %v", err)
+	}
+	return parseInputList(list)
+}
+
+func parseInputList(list []json.RawMessage) ([]protocol.MCPServerInput, error) {
+	var out []protocol.MCPServerInput
+	ids := map[string]bool{}
+	for i, raw := range list {
+		if err := protocol.ValidateSchema("mcp_server_input.json", raw); err != nil {
+			return nil, protocol.AsError(err).With("index", i)
+		}
+		var in protocol.MCPServerInput
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, protocol.NewBadRequest("inputs[%d]: %v", i, err).With("index", i)
+		}
+		if ids[in.ID()] {
+			return nil, protocol.NewBadRequest("input id %q used twice", in.ID()).With("input", in.ID())
+		}
+		ids[in.ID()] = true
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+// AddInputs appends inputs (from a separate inputs file); an id already
+// present is an error.
+func (c *Config) AddInputs(inputs ...protocol.MCPServerInput) error {
+	ids := map[string]bool{}
+	for _, in := range c.Inputs {
+		ids[in.ID()] = true
+	}
+	for _, in := range inputs {
+		if ids[in.ID()] {
+			return protocol.NewBadRequest("input id %q used twice", in.ID()).With("input", in.ID())
+		}
+		ids[in.ID()] = true
+		c.Inputs = append(c.Inputs, in)
+	}
+	return nil
+}
+
+// Server returns the server config named name.
+func (c *Config) Server(name string) (protocol.MCPServerConfig, bool) {
+	for _, s := range c.Servers {
+		if s.Name() == name {
+			return s, true
+		}
+	}
+	return protocol.MCPServerConfig{}, false
+}
+
+// Ret is the config as client:get_config answers it.
+func (c *Config) Ret() protocol.GetComputerConfigRet {
+	ret := protocol.GetComputerConfigRet{Servers: map[string]protocol.MCPServerConfig{}}
+	for _, s := range c.Servers {
+		ret.Servers[s.Name()] = s
+	}
+	if len(c.Inputs) > 0 {
+		ret.Inputs = append([]protocol.MCPServerInput(nil), c.Inputs...)
+	}
+	return ret
+}
+
