@@ -310,4 +310,3 @@ func (c *Config) Ret() protocol.GetComputerConfigRet {
 	}
 	return ret
 }
-
