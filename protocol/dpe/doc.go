@@ -1,0 +1,63 @@
+// Package dpe implements dpe:// URIs and the rendering of DPE content
+// (Document → Page → Element) of the Finder subsystem
+// (finder-spec.md, "dpe:// URI 协议", "元素类型" and "Markdown 渲染规则";
+// finder-sdk-guide.txt, "DPE URI 解析器").
+//
+// A dpe:// URI addresses one of four levels:
+//
+//	Level 0: dpe://host                        the document catalog
+//	Level 1: dpe://host/doc-ref                document metadata (+ page index)
+//	Level 2: dpe://host/doc-ref/pages/{N}      one page and its elements
+//	Level 3: dpe://host/doc-ref/elements/{ID}  one element in full
+//
+// [Parse] applies the spec's eight validation rules; a failure is a
+// *protocol.Error with code 4204 (protocol.CodeInvalidDPEURI) whose details
+// are {"uri", "rule" (1..8), "reason"}.
+//
+// # Decisions on points the spec leaves open
+//
+// The spec's rules are applied literally; where the spec is silent the parser
+// takes the strict reading that still accepts every URI of the spec and of
+// the conformance vectors. Each rejection is attributed to the rule of the
+// component it concerns:
+//
+//   - Scheme and host are case-insensitive (RFC 3986 §3.1, §3.2.2) and are
+//     normalised to lower case: "DPE://Com.Example" has Host "com.example".
+//     A URI without a scheme, or with another scheme, breaks rule 1.
+//   - "dpe:" not followed by "//" and a host breaks rule 2, as does a host
+//     with userinfo ("u@h"), a port ("h:80"), percent-encoding or any
+//     character outside letters, digits, '-', '.', '_' and '~': the host is an
+//     MCP server id, not a network address.
+//   - The path is split on '/' before decoding, so "elements/sheet1%2FA1" has
+//     the element id "sheet1/A1". A doc-ref is exactly one segment and is
+//     followed by nothing, "pages/N" or "elements/ID"; anything else, an
+//     empty segment (a trailing slash after the doc-ref or the sub-path, "//"),
+//     malformed percent-encoding, a decoded value that is not UTF-8, or an
+//     unencoded space, control character or one of " < > \ ^ ` { | } breaks rule 3.
+//     "dpe://host/" (a lone slash) is Level 0. Unencoded non-ASCII letters are
+//     accepted (IRI style) and percent-encoded by [URI.String].
+//   - A page index is ASCII digits (no sign, no percent-encoding); leading
+//     zeros are accepted and dropped by [URI.String]. Page index and offset
+//     must be at most 2^31-1.
+//   - A fragment ("#...") breaks rule 3: it cannot reach the document
+//     server, and an unencoded '#' in an element id would otherwise silently
+//     address another element.
+//   - The query is decoded like application/x-www-form-urlencoded ('+' is a
+//     space; a malformed %-escape is kept literally, as WHATWG URL and
+//     Python's parse_qs do). Parameter names and values are case-sensitive:
+//     "format=JSON" breaks rule 4 and "Format=json" is an unknown parameter.
+//   - A known parameter (format, depth, offset, limit, categories) that is
+//     present must be valid even when empty ("format=" breaks rule 4, a bare
+//     "format" too) and may appear only once; a repeated one breaks its rule.
+//     Integers are ASCII digits only ("1.0", "+1", " 1" are rejected).
+//     categories is split on ',' after decoding; an empty item or a space
+//     around an item breaks rule 8; duplicates are accepted.
+//   - Unknown parameters are accepted, kept in [URI.Query] and written back
+//     by [URI.String]. Known parameters are validated whatever the level they
+//     are sent to (the spec lists where each applies, servers ignore the rest).
+//   - [URI.String] is canonical: lower-case scheme and host, doc-ref and
+//     element id escaped except for RFC 3986 unreserved characters, the query
+//     in the order depth, offset, limit, categories, format, then unknown
+//     names sorted, values escaped except for unreserved characters and ','.
+//     Every URI of the spec's examples is already canonical.
+package dpe
