@@ -1,0 +1,211 @@
+package finder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer/internal/rescache"
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/protocol/dpe"
+)
+
+// Defaults of the Aggregator's options.
+const (
+	DefaultConcurrency = rescache.DefaultConcurrency // Level-1 reads in flight per server
+	DefaultDebounce    = rescache.DefaultDebounce    // OnChange coalescing delay
+	DefaultReadTimeout = rescache.DefaultReadTimeout // per Level-1 read or subscribe
+)
+
+// Option configures an Aggregator.
+type Option func(*options)
+
+type options struct {
+	logger      *slog.Logger
+	concurrency int
+	debounce    time.Duration
+	readTimeout time.Duration
+	onChange    func()
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithConcurrency bounds the Level-1 reads in flight for one server during
+// an aggregation (default DefaultConcurrency).
+func WithConcurrency(n int) Option { return func(o *options) { o.concurrency = n } }
+
+// WithDebounce sets how long a burst of changes must be quiet before OnChange
+// runs (default DefaultDebounce; a burst never delays it by more than ten
+// times this).
+func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce = d } }
+
+// WithReadTimeout bounds each Level-1 read and each subscribe (default
+// DefaultReadTimeout).
+func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readTimeout = d } }
+
+// WithOnChange sets the function called once per burst of catalog changes;
+// the Computer emits server:update_finder from it.
+func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn } }
+
+// Aggregator is the Computer's Finder: the cache of DPEDocumentSummary of
+// every MCP server declaring resources.subscribe, kept current from MCP
+// notifications (finder-sdk-guide.txt, "MCP 资源聚合", "变更检测"). Query
+// answers client:get_finder from the cache with no MCP round trip.
+//
+// A source's documents are its listed resources whose URI is a valid Level-1
+// dpe:// URI. Each Level 1 is read and must validate against
+// dpe_document.json; otherwise the document is skipped with a warning. The
+// summary's uri is the URI as listed and server is Source.Name().
+//
+// All methods are safe for concurrent use. AddSource, ResourceListChanged
+// and ResourceUpdated make MCP calls and return when the cache is current:
+// never call them on an MCP client's read loop.
+type Aggregator struct {
+	cache *rescache.Cache[*entry]
+}
+
+// New returns an empty Aggregator.
+func New(opts ...Option) *Aggregator {
+	o := options{logger: slog.Default(), debounce: DefaultDebounce}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	codec := rescache.Codec[*entry]{
+		Select:  selectDocument,
+		Match:   matchDocument,
+		Decode:  decodeDocument,
+		Arrange: arrange,
+	}
+	return &Aggregator{cache: rescache.New(codec, rescache.Options{
+		Kind:        "finder",
+		Logger:      o.logger,
+		Concurrency: o.concurrency,
+		ReadTimeout: o.readTimeout,
+		Debounce:    o.debounce,
+		OnChange:    o.onChange,
+	})}
+}
+
+// AddSource performs the cold aggregation of src: list its resources,
+// subscribe to and read every Level-1 document. It replaces the documents of
+// a previous source of the same name (a restarted server). A source that does
+// not declare resources.subscribe is ignored (finder-spec.md, MCP Server 实现
+// 指南, 前提条件). A listing failure is returned; the source stays known so
+// that a later ResourceListChanged can fill it.
+func (a *Aggregator) AddSource(ctx context.Context, src mcpsource.Source) error {
+	if !src.SupportsSubscribe() {
+		return nil
+	}
+	return a.cache.Add(ctx, src)
+}
+
+// RemoveSource withdraws every document of the named server (it stopped or
+// crashed); OnChange runs when it had documents.
+func (a *Aggregator) RemoveSource(name string) { a.cache.Remove(name) }
+
+// ResourceListChanged handles notifications/resources/list_changed: re-list,
+// diff the dpe:// URI sets, read only the new documents, drop the removed
+// ones. An unchanged set reads nothing and signals nothing.
+func (a *Aggregator) ResourceListChanged(ctx context.Context, name string) {
+	a.cache.ListChanged(ctx, name)
+}
+
+// ResourceUpdated handles notifications/resources/updated: for a dpe:// URI
+// of a listed document (any level of it) that one Level 1 is re-read — one
+// read — and a change is signalled. Other URIs are ignored.
+func (a *Aggregator) ResourceUpdated(ctx context.Context, name, uri string) {
+	a.cache.Updated(ctx, name, uri)
+}
+
+// Query answers client:get_finder from the cache (no MCP round trip): the
+// request's filter and page applied by the organizer (see Organize). history
+// lists the MCP server names of the tool-call history, oldest first. ReqID is
+// copied from the request.
+func (a *Aggregator) Query(req protocol.GetFinderReq, history []string) protocol.GetFinderRet {
+	snap := a.cache.Snapshot()
+	docs, total := organize(index{servers: snap.Servers, byServer: snap.Items}, QueryFrom(req), history)
+	return protocol.GetFinderRet{Documents: docs, TotalCount: total, ReqID: req.ReqID}
+}
+
+// Documents returns every cached summary, servers alphabetically, each
+// server's documents by last_modified descending.
+func (a *Aggregator) Documents() []protocol.DPEDocumentSummary {
+	snap := a.cache.Snapshot()
+	out := make([]protocol.DPEDocumentSummary, 0, snap.Len)
+	for _, s := range snap.Servers {
+		for _, e := range snap.Items[s] {
+			out = append(out, e.doc)
+		}
+	}
+	return out
+}
+
+// Len is the number of cached documents.
+func (a *Aggregator) Len() int { return a.cache.Snapshot().Len }
+
+// Close cancels in-flight refreshes and stops OnChange. Query keeps answering
+// from the last cache.
+func (a *Aggregator) Close() { a.cache.Close() }
+
+// selectDocument keeps listed Level-1 dpe:// URIs, keyed by their canonical
+// form.
+func selectDocument(uri string) (string, bool) {
+	u, err := dpe.Parse(uri)
+	if err != nil || u.Level() != dpe.LevelDocument {
+		return "", false
+	}
+	return u.Document().String(), true
+}
+
+// matchDocument maps an updated URI at any document level to its document.
+func matchDocument(uri string) (string, bool) {
+	u, err := dpe.Parse(uri)
+	if err != nil || u.Level() == dpe.LevelCatalog {
+		return "", false
+	}
+	return u.Document().String(), true
+}
+
+var errNoText = errors.New("no text content")
+
+// decodeDocument turns a Level-1 read into a prepared summary.
+func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*entry, error) {
+	var raw []byte
+	for _, c := range contents {
+		if c.Text != nil {
+			raw = []byte(*c.Text)
+			break
+		}
+	}
+	if raw == nil {
+		return nil, errNoText
+	}
+	if err := protocol.ValidateSchema("dpe_document.json", raw); err != nil {
+		return nil, fmt.Errorf("invalid Level 1: %w", err)
+	}
+	var d protocol.DPEDocument
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("invalid Level 1: %w", err)
+	}
+	e := newEntry(protocol.DPEDocumentSummary{
+		DocRef:       d.DocRef,
+		FileType:     d.FileType,
+		FileURI:      d.FileURI,
+		Keywords:     d.Keywords,
+		LastModified: d.LastModified,
+		PageCount:    d.PageCount,
+		Server:       server,
+		Summary:      d.Summary,
+		Title:        d.Title,
+		URI:          uri,
+	}, true)
+	return &e, nil
+}

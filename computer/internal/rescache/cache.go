@@ -1,0 +1,485 @@
+// Package rescache keeps a per-server cache of MCP resources selected by URI
+// (dpe:// documents for the Finder, window:// windows for the Desktop) and
+// keeps it current from MCP change notifications.
+//
+// It implements the change detection both features share (finder-spec.md,
+// 更新机制 / 变化检测; PROTOCOL.md, Desktop: "Change detection mirrors the
+// Finder's"):
+//
+//   - Add: list the server's resources, subscribe to and read every selected
+//     one with bounded concurrency; resources that cannot be read or decoded
+//     are skipped with a warning.
+//   - ListChanged: re-list, diff the selected URI sets, read only the new
+//     resources and drop the removed ones; an unchanged set changes nothing
+//     and signals nothing.
+//   - Updated: re-read the one resource the notification names (one read);
+//     URIs the cache does not select are ignored.
+//   - Remove: withdraw every resource of the server.
+//
+// Every change calls OnChange through a debouncer, once per burst. Readers
+// take an immutable Snapshot and never wait for a refresh.
+package rescache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer/internal/burst"
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Defaults of Options.
+const (
+	DefaultConcurrency = 8
+	DefaultReadTimeout = 10 * time.Second
+	DefaultDebounce    = 75 * time.Millisecond
+	// maxDelayFactor bounds a burst: a stream of changes still signals at
+	// least every maxDelayFactor × Debounce.
+	maxDelayFactor = 10
+)
+
+// ErrClosed is returned by Add after Close.
+var ErrClosed = errors.New("rescache: closed")
+
+// Codec tells the cache which resources it holds and how to decode them.
+type Codec[T any] struct {
+	// Select reports whether a listed resource URI belongs in the cache and
+	// returns its identity key (typically the canonical form of the URI).
+	Select func(uri string) (key string, ok bool)
+	// Match maps the URI of a resources/updated notification to the key of
+	// the cached resource it concerns; ok false ignores the notification.
+	Match func(uri string) (key string, ok bool)
+	// Decode turns the contents read from uri into an item. An error skips
+	// the resource with a warning.
+	Decode func(server, uri string, contents []protocol.ResourceContents) (T, error)
+	// Arrange orders one server's items (given in listing order) for the
+	// snapshot; it may sort in place. Nil keeps the listing order.
+	Arrange func(items []T)
+}
+
+// Options configure a Cache.
+type Options struct {
+	Kind        string        // "finder", "desktop": names log records
+	Logger      *slog.Logger  // nil: slog.Default()
+	Concurrency int           // reads in flight per Add/ListChanged; ≤ 0: DefaultConcurrency
+	ReadTimeout time.Duration // per subscribe/read; ≤ 0: DefaultReadTimeout
+	Debounce    time.Duration // < 0: 0; 0 is taken as DefaultDebounce only by callers
+	OnChange    func()        // called once per burst of changes; may be nil
+}
+
+// Snapshot is an immutable view of the cache. Do not modify it.
+type Snapshot[T any] struct {
+	// Servers lists, alphabetically, the servers holding at least one item.
+	Servers []string
+	// Items holds each server's items, arranged by Codec.Arrange.
+	Items map[string][]T
+	// Len is the number of items over all servers.
+	Len int
+}
+
+// Cache is a per-server resource cache. It is safe for concurrent use.
+type Cache[T any] struct {
+	codec Codec[T]
+	kind  string
+	log   *slog.Logger
+	conc  int
+	rto   time.Duration
+	deb   *burst.Debouncer
+
+	ctx    context.Context // cancelled by Close; bounds every MCP call
+	cancel context.CancelFunc
+
+	mu      sync.Mutex // guards sources and publication
+	sources map[string]*source[T]
+	closed  bool
+	snap    atomic.Pointer[Snapshot[T]]
+}
+
+type gate struct {
+	req  uint64 // last ticket handed out (guarded by source.gmu)
+	done uint64 // last ticket satisfied (guarded by source.op)
+}
+
+type source[T any] struct {
+	src  mcpsource.Source
+	name string
+
+	op    sync.Mutex        // serialises MCP work on this source; guards below
+	order []string          // selected keys in listing order
+	uris  map[string]string // key → URI as listed
+	items map[string]T      // key → decoded item (readable resources only)
+
+	gmu     sync.Mutex
+	listG   gate
+	updateG map[string]*gate
+}
+
+// New returns an empty cache.
+func New[T any](codec Codec[T], o Options) *Cache[T] {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.Debounce < 0 {
+		o.Debounce = 0
+	}
+	c := &Cache[T]{
+		codec:   codec,
+		kind:    o.Kind,
+		log:     o.Logger,
+		conc:    o.Concurrency,
+		rto:     o.ReadTimeout,
+		sources: map[string]*source[T]{},
+	}
+	if o.OnChange != nil {
+		c.deb = burst.New(o.Debounce, maxDelayFactor*o.Debounce, o.OnChange)
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.snap.Store(&Snapshot[T]{Items: map[string][]T{}})
+	return c
+}
+
+// Snapshot returns the current view; it never blocks on a refresh.
+func (c *Cache[T]) Snapshot() *Snapshot[T] { return c.snap.Load() }
+
+// Close cancels in-flight MCP calls, drops a pending change signal and waits
+// for a running OnChange. The cache keeps answering Snapshot. Idempotent.
+func (c *Cache[T]) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	if c.deb != nil {
+		c.deb.Close()
+	}
+}
+
+// opCtx bounds ctx by the cache's lifetime.
+func (c *Cache[T]) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+func (c *Cache[T]) changed() {
+	if c.deb != nil {
+		c.deb.Trigger()
+	}
+}
+
+func (c *Cache[T]) current(name string) *source[T] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sources[name]
+}
+
+// Add performs the cold aggregation of src, replacing whatever the cache
+// held for a source of the same name (a restarted server). A listing failure
+// is returned; the source stays registered (empty) so that a later
+// ListChanged can fill it.
+func (c *Cache[T]) Add(ctx context.Context, src mcpsource.Source) error {
+	s := &source[T]{src: src, name: src.Name(), uris: map[string]string{}, items: map[string]T{}, updateG: map[string]*gate{}}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.sources[s.name] = s
+	c.mu.Unlock()
+
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	s.op.Lock()
+	defer s.op.Unlock()
+
+	res, err := src.ListResources(ctx)
+	if err != nil {
+		if _, visible := c.publish(s); visible {
+			c.changed()
+		}
+		return fmt.Errorf("%s: listing resources of %q: %w", c.kind, s.name, err)
+	}
+	s.order, s.uris = c.selectAll(res)
+	for key, it := range c.load(ctx, s, s.order) {
+		s.items[key] = it
+	}
+	c.log.Debug(c.kind+": source aggregated", "server", s.name, "listed", len(s.order), "cached", len(s.items))
+	if _, visible := c.publish(s); visible {
+		c.changed()
+	}
+	return nil
+}
+
+// Remove withdraws every item of the named source (it stopped or crashed).
+func (c *Cache[T]) Remove(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.sources[name]; !ok {
+		return
+	}
+	delete(c.sources, name)
+	if c.storeLocked(name, nil) {
+		c.changed()
+	}
+}
+
+// ListChanged handles notifications/resources/list_changed of the named
+// source. It returns when the cache is current. Concurrent calls for one
+// source are coalesced: a call made while a re-list is running is satisfied
+// by the next single re-list.
+func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
+	s := c.current(name)
+	if s == nil {
+		return
+	}
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+
+	s.gmu.Lock()
+	s.listG.req++
+	ticket := s.listG.req
+	s.gmu.Unlock()
+
+	s.op.Lock()
+	defer s.op.Unlock()
+	if s.listG.done >= ticket {
+		return
+	}
+	s.gmu.Lock()
+	start := s.listG.req
+	s.gmu.Unlock()
+
+	res, err := s.src.ListResources(ctx)
+	if err != nil {
+		c.log.Warn(c.kind+": re-listing resources failed", "server", name, "err", err)
+		return
+	}
+	s.listG.done = start
+	order, uris := c.selectAll(res)
+	var added []string
+	for _, key := range order {
+		if _, ok := s.uris[key]; !ok {
+			added = append(added, key)
+		}
+	}
+	removed := 0
+	for key := range s.uris {
+		if _, ok := uris[key]; !ok {
+			removed++
+			delete(s.items, key)
+			s.gmu.Lock()
+			delete(s.updateG, key)
+			s.gmu.Unlock()
+		}
+	}
+	// The listing order may change without the set changing; keep it.
+	s.order = order
+	if len(added) == 0 && removed == 0 {
+		c.log.Debug(c.kind+": resource list changed but the URI set did not; nothing to refresh", "server", name)
+		return
+	}
+	c.log.Info(c.kind+": URI set changed", "server", name, "added", len(added), "removed", removed)
+	s.uris = uris
+	for key, it := range c.load(ctx, s, added) {
+		s.items[key] = it
+	}
+	if published, _ := c.publish(s); published {
+		c.changed()
+	}
+}
+
+// Updated handles notifications/resources/updated for uri from the named
+// source: the one resource it concerns is re-read (one read) and a change is
+// signalled. URIs the codec does not match, and resources the source has not
+// listed, are ignored. Concurrent calls for one resource are coalesced.
+func (c *Cache[T]) Updated(ctx context.Context, name, uri string) {
+	key, ok := c.codec.Match(uri)
+	if !ok {
+		c.log.Debug(c.kind+": ignoring update of a resource it does not track", "server", name, "uri", uri)
+		return
+	}
+	s := c.current(name)
+	if s == nil {
+		return
+	}
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+
+	s.gmu.Lock()
+	g := s.updateG[key]
+	if g == nil {
+		g = &gate{}
+		s.updateG[key] = g
+	}
+	g.req++
+	ticket := g.req
+	s.gmu.Unlock()
+
+	s.op.Lock()
+	defer s.op.Unlock()
+	if g.done >= ticket {
+		return
+	}
+	listed, ok := s.uris[key]
+	if !ok {
+		c.log.Debug(c.kind+": update for an unlisted resource ignored", "server", name, "uri", uri)
+		return
+	}
+	s.gmu.Lock()
+	start := g.req
+	s.gmu.Unlock()
+	g.done = start
+
+	if it, err := c.read(ctx, s, listed); err != nil {
+		c.log.Warn(c.kind+": dropping resource after a failed re-read", "server", name, "uri", listed, "err", err)
+		delete(s.items, key)
+	} else {
+		s.items[key] = it
+	}
+	if published, _ := c.publish(s); published {
+		c.changed()
+	}
+}
+
+// selectAll keeps the selected resources, de-duplicated by key, in listing
+// order.
+func (c *Cache[T]) selectAll(res []mcp.Resource) (order []string, uris map[string]string) {
+	uris = make(map[string]string)
+	for _, r := range res {
+		key, ok := c.codec.Select(r.URI)
+		if !ok {
+			continue
+		}
+		if _, dup := uris[key]; dup {
+			continue
+		}
+		uris[key] = r.URI
+		order = append(order, key)
+	}
+	return order, uris
+}
+
+// load subscribes to and reads the given keys of s with bounded concurrency.
+// Failures are logged and left out.
+func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string) map[string]T {
+	type result struct {
+		key string
+		it  T
+		ok  bool
+	}
+	out := make(map[string]T, len(keys))
+	if len(keys) == 0 {
+		return out
+	}
+	results := make([]result, len(keys))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	workers := min(c.conc, len(keys))
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) || ctx.Err() != nil {
+					return
+				}
+				key := keys[i]
+				uri := s.uris[key]
+				c.subscribe(ctx, s, uri)
+				it, err := c.read(ctx, s, uri)
+				if err != nil {
+					c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					continue
+				}
+				results[i] = result{key: key, it: it, ok: true}
+			}
+		})
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.ok {
+			out[r.key] = r.it
+		}
+	}
+	return out
+}
+
+func (c *Cache[T]) subscribe(ctx context.Context, s *source[T], uri string) {
+	ctx, cancel := context.WithTimeout(ctx, c.rto)
+	defer cancel()
+	if err := s.src.Subscribe(ctx, uri); err != nil {
+		c.log.Warn(c.kind+": resources/subscribe failed", "server", s.name, "uri", uri, "err", err)
+	}
+}
+
+func (c *Cache[T]) read(ctx context.Context, s *source[T], uri string) (T, error) {
+	var zero T
+	rctx, cancel := context.WithTimeout(ctx, c.rto)
+	defer cancel()
+	contents, err := s.src.ReadResource(rctx, uri)
+	if err != nil {
+		return zero, err
+	}
+	return c.codec.Decode(s.name, uri, mcpsource.Contents(contents))
+}
+
+// publish stores s's items in a new snapshot unless s has been replaced or
+// removed meanwhile. It reports whether it published, and whether the server
+// had or now has items (a change visible to readers).
+func (c *Cache[T]) publish(s *source[T]) (published, visible bool) {
+	items := make([]T, 0, len(s.items))
+	for _, key := range s.order {
+		if it, ok := s.items[key]; ok {
+			items = append(items, it)
+		}
+	}
+	if c.codec.Arrange != nil {
+		c.codec.Arrange(items)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sources[s.name] != s {
+		return false, false
+	}
+	return true, c.storeLocked(s.name, items)
+}
+
+// storeLocked replaces one server's items (nil/empty removes it). It reports
+// whether the server had or now has items. c.mu must be held.
+func (c *Cache[T]) storeLocked(name string, items []T) bool {
+	old := c.snap.Load()
+	had := len(old.Items[name]) > 0
+	if !had && len(items) == 0 {
+		return false
+	}
+	next := &Snapshot[T]{Items: make(map[string][]T, len(old.Items)+1)}
+	for k, v := range old.Items {
+		if k != name {
+			next.Items[k] = v
+			next.Len += len(v)
+		}
+	}
+	if len(items) > 0 {
+		next.Items[name] = items
+		next.Len += len(items)
+	}
+	next.Servers = make([]string, 0, len(next.Items))
+	for k := range next.Items {
+		next.Servers = append(next.Servers, k)
+	}
+	sort.Strings(next.Servers)
+	c.snap.Store(next)
+	return true
+}
