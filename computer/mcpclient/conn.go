@@ -1,0 +1,462 @@
+package mcpclient
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer/config"
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// ProtocolVersion is the MCP revision every connection is pinned to.
+const ProtocolVersion = mcp.ProtocolVersion20251125
+
+// Conn is one live connection to an MCP server: one generation of a
+// supervised server. It implements mcpsource.Source. After the connection
+// is lost its methods fail; the supervisor replaces it with a new Conn.
+type Conn struct {
+	name       string
+	cfg        protocol.MCPServerConfig
+	log        *slog.Logger
+	reqTimeout time.Duration
+
+	client *client.Client
+	caps   mcp.ServerCapabilities
+	info   mcp.Implementation
+
+	ctx    context.Context // ends when the connection is lost or stopped
+	cancel context.CancelFunc
+
+	rawID atomic.Int64
+
+	lostOnce sync.Once
+	lost     chan struct{}
+	lostErr  error
+
+	poke chan struct{} // asks the monitor for an immediate health check
+	wg   sync.WaitGroup
+
+	// stdio only
+	cmd       *exec.Cmd
+	stderrR   *os.File
+	stderrW   *os.File
+	reading   bool // readStderr owns stderrR
+	closeOnce sync.Once
+}
+
+var _ mcpsource.Source = (*Conn)(nil)
+
+// Name is the server's configured name.
+func (c *Conn) Name() string { return c.name }
+
+// Config is the server's (resolved) config.
+func (c *Conn) Config() protocol.MCPServerConfig { return c.cfg }
+
+// Context ends when the connection is lost or stopped.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// Lost is closed when the connection is lost or stopped.
+func (c *Conn) Lost() <-chan struct{} { return c.lost }
+
+// Capabilities is what the server declared at initialize.
+func (c *Conn) Capabilities() mcp.ServerCapabilities { return c.caps }
+
+// ServerInfo is the server's initialize implementation info.
+func (c *Conn) ServerInfo() mcp.Implementation { return c.info }
+
+// SupportsSubscribe reports whether the server declared resources.subscribe.
+func (c *Conn) SupportsSubscribe() bool { return c.caps.Resources != nil && c.caps.Resources.Subscribe }
+
+// PID is the stdio child's process id (0 for HTTP servers).
+func (c *Conn) PID() int {
+	if c.cmd != nil && c.cmd.Process != nil {
+		return c.cmd.Process.Pid
+	}
+	return 0
+}
+
+// reqCtx bounds one of the Computer's own requests by the server's request
+// timeout and by the connection's life.
+func (c *Conn) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, c.reqTimeout)
+	stop := context.AfterFunc(c.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// failed inspects a request error: anything but a JSON-RPC error or the
+// caller's own cancellation asks the monitor for an immediate health check.
+func (c *Conn) failed(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var rpc *mcpsource.RPCError
+	if !errors.As(err, &rpc) && ctx.Err() == nil {
+		select {
+		case c.poke <- struct{}{}:
+		default:
+		}
+	}
+	if c.ctx.Err() != nil && ctx.Err() != nil {
+		return fmt.Errorf("mcp server %q: connection lost: %w", c.name, err)
+	}
+	return err
+}
+
+// ListResources lists every resource, following cursors.
+func (c *Conn) ListResources(ctx context.Context) ([]mcp.Resource, error) {
+	rctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	res, err := c.client.ListResources(rctx, mcp.ListResourcesRequest{})
+	if err != nil {
+		return nil, c.failed(rctx, err)
+	}
+	return res.Resources, nil
+}
+
+// ListResourceTemplates lists every resource template, following cursors.
+func (c *Conn) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
+	rctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	res, err := c.client.ListResourceTemplates(rctx, mcp.ListResourceTemplatesRequest{})
+	if err != nil {
+		return nil, c.failed(rctx, err)
+	}
+	return res.ResourceTemplates, nil
+}
+
+// Subscribe sends resources/subscribe.
+func (c *Conn) Subscribe(ctx context.Context, uri string) error {
+	rctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	req := mcp.SubscribeRequest{}
+	req.Params.URI = uri
+	return c.failed(rctx, c.client.Subscribe(rctx, req))
+}
+
+// ListTools lists every tool, following cursors.
+func (c *Conn) ListTools(ctx context.Context) ([]mcp.Tool, error) {
+	rctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	res, err := c.client.ListTools(rctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, c.failed(rctx, err)
+	}
+	return res.Tools, nil
+}
+
+// raw sends one request through the transport and returns its result, or a
+// *mcpsource.RPCError carrying the server's JSON-RPC error unchanged.
+func (c *Conn) raw(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id := mcp.NewRequestId("smcp-" + strconv.FormatInt(c.rawID.Add(1), 10))
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}
+	resp, err := c.client.GetTransport().SendRequest(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil && c.ctx.Err() == nil {
+			c.cancelRemote(id, ctx.Err())
+		}
+		return nil, c.failed(ctx, err)
+	}
+	if resp.Error != nil {
+		e := &mcpsource.RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
+		if resp.Error.Data != nil {
+			if b, err := json.Marshal(resp.Error.Data); err == nil {
+				e.Data = b
+			}
+		}
+		return nil, e
+	}
+	return resp.Result, nil
+}
+
+// cancelRemote tells the server to stop working on a request whose context
+// ended (MCP notifications/cancelled), best effort and bounded.
+func (c *Conn) cancelRemote(id mcp.RequestId, reason error) {
+	ctx, cancel := context.WithTimeout(c.ctx, time.Second)
+	defer cancel()
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: string(mcp.MethodNotificationCancelled),
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": reason.Error()}},
+	}}
+	_ = c.client.GetTransport().SendNotification(ctx, n)
+}
+
+// ReadResource sends resources/read. A JSON-RPC error answer is returned as
+// a *mcpsource.RPCError with the server's code, message and data.
+func (c *Conn) ReadResource(ctx context.Context, uri string) ([]mcp.ResourceContents, error) {
+	rctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	res, err := c.raw(rctx, string(mcp.MethodResourcesRead), mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, err
+	}
+	out, err := mcp.ParseReadResourceResult(&res)
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %q: resources/read %s: %w", c.name, uri, err)
+	}
+	return out.Contents, nil
+}
+
+// CallTool sends tools/call and returns the result exactly as the server
+// sent it (JSON). ctx bounds the call (the Agent's timeout); when it ends
+// first the server is sent notifications/cancelled. A JSON-RPC error answer
+// is a *mcpsource.RPCError.
+func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any) (json.RawMessage, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	if args == nil {
+		args = map[string]any{}
+	}
+	return c.raw(ctx, string(mcp.MethodToolsCall), map[string]any{"name": name, "arguments": args})
+}
+
+// ping checks the connection.
+func (c *Conn) ping(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(c.ctx, timeout)
+	defer cancel()
+	_, err := c.raw(ctx, string(mcp.MethodPing), nil)
+	var rpc *mcpsource.RPCError
+	if errors.As(err, &rpc) {
+		return nil // it answered
+	}
+	return err
+}
+
+func (c *Conn) markLost(err error) {
+	c.lostOnce.Do(func() {
+		c.lostErr = err
+		close(c.lost)
+	})
+}
+
+// LostErr is why the connection was lost (nil when stopped on request).
+func (c *Conn) LostErr() error {
+	select {
+	case <-c.lost:
+		return c.lostErr
+	default:
+		return nil
+	}
+}
+
+// monitor pings every interval, and at once when poked, until the
+// connection fails or ends.
+func (c *Conn) monitor(interval, timeout time.Duration) {
+	defer c.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		case <-c.poke:
+		}
+		if err := c.ping(timeout); err != nil {
+			if c.ctx.Err() != nil {
+				return
+			}
+			c.markLost(fmt.Errorf("health check: %w", err))
+			return
+		}
+	}
+}
+
+// readStderr logs the child's stderr; EOF means the child (and every
+// process holding the pipe) is gone, so the connection is checked at once.
+func (c *Conn) readStderr() {
+	defer c.wg.Done()
+	defer c.stderrR.Close()
+	sc := bufio.NewScanner(c.stderrR)
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		c.log.Debug("mcp server stderr", "line", sc.Text())
+	}
+	select {
+	case c.poke <- struct{}{}:
+	default:
+	}
+}
+
+// close ends the connection: stops the transport (reaping a stdio child),
+// kills what is left of its process group and waits for its goroutines.
+func (c *Conn) close() {
+	c.closeOnce.Do(func() {
+		c.markLost(nil)
+		c.cancel()
+		if err := c.client.Close(); err != nil {
+			c.log.Debug("mcp client close", "err", err)
+		}
+		if pid := c.PID(); pid > 0 {
+			killGroup(pid)
+		}
+		if c.stderrW != nil {
+			_ = c.stderrW.Close()
+		}
+		c.wg.Wait()
+		if c.stderrR != nil && !c.reading {
+			_ = c.stderrR.Close()
+		}
+	})
+}
+
+// dialOptions are the manager settings a connection needs.
+type dialOptions struct {
+	log            *slog.Logger
+	clientName     string
+	clientVersion  string
+	connectTimeout time.Duration
+	reqTimeout     time.Duration
+	healthInterval time.Duration
+	healthTimeout  time.Duration
+}
+
+// dial connects to one server and initializes it.
+func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (*Conn, error) {
+	to, err := config.TimeoutsOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conn{name: cfg.Name(), cfg: cfg, log: o.log, reqTimeout: o.reqTimeout,
+		lost: make(chan struct{}), poke: make(chan struct{}, 1)}
+	if to.Request > 0 {
+		c.reqTimeout = to.Request
+	}
+	c.ctx, c.cancel = context.WithCancel(parent)
+
+	var tr transport.Interface
+	switch {
+	case cfg.Stdio != nil:
+		tr, err = c.stdioTransport(cfg.Stdio)
+	case cfg.Streamable != nil:
+		p := cfg.Streamable.ServerParameters
+		tr, err = transport.NewStreamableHTTP(p.URL, transport.WithHTTPHeaders(headers(p.Headers)),
+			transport.WithContinuousListening(), transport.WithHTTPLogger(o.log))
+	case cfg.SSE != nil:
+		p := cfg.SSE.ServerParameters
+		tr, err = transport.NewSSE(p.URL, transport.WithHeaders(headers(p.Headers)), transport.WithSSELogger(o.log))
+	default:
+		err = errors.New("empty server config")
+	}
+	if err != nil {
+		c.cancel()
+		return nil, err
+	}
+	c.client = client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
+	fail := func(err error) (*Conn, error) {
+		c.close()
+		return nil, err
+	}
+	if err := c.client.Start(c.ctx); err != nil {
+		return fail(fmt.Errorf("start: %w", err))
+	}
+	if c.stderrW != nil { // the child has its copy now
+		_ = c.stderrW.Close()
+		c.stderrW = nil
+		c.reading = true
+		c.wg.Add(1)
+		go c.readStderr()
+	}
+	ictx, cancel := context.WithTimeout(c.ctx, o.connectTimeout)
+	defer cancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = ProtocolVersion
+	init.Params.ClientInfo = mcp.Implementation{Name: o.clientName, Version: o.clientVersion}
+	res, err := c.client.Initialize(ictx, init)
+	if err != nil {
+		return fail(fmt.Errorf("initialize: %w", err))
+	}
+	c.caps = res.Capabilities
+	c.info = res.ServerInfo
+	c.client.OnConnectionLost(func(err error) {
+		select {
+		case c.poke <- struct{}{}:
+		default:
+		}
+	})
+	c.wg.Add(1)
+	go c.monitor(o.healthInterval, o.healthTimeout)
+	return c, nil
+}
+
+func headers(h map[string]any) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		switch t := v.(type) {
+		case string:
+			out[k] = t
+		case nil:
+		default:
+			out[k] = fmt.Sprint(t)
+		}
+	}
+	return out
+}
+
+// childEnv is the stdio child's environment: the default keys of the
+// Python MCP SDK taken from ours, then the configured env.
+func childEnv(env map[string]string) []string {
+	m := map[string]string{}
+	for _, k := range defaultEnvKeys {
+		if v, ok := os.LookupEnv(k); ok && !strings.HasPrefix(v, "()") {
+			m[k] = v
+		}
+	}
+	for k, v := range env {
+		m[k] = v
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig) (transport.Interface, error) {
+	p := s.ServerParameters
+	if p.Encoding != nil && !strings.EqualFold(strings.ReplaceAll(*p.Encoding, "-", ""), "utf8") {
+		c.log.Warn("only utf-8 is supported as stdio encoding; ignoring", "encoding", *p.Encoding)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	c.stderrR, c.stderrW = r, w
+	cmdFunc := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+		// Not CommandContext: the supervisor owns the child's life and stops
+		// it (and its group) explicitly.
+		cmd := exec.Command(command, args...)
+		cmd.Env = env
+		if p.Cwd != nil && *p.Cwd != "" {
+			cmd.Dir = *p.Cwd
+		}
+		cmd.Stderr = w
+		ownGroup(cmd)
+		c.cmd = cmd
+		return cmd, nil
+	}
+	return transport.NewStdioWithOptions(p.Command, childEnv(p.Env), p.Args,
+		transport.WithCommandFunc(cmdFunc), transport.WithCommandLogger(c.log)), nil
+}

@@ -1,0 +1,580 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Hooks receive a server's events, in order, on that server's own event
+// goroutine (see the package documentation). Any may be nil.
+type Hooks struct {
+	// Up: a connection is ready. ctx ends when it is lost.
+	Up func(ctx context.Context, c *Conn)
+	// Notification: the server sent a notification on connection c.
+	Notification func(ctx context.Context, c *Conn, n mcp.JSONRPCNotification)
+	// Down: the connection reported by the last Up ended; err is nil when
+	// it was stopped on request.
+	Down func(name string, err error)
+}
+
+// State of a supervised server.
+type State string
+
+// States.
+const (
+	StateStarting State = "starting" // connecting (first time or after a failure)
+	StateUp       State = "up"
+	StateDown     State = "down" // waiting for the next attempt
+	StateStopped  State = "stopped"
+	StateDisabled State = "disabled"
+)
+
+// Status is a snapshot of one server.
+type Status struct {
+	Name     string
+	Type     string
+	State    State
+	Err      string // last failure, if any
+	Restarts int    // connections made after the first
+	PID      int    // stdio child of the current connection
+}
+
+// Option configures a Manager.
+type Option func(*Manager)
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.opts.log = l } }
+
+// WithHooks sets the event hooks.
+func WithHooks(h Hooks) Option { return func(m *Manager) { m.hooks = h } }
+
+// WithBackoff sets the first and the longest wait between attempts.
+func WithBackoff(min, max time.Duration) Option {
+	return func(m *Manager) { m.backoffMin, m.backoffMax = min, max }
+}
+
+// WithHealthCheck sets how often a connection is pinged and how long a
+// ping may take (defaults 250 ms and 5 s).
+func WithHealthCheck(interval, timeout time.Duration) Option {
+	return func(m *Manager) { m.opts.healthInterval, m.opts.healthTimeout = interval, timeout }
+}
+
+// WithTimeouts sets the initialize timeout and the default timeout of the
+// Computer's own requests, used when a server config sets none (defaults
+// 30 s both).
+func WithTimeouts(connect, request time.Duration) Option {
+	return func(m *Manager) { m.opts.connectTimeout, m.opts.reqTimeout = connect, request }
+}
+
+// WithClientInfo sets the clientInfo sent at initialize.
+func WithClientInfo(name, version string) Option {
+	return func(m *Manager) { m.opts.clientName, m.opts.clientVersion = name, version }
+}
+
+// Manager supervises the MCP servers of one Computer.
+type Manager struct {
+	opts                   dialOptions
+	hooks                  Hooks
+	backoffMin, backoffMax time.Duration
+	stableAfter            time.Duration
+
+	mu      sync.Mutex
+	configs map[string]protocol.MCPServerConfig
+	order   []string
+	sups    map[string]*supervisor
+	closed  bool
+}
+
+// NewManager returns a manager for the given (resolved) server configs;
+// nothing starts before Start.
+func NewManager(servers []protocol.MCPServerConfig, opts ...Option) *Manager {
+	m := &Manager{
+		opts: dialOptions{log: slog.Default(), clientName: "smcp-go-computer", clientVersion: "0.2.0",
+			connectTimeout: 30 * time.Second, reqTimeout: 30 * time.Second,
+			healthInterval: 250 * time.Millisecond, healthTimeout: 5 * time.Second},
+		backoffMin: 200 * time.Millisecond, backoffMax: 30 * time.Second, stableAfter: 10 * time.Second,
+		configs: map[string]protocol.MCPServerConfig{}, sups: map[string]*supervisor{},
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	for _, s := range servers {
+		if _, dup := m.configs[s.Name()]; !dup {
+			m.order = append(m.order, s.Name())
+		}
+		m.configs[s.Name()] = s
+	}
+	return m
+}
+
+// Start starts every enabled server and waits until each has made its
+// first connection attempt (successful or not) or ctx ends. Failed servers
+// keep retrying in the background.
+func (m *Manager) Start(ctx context.Context) error {
+	var firsts []<-chan struct{}
+	for _, name := range m.Names() {
+		if m.configs[name].Base().Disabled {
+			continue
+		}
+		s, err := m.startServer(name)
+		if err != nil {
+			return err
+		}
+		firsts = append(firsts, s.first)
+	}
+	for _, f := range firsts {
+		select {
+		case <-f:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Names lists the configured servers in config order.
+func (m *Manager) Names() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.order...)
+}
+
+// StartServer starts (or restarts the supervision of) one server, disabled
+// or not, without waiting for it.
+func (m *Manager) StartServer(name string) error {
+	_, err := m.startServer(name)
+	return err
+}
+
+func (m *Manager) startServer(name string) (*supervisor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, protocol.NewInternal("mcp manager closed")
+	}
+	cfg, ok := m.configs[name]
+	if !ok {
+		return nil, protocol.NewNotFound("mcp server %q is not configured", name).With("server", name)
+	}
+	if s := m.sups[name]; s != nil && !s.stopped() {
+		return s, nil
+	}
+	s := newSupervisor(m, cfg)
+	m.sups[name] = s
+	go s.run()
+	return s, nil
+}
+
+// StopServer stops one server and waits until its child has exited and
+// its Down hook has run (or ctx ends).
+func (m *Manager) StopServer(ctx context.Context, name string) error {
+	m.mu.Lock()
+	s := m.sups[name]
+	m.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.stop(ctx)
+}
+
+// Restart stops a server and starts it again at once.
+func (m *Manager) Restart(ctx context.Context, name string) error {
+	if err := m.StopServer(ctx, name); err != nil {
+		return err
+	}
+	return m.StartServer(name)
+}
+
+// Conn is the server's current connection, or nil when it is not up.
+func (m *Manager) Conn(name string) *Conn {
+	m.mu.Lock()
+	s := m.sups[name]
+	m.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.current()
+}
+
+// Conns are the current connections, by server name.
+func (m *Manager) Conns() []*Conn {
+	var out []*Conn
+	for _, n := range m.Names() {
+		if c := m.Conn(n); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Config is the (resolved) config of a server.
+func (m *Manager) Config(name string) (protocol.MCPServerConfig, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.configs[name]
+	return c, ok
+}
+
+// Status snapshots every configured server, sorted by name.
+func (m *Manager) Status() []Status {
+	var out []Status
+	for _, n := range m.Names() {
+		cfg, _ := m.Config(n)
+		st := Status{Name: n, Type: cfg.Type(), State: StateStopped}
+		if cfg.Base().Disabled {
+			st.State = StateDisabled
+		}
+		m.mu.Lock()
+		s := m.sups[n]
+		m.mu.Unlock()
+		if s != nil {
+			s.mu.Lock()
+			if !s.isStopped {
+				st.State = s.state
+			}
+			if s.lastErr != nil {
+				st.Err = s.lastErr.Error()
+			}
+			st.Restarts = s.restarts
+			if s.conn != nil {
+				st.PID = s.conn.PID()
+			}
+			s.mu.Unlock()
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Close stops every server in parallel and waits for all of them (child
+// processes reaped, Down hooks run) or for ctx.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	sups := make([]*supervisor, 0, len(m.sups))
+	for _, s := range m.sups {
+		sups = append(sups, s)
+	}
+	m.mu.Unlock()
+	errs := make(chan error, len(sups))
+	for _, s := range sups {
+		go func() { errs <- s.stop(ctx) }()
+	}
+	var first error
+	for range sups {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// supervisor runs one server: connect, watch, reconnect with backoff.
+type supervisor struct {
+	m    *Manager
+	cfg  protocol.MCPServerConfig
+	name string
+	log  *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // run and the event goroutine have returned
+	first  chan struct{} // closed after the first attempt
+	q      *queue
+
+	mu        sync.Mutex
+	conn      *Conn
+	state     State
+	lastErr   error
+	restarts  int
+	isStopped bool
+}
+
+func newSupervisor(m *Manager, cfg protocol.MCPServerConfig) *supervisor {
+	s := &supervisor{m: m, cfg: cfg, name: cfg.Name(), log: m.opts.log.With("server", cfg.Name()),
+		done: make(chan struct{}), first: make(chan struct{}), q: newQueue(), state: StateStarting}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+func (s *supervisor) current() *Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
+}
+
+func (s *supervisor) stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.isStopped
+}
+
+func (s *supervisor) stop(ctx context.Context) error {
+	s.mu.Lock()
+	s.isStopped = true
+	s.mu.Unlock()
+	s.cancel()
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *supervisor) setState(st State, err error) {
+	s.mu.Lock()
+	s.state = st
+	if err != nil {
+		s.lastErr = err
+	}
+	s.mu.Unlock()
+}
+
+func (s *supervisor) run() {
+	events := make(chan struct{})
+	go func() { defer close(events); s.dispatch() }()
+	defer func() {
+		s.q.close()
+		<-events
+		s.setState(StateStopped, nil)
+		close(s.done)
+	}()
+	o := s.m.opts
+	o.log = s.log
+	// first is closed once the first attempt failed or its Up hook returned.
+	firstOnce := sync.OnceFunc(func() { close(s.first) })
+	defer firstOnce()
+	wait := s.m.backoffMin
+	for attempt := 0; ; attempt++ {
+		if s.ctx.Err() != nil {
+			return
+		}
+		s.setState(StateStarting, nil)
+		conn, err := dial(s.ctx, s.cfg, o)
+		if err != nil {
+			firstOnce()
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("mcp server failed to start", "err", err, "retry_in", wait)
+			s.setState(StateDown, err)
+			if !s.sleep(wait) {
+				return
+			}
+			wait = s.next(wait)
+			continue
+		}
+		s.mu.Lock()
+		s.conn = conn
+		s.state = StateUp
+		if attempt > 0 {
+			s.restarts++
+		}
+		s.mu.Unlock()
+		s.log.Info("mcp server up", "pid", conn.PID(), "subscribe", conn.SupportsSubscribe())
+		conn.client.OnNotification(func(n mcp.JSONRPCNotification) {
+			s.q.push(event{kind: evNotify, conn: conn, n: n}) // never blocks the read loop
+		})
+		s.q.push(event{kind: evUp, conn: conn, done: firstOnce})
+		upAt := time.Now()
+		select {
+		case <-conn.Lost():
+		case <-s.ctx.Done():
+		}
+		lostErr := conn.LostErr()
+		conn.close()
+		s.mu.Lock()
+		s.conn = nil
+		s.mu.Unlock()
+		s.q.push(event{kind: evDown, conn: conn, err: lostErr})
+		if s.ctx.Err() != nil {
+			s.log.Info("mcp server stopped")
+			return
+		}
+		s.log.Warn("mcp server lost", "err", lostErr, "retry_in", wait)
+		s.setState(StateDown, lostErr)
+		if time.Since(upAt) >= s.m.stableAfter {
+			wait = s.m.backoffMin
+		}
+		if !s.sleep(wait) {
+			return
+		}
+		wait = s.next(wait)
+	}
+}
+
+func (s *supervisor) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// next doubles the wait up to the maximum, with ±20 % jitter so that
+// servers that failed together do not retry together.
+func (s *supervisor) next(d time.Duration) time.Duration {
+	d *= 2
+	if d > s.m.backoffMax {
+		d = s.m.backoffMax
+	}
+	j := time.Duration(float64(d) * (rand.Float64()*0.4 - 0.2))
+	return d + j
+}
+
+// dispatch delivers events to the hooks, in order, until the queue is
+// closed and drained.
+func (s *supervisor) dispatch() {
+	h := s.m.hooks
+	var live *Conn // connection of the last Up not yet followed by Down
+	for {
+		e, ok := s.q.pop()
+		if !ok {
+			return
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					s.log.Error("mcp event hook panicked", "panic", r)
+				}
+			}()
+			switch e.kind {
+			case evUp:
+				live = e.conn
+				if e.done != nil {
+					defer e.done()
+				}
+				if h.Up != nil {
+					h.Up(e.conn.ctx, e.conn)
+				}
+			case evNotify:
+				if e.conn != live || e.conn.ctx.Err() != nil {
+					return // a late notification of a lost connection
+				}
+				if h.Notification != nil {
+					h.Notification(e.conn.ctx, e.conn, e.n)
+				}
+			case evDown:
+				if e.conn != live {
+					return
+				}
+				live = nil
+				if h.Down != nil {
+					h.Down(s.name, e.err)
+				}
+			}
+		}()
+	}
+}
+
+type evKind int
+
+const (
+	evUp evKind = iota
+	evNotify
+	evDown
+)
+
+type event struct {
+	kind evKind
+	conn *Conn
+	n    mcp.JSONRPCNotification
+	err  error
+	done func() // called after the hook returned
+}
+
+// queue is an unbounded FIFO that never blocks its producer; a
+// notification identical to one still pending is dropped.
+type queue struct {
+	mu      sync.Mutex
+	items   []event
+	pending map[string]int
+	signal  chan struct{}
+	closed  bool
+}
+
+func newQueue() *queue {
+	return &queue{pending: map[string]int{}, signal: make(chan struct{}, 1)}
+}
+
+func notifKey(e event) string {
+	b, err := json.Marshal(e.n)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func (q *queue) push(e event) {
+	q.mu.Lock()
+	if q.closed && e.kind == evNotify {
+		q.mu.Unlock()
+		return
+	}
+	if e.kind == evNotify {
+		k := notifKey(e)
+		if k != "" {
+			if q.pending[k] > 0 {
+				q.mu.Unlock()
+				return
+			}
+			q.pending[k]++
+		}
+	}
+	q.items = append(q.items, e)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// pop waits for the next event; false once closed and drained.
+func (q *queue) pop() (event, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.items) > 0 {
+			e := q.items[0]
+			q.items[0] = event{}
+			q.items = q.items[1:]
+			if e.kind == evNotify {
+				if k := notifKey(e); k != "" {
+					if q.pending[k]--; q.pending[k] <= 0 {
+						delete(q.pending, k)
+					}
+				}
+			}
+			q.mu.Unlock()
+			return e, true
+		}
+		if q.closed {
+			q.mu.Unlock()
+			return event{}, false
+		}
+		q.mu.Unlock()
+		<-q.signal
+	}
+}
