@@ -1,0 +1,597 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sio "github.com/zishang520/socket.io/clients/socket/v3"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// Client is an A2C-SMCP Agent connected to a Server's /smcp namespace.
+// It is safe for concurrent use. Notification callbacks run on goroutines
+// the Client owns; Close stops them.
+type Client struct {
+	cfg  config
+	log  *slog.Logger
+	sock *sio.Socket
+	url  string
+
+	// emitMu serialises Timeout(...).Emit(...): the Socket.IO client keeps
+	// the timeout in a per-socket flag (LIBRARY-NOTES.md, forwarding trap).
+	emitMu sync.Mutex
+
+	reqPrefix string
+	reqSeq    atomic.Uint64
+
+	mu        sync.Mutex
+	state     connState
+	readyCh   chan struct{} // closed while state is ready, closed or dead
+	readyOpen bool          // readyCh is still open
+	deadErr   error
+	office    string
+	connGen   uint64 // incremented on every connect
+	connected bool   // the first connect happened
+
+	firstConnect chan error // Dial's wait; nil after Dial
+
+	ctx      context.Context // the Client's lifetime, cancelled by Close
+	cancel   context.CancelFunc
+	closedCh chan struct{}
+	wg       sync.WaitGroup
+	closeMu  sync.Once
+	spawnMu  sync.Mutex
+	noSpawn  bool // Close began: goOwned starts nothing more
+
+	tools    *toolCache
+	notifier *notifier
+}
+
+type connState int
+
+const (
+	stateConnecting connState = iota
+	stateReady
+	stateRejoining
+	stateDown
+	stateClosed
+	stateDead
+)
+
+// Dial connects to the Server at serverURL (http, https, ws or wss; the
+// namespace /smcp is added when the path is empty) and returns once the
+// namespace is connected. A refused connection is the *protocol.Error the
+// Server's authentication sent (typically 401). The Client reconnects on its
+// own after a lost connection and then rejoins its office
+// (LIBRARY-NOTES.md: a reconnected socket has lost its rooms).
+func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error) {
+	cfg := config{name: DefaultName, timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.Default()
+	}
+	if cfg.timeout <= 0 {
+		cfg.timeout = DefaultTimeout
+	}
+	if cfg.name == "" {
+		return nil, protocol.NewBadRequest("agent name is empty")
+	}
+	nsURL, err := namespaceURL(serverURL)
+	if err != nil {
+		return nil, err
+	}
+
+	prefix := make([]byte, 6)
+	_, _ = rand.Read(prefix)
+	life, cancel := context.WithCancel(context.Background())
+	c := &Client{
+		cfg:          cfg,
+		log:          cfg.logger.With("agent", cfg.name),
+		url:          nsURL,
+		reqPrefix:    hex.EncodeToString(prefix),
+		readyCh:      make(chan struct{}),
+		readyOpen:    true,
+		firstConnect: make(chan error, 1),
+		ctx:          life,
+		cancel:       cancel,
+		closedCh:     make(chan struct{}),
+		tools:        newToolCache(),
+	}
+	c.notifier = newNotifier(c)
+
+	o := sio.DefaultOptions()
+	if cfg.transport == "polling" {
+		o.SetTransports(types.NewSet(sio.Polling, sio.WebSocket))
+	} else {
+		o.SetTransports(types.NewSet(sio.WebSocket))
+	}
+	o.SetForceNew(true)
+	o.SetAutoConnect(false)
+	o.SetReconnectionDelay(1000)
+	o.SetReconnectionDelayMax(5000)
+	o.SetTimeout(connectAttemptTimeout)
+	if cfg.apiKey != "" {
+		o.SetAuth(map[string]any{"api_key": cfg.apiKey})
+		h := http.Header{}
+		h.Set("x-api-key", cfg.apiKey)
+		o.SetExtraHeaders(h)
+	}
+	sock, err := sio.Connect(nsURL, o)
+	if err != nil {
+		cancel()
+		return nil, protocol.NewBadRequest("server URL %q: %v", serverURL, err)
+	}
+	c.sock = sock
+	_ = sock.On("connect", func(...any) { c.onConnect() })
+	_ = sock.On("disconnect", func(args ...any) {
+		reason, _ := firstArg[string](args)
+		c.onDisconnect(reason)
+	})
+	_ = sock.On("connect_error", func(args ...any) { c.onConnectError(args) })
+	c.notifier.register(sock)
+	c.notifier.start()
+
+	sock.Connect()
+
+	wait := ctx
+	if _, ok := ctx.Deadline(); !ok {
+		var stop context.CancelFunc
+		wait, stop = context.WithTimeout(ctx, cfg.timeout)
+		defer stop()
+	}
+	select {
+	case err := <-c.firstConnect:
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+	case <-wait.Done():
+		c.Close()
+		return nil, protocol.Errorf(protocol.CodeTimeout, "connect to %s: no answer before the deadline", nsURL)
+	}
+	c.log.Debug("connected", "url", nsURL, "sid", string(sock.Id()))
+	return c, nil
+}
+
+// connectAttemptTimeout bounds one connection attempt of the Socket.IO
+// manager (the first one and every reconnection).
+const connectAttemptTimeout = 10 * time.Second
+
+// namespaceURL returns serverURL with the /smcp namespace as path.
+func namespaceURL(serverURL string) (string, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", protocol.NewBadRequest("server URL %q: %v", serverURL, err)
+	}
+	switch u.Scheme {
+	case "http", "https", "ws", "wss":
+	default:
+		return "", protocol.NewBadRequest("server URL %q: scheme must be http, https, ws or wss", serverURL)
+	}
+	if u.Host == "" {
+		return "", protocol.NewBadRequest("server URL %q has no host", serverURL)
+	}
+	switch strings.TrimSuffix(u.Path, "/") {
+	case "", protocol.Namespace:
+		u.Path = protocol.Namespace
+	default:
+		return "", protocol.NewBadRequest("server URL %q: path must be empty or %s", serverURL, protocol.Namespace)
+	}
+	return u.String(), nil
+}
+
+// Name returns the Agent name.
+func (c *Client) Name() string { return c.cfg.name }
+
+// Office returns the office the Client has joined, "" when none.
+func (c *Client) Office() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.office
+}
+
+// Connected reports whether the connection is up and the Client is not in
+// the middle of rejoining its office.
+func (c *Client) Connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state == stateReady
+}
+
+// Close disconnects, fails the calls in flight with ErrClosed and waits for
+// the Client's goroutines (notification callbacks in progress included) to
+// return. It is safe to call more than once.
+func (c *Client) Close() error {
+	c.closeMu.Do(func() {
+		c.mu.Lock()
+		c.setStateLocked(stateClosed)
+		c.mu.Unlock()
+		c.cancel()
+		close(c.closedCh)
+		c.sock.Disconnect()
+		c.spawnMu.Lock()
+		c.noSpawn = true
+		c.spawnMu.Unlock()
+		c.wg.Wait()
+	})
+	return nil
+}
+
+// goOwned runs fn on a goroutine owned by the Client, unless Close began.
+func (c *Client) goOwned(fn func()) {
+	c.spawnMu.Lock()
+	defer c.spawnMu.Unlock()
+	if c.noSpawn {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		fn()
+	}()
+}
+
+// setStateLocked moves to st and opens or closes readyCh accordingly.
+func (c *Client) setStateLocked(st connState) {
+	if c.state == stateClosed {
+		return
+	}
+	c.state = st
+	switch st {
+	case stateReady, stateClosed, stateDead:
+		if c.readyOpen {
+			close(c.readyCh)
+			c.readyOpen = false
+		}
+	default:
+		if !c.readyOpen {
+			c.readyCh = make(chan struct{})
+			c.readyOpen = true
+		}
+	}
+}
+
+func (c *Client) onConnect() {
+	c.mu.Lock()
+	if c.state == stateClosed {
+		c.mu.Unlock()
+		return
+	}
+	c.connGen++
+	gen := c.connGen
+	if !c.connected {
+		c.connected = true
+		c.setStateLocked(stateReady)
+		c.mu.Unlock()
+		select {
+		case c.firstConnect <- nil:
+		default:
+		}
+		return
+	}
+	office := c.office
+	if office == "" {
+		c.setStateLocked(stateReady)
+		c.mu.Unlock()
+		c.log.Info("reconnected", "sid", string(c.sock.Id()))
+		c.notifier.reconnected(nil)
+		return
+	}
+	c.setStateLocked(stateRejoining)
+	c.mu.Unlock()
+	c.log.Info("reconnected; rejoining the office", "office", office, "sid", string(c.sock.Id()))
+	// Never wait for an ack on the event queue: rejoin on our own goroutine.
+	c.goOwned(func() { c.rejoin(gen, office) })
+}
+
+// rejoin joins office again after a reconnection, retrying a few times: the
+// Server may not yet have released the name of the previous session.
+func (c *Client) rejoin(gen uint64, office string) {
+	var err error
+	delay := 200 * time.Millisecond
+	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-time.After(delay):
+			case <-c.ctx.Done():
+				return
+			}
+			delay = min(delay*2, 2*time.Second)
+		}
+		err = c.join(c.ctx, office, false)
+		if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrConnectionLost) {
+			break
+		}
+		c.log.Warn("rejoining the office failed; retrying", "office", office, "error", err)
+	}
+	if errors.Is(err, ErrClosed) || errors.Is(err, ErrConnectionLost) {
+		return // closed, or the next connect starts another rejoin
+	}
+	c.mu.Lock()
+	if c.connGen != gen || c.state != stateRejoining {
+		c.mu.Unlock()
+		return
+	}
+	if err != nil {
+		c.office = ""
+	}
+	c.setStateLocked(stateReady)
+	c.mu.Unlock()
+	if err != nil {
+		c.log.Error("could not rejoin the office after reconnecting", "office", office, "error", err)
+		c.tools.reset()
+	} else {
+		c.log.Info("rejoined the office", "office", office)
+		c.notifier.syncOffice()
+	}
+	c.notifier.reconnected(err)
+}
+
+func (c *Client) onDisconnect(reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == stateClosed {
+		return
+	}
+	if reason == "io server disconnect" {
+		// The Socket.IO client does not reconnect after this.
+		c.deadErr = connectionLostError("connection", "the server ended the session")
+		c.setStateLocked(stateDead)
+		c.log.Warn("the server ended the session; no reconnection", "reason", reason)
+		return
+	}
+	c.setStateLocked(stateDown)
+	c.log.Warn("disconnected; reconnecting", "reason", reason)
+}
+
+func (c *Client) onConnectError(args []any) {
+	err := connectError(c.url, args)
+	c.mu.Lock()
+	first := !c.connected
+	c.mu.Unlock()
+	if first {
+		select {
+		case c.firstConnect <- err:
+		default:
+		}
+		return
+	}
+	c.log.Debug("reconnection attempt failed", "error", err)
+}
+
+// connectError turns a Socket.IO connect_error into a *protocol.Error: the
+// code a refusing middleware put in its data ({"code": 401}) when there is
+// one, else 500.
+func connectError(url string, args []any) *protocol.Error {
+	err, _ := firstArg[error](args)
+	if err == nil {
+		return protocol.Errorf(protocol.CodeInternal, "connect to %s failed", url)
+	}
+	var ext *types.ExtendedError
+	if errors.As(err, &ext) {
+		code := protocol.CodeInternal
+		if m, ok := ext.Data.(map[string]any); ok {
+			if n, ok := m["code"].(float64); ok && n == float64(int(n)) {
+				code = protocol.Code(int(n))
+			}
+		}
+		return protocol.Errorf(code, "connection refused by the server: %s", ext.Message).With("url", url)
+	}
+	return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", url, err)
+}
+
+func firstArg[T any](args []any) (T, bool) {
+	var zero T
+	if len(args) == 0 {
+		return zero, false
+	}
+	v, ok := args[0].(T)
+	return v, ok
+}
+
+// nextReqID returns a request id unique to this Client: a random prefix
+// (so two Clients, or two runs, never collide) and a counter.
+func (c *Client) nextReqID() string {
+	return fmt.Sprintf("%s-%d", c.reqPrefix, c.reqSeq.Add(1))
+}
+
+// waitReady blocks until the connection is up and the office rejoined, the
+// context ends, or the Client is closed.
+func (c *Client) waitReady(ctx context.Context, event string) error {
+	for {
+		c.mu.Lock()
+		st, ch, dead := c.state, c.readyCh, c.deadErr
+		c.mu.Unlock()
+		switch st {
+		case stateReady:
+			return nil
+		case stateClosed:
+			return closedError(event)
+		case stateDead:
+			return dead
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return timeoutError(event, "(not connected to the server)")
+		case <-c.closedCh:
+			return closedError(event)
+		}
+	}
+}
+
+type ackResult struct {
+	vals []any
+	err  error
+}
+
+// send validates payload against the request schema of event, emits it and
+// waits for the ack values. It waits for the connection to be ready first
+// unless raw is set (the rejoin itself). Every wait is bounded by the
+// context and the Client's default timeout.
+func (c *Client) send(ctx context.Context, event string, payload any, raw bool) ([]any, error) {
+	return c.sendLimit(ctx, event, payload, raw, c.cfg.timeout)
+}
+
+// sendLimit is send with an explicit bound instead of the default timeout.
+func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw bool, limit time.Duration) ([]any, error) {
+	select {
+	case <-c.closedCh:
+		return nil, closedError(event)
+	default:
+	}
+	data, err := encodeRequest(event, payload)
+	if err != nil {
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < limit {
+		limit = time.Until(dl)
+	}
+	wctx, stop := context.WithTimeout(ctx, limit)
+	defer stop()
+	if raw {
+		if !c.sock.Connected() {
+			return nil, connectionLostError(event, "not connected")
+		}
+	} else if err := c.waitReady(wctx, event); err != nil {
+		return nil, err
+	}
+
+	ch := make(chan ackResult, 1)
+	ack := socket.Ack(func(vals []any, err error) {
+		select {
+		case ch <- ackResult{vals, err}:
+		default:
+		}
+	})
+	remaining := max(time.Until(deadlineOf(wctx)), time.Millisecond)
+	c.emitMu.Lock()
+	err = c.sock.Timeout(remaining).Emit(event, data, ack)
+	c.emitMu.Unlock()
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeInternal, "%s: emit: %v", event, err)
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			if strings.Contains(r.err.Error(), "timed out") {
+				return nil, timeoutError(event, "within "+limit.Round(time.Millisecond).String())
+			}
+			return nil, connectionLostError(event, r.err.Error())
+		}
+		return r.vals, nil
+	case <-wctx.Done():
+		if ctx.Err() == context.Canceled {
+			return nil, timeoutError(event, "(canceled by the caller)")
+		}
+		return nil, timeoutError(event, "within "+limit.Round(time.Millisecond).String())
+	case <-c.closedCh:
+		return nil, closedError(event)
+	}
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	dl, _ := ctx.Deadline()
+	return dl
+}
+
+// emitOnly sends an event without ack (server:tool_call_cancel).
+func (c *Client) emitOnly(event string, payload any) error {
+	data, err := encodeRequest(event, payload)
+	if err != nil {
+		return err
+	}
+	if !c.sock.Connected() {
+		return connectionLostError(event, "not connected")
+	}
+	c.emitMu.Lock()
+	err = c.sock.Emit(event, data)
+	c.emitMu.Unlock()
+	if err != nil {
+		return protocol.Errorf(protocol.CodeInternal, "%s: emit: %v", event, err)
+	}
+	return nil
+}
+
+// encodeRequest checks payload against its request schema (a bad request
+// fails here with 400, before anything is sent) and returns it as the
+// generic JSON value the Socket.IO encoder sends.
+func encodeRequest(event string, payload any) (any, error) {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return nil, protocol.NewBadRequest("%s request: %v", event, err)
+	}
+	if err := protocol.Validate(event, protocol.Request, raw); err != nil {
+		return nil, err
+	}
+	var data any
+	if err := json.Unmarshal(raw, &data); err != nil {
+		return nil, protocol.NewBadRequest("%s request: %v", event, err)
+	}
+	return data, nil
+}
+
+// call sends a one-value request and decodes its answer into T.
+func call[T any](ctx context.Context, c *Client, event, reqID string, payload any) (*T, error) {
+	vals, err := c.send(ctx, event, payload, false)
+	if err != nil {
+		return nil, err
+	}
+	return decodeAnswer[T](event, reqID, vals)
+}
+
+// decodeAnswer checks one ack against its schema (PROTOCOL.md: the answer,
+// or an ErrorPayload for client:* events and server:list_room), turns an
+// ErrorPayload into its *protocol.Error, checks the echoed req_id and
+// decodes the result.
+func decodeAnswer[T any](event, reqID string, vals []any) (*T, error) {
+	if len(vals) != 1 {
+		return nil, invalidAnswer(event, fmt.Errorf("%d ack values, want 1", len(vals)))
+	}
+	v := vals[0]
+	if err := protocol.ValidateValue(event, protocol.Ack, v); err != nil {
+		return nil, invalidAnswer(event, err)
+	}
+	m, _ := v.(map[string]any)
+	if body, ok := m["error"]; ok {
+		var p protocol.ErrorPayloadError
+		if err := remarshal(body, &p); err != nil {
+			return nil, invalidAnswer(event, err)
+		}
+		return nil, &protocol.Error{Code: protocol.Code(p.Code), Message: p.Message, Details: p.Details}
+	}
+	if reqID != "" {
+		if got, ok := m["req_id"].(string); ok && got != reqID {
+			return nil, invalidAnswer(event, fmt.Errorf("req_id %q, want %q", got, reqID))
+		}
+	}
+	var out T
+	if err := remarshal(v, &out); err != nil {
+		return nil, invalidAnswer(event, err)
+	}
+	return &out, nil
+}
+
+func remarshal(v any, out any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, out)
+}

@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"context"
+	"iter"
+	"slices"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// FinderQuery filters and pages a Computer's document catalog
+// (finder-spec.md, Finder Organizer 策略). Zero values mean the protocol's
+// defaults: no keyword or type filter, offset 0, limit 20.
+type FinderQuery struct {
+	// Keywords keep documents whose title, keywords or summary contains
+	// any of them (case-insensitive).
+	Keywords []string
+	// FileType keeps documents of exactly this file_type.
+	FileType string
+	// Offset is the first document returned (>= 0).
+	Offset int
+	// Limit is the page size, 1–100 (0 = default 20).
+	Limit int
+}
+
+// GetFinder reads one page of a Computer's organised document catalog
+// (client:get_finder); total_count counts every document matching the
+// filters. A limit above 100 or a negative offset fails with 400 before
+// anything is sent.
+func (c *Client) GetFinder(ctx context.Context, computer string, q FinderQuery) (*protocol.GetFinderRet, error) {
+	id := c.nextReqID()
+	req := protocol.GetFinderReq{
+		Agent: c.cfg.name, ReqID: id, Computer: computer,
+		Keywords: slices.Clone(q.Keywords), Offset: q.Offset, Limit: q.Limit,
+	}
+	if q.FileType != "" {
+		ft := q.FileType
+		req.FileType = &ft
+	}
+	if q.Offset < 0 {
+		// The generated struct omits a zero offset, and encodes a negative
+		// one, which the schema refuses; say so plainly.
+		return nil, protocol.NewBadRequest("%s: offset %d is negative", protocol.EventGetFinder, q.Offset)
+	}
+	ret, err := call[protocol.GetFinderRet](ctx, c, protocol.EventGetFinder, id, req)
+	if err != nil {
+		return nil, err
+	}
+	if ret.Documents == nil {
+		ret.Documents = []protocol.DPEDocumentSummary{}
+	}
+	return ret, nil
+}
+
+// Documents iterates over every document of a Computer's catalog that
+// matches q, from q.Offset on, paging client:get_finder by total_count
+// (q.Limit is the page size, 100 when 0). The iteration stops at the first
+// error, which it yields with a zero summary.
+//
+//	for doc, err := range client.Documents(ctx, "my-computer", agent.FinderQuery{}) {
+//		if err != nil { return err }
+//		fmt.Println(doc.Title, doc.PageCount)
+//	}
+func (c *Client) Documents(ctx context.Context, computer string, q FinderQuery) iter.Seq2[protocol.DPEDocumentSummary, error] {
+	return func(yield func(protocol.DPEDocumentSummary, error) bool) {
+		page := q
+		if page.Limit == 0 {
+			page.Limit = FinderRefreshLimit
+		}
+		for {
+			ret, err := c.GetFinder(ctx, computer, page)
+			if err != nil {
+				yield(protocol.DPEDocumentSummary{}, err)
+				return
+			}
+			for _, d := range ret.Documents {
+				if !yield(d, nil) {
+					return
+				}
+			}
+			page.Offset += len(ret.Documents)
+			// An empty page ends the walk even if total_count promises more:
+			// the catalog shrank meanwhile, or the Computer miscounts.
+			if len(ret.Documents) == 0 || page.Offset >= ret.TotalCount {
+				return
+			}
+		}
+	}
+}
+
+// ReadResource reads one resource through a Computer (client:read_resource,
+// this project's extension: PROTOCOL.md, Reading through the Computer) and
+// returns the MCP resource contents. By default Computers serve only dpe://
+// and window:// URIs. Finder errors keep their codes: 4201 document not
+// found, 4202 page out of range, 4203 element not found, 4204 invalid URI.
+func (c *Client) ReadResource(ctx context.Context, computer, uri string) ([]protocol.ResourceContents, error) {
+	id := c.nextReqID()
+	ret, err := call[protocol.ReadResourceRet](ctx, c, protocol.EventReadResource, id,
+		protocol.ReadResourceReq{Agent: c.cfg.name, ReqID: id, Computer: computer, URI: uri})
+	if err != nil {
+		return nil, err
+	}
+	if ret.Contents == nil {
+		ret.Contents = []protocol.ResourceContents{}
+	}
+	return ret.Contents, nil
+}

@@ -1,0 +1,376 @@
+// Package peer is a scripted Socket.IO peer for the agent's tests and
+// examples: a real Socket.IO server on loopback, namespace /smcp, that plays
+// the SMCP Server and its Computers at once. By default it answers every
+// request with valid payloads drawn from a small World (offices, tools,
+// desktops and DPE documents); a test overrides any event with its own
+// answer — an ErrorPayload, a malformed payload, no answer, two values — and
+// broadcasts notify:* events at will. It can be stopped and restarted on
+// the same port to exercise reconnection.
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zishang520/socket.io/servers/socket/v3"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// Reply is a scripted answer to one request.
+type Reply struct {
+	// Values are the ack values sent back.
+	Values []any
+	// Silent sends no ack at all.
+	Silent bool
+	// Disconnect ends the session from the server side instead of
+	// answering.
+	Disconnect bool
+}
+
+// Answer replies with one ack value.
+func Answer(v any) Reply { return Reply{Values: []any{v}} }
+
+// Values replies with the given ack values (none, one, two...).
+func Values(vs ...any) Reply { return Reply{Values: vs} }
+
+// Fail replies with an ErrorPayload.
+func Fail(code protocol.Code, format string, args ...any) Reply {
+	return Answer(map[string]any{"error": map[string]any{"code": int(code), "message": fmt.Sprintf(format, args...)}})
+}
+
+// Silent sends no answer.
+func Silent() Reply { return Reply{Silent: true} }
+
+// Handler answers one request; req is the decoded payload. It runs on its
+// own goroutine, so it may block (until ctx ends: the peer stops or the
+// session disconnects).
+type Handler func(ctx context.Context, req map[string]any) Reply
+
+// Received is one event the peer received.
+type Received struct {
+	Event   string
+	Payload map[string]any
+	// Acked tells whether the sender asked for an ack.
+	Acked bool
+	// SID is the session it came on.
+	SID string
+}
+
+// Options configure a Peer.
+type Options struct {
+	// Addr is the listen address (default "127.0.0.1:0").
+	Addr string
+	// APIKey, when set, is required as header x-api-key or auth api_key;
+	// other connections are refused with {"code": 401}.
+	APIKey string
+	// World is the data answered by default (default NewWorld()).
+	World *World
+}
+
+// Peer is the scripted server.
+type Peer struct {
+	// URL is the server's base URL, http://127.0.0.1:port.
+	URL  string
+	addr string
+	opts Options
+	// World holds the default answers' data; tests may change it (under
+	// World.Mu).
+	World *World
+
+	mu        sync.Mutex
+	io        *socket.Server
+	srv       *http.Server
+	ctx       context.Context
+	cancel    context.CancelFunc
+	handlers  map[string]Handler
+	received  []Received
+	changed   chan struct{} // closed and replaced on every received event
+	handshake []Handshake
+	wg        sync.WaitGroup
+}
+
+// Handshake is what a connecting client sent.
+type Handshake struct {
+	Header http.Header
+	Auth   map[string]any
+}
+
+// Start starts a peer.
+func Start(opts Options) (*Peer, error) {
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.World == nil {
+		opts.World = NewWorld()
+	}
+	p := &Peer{opts: opts, World: opts.World, handlers: map[string]Handler{}, changed: make(chan struct{})}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	p.addr = ln.Addr().String()
+	p.URL = "http://" + p.addr
+	p.serve(ln)
+	return p, nil
+}
+
+// Addr returns host:port.
+func (p *Peer) Addr() string { return p.addr }
+
+func (p *Peer) serve(ln net.Listener) {
+	opts := socket.DefaultServerOptions()
+	opts.SetPingInterval(2 * time.Second)
+	opts.SetPingTimeout(2 * time.Second)
+	io := socket.NewServer(nil, opts)
+	mux := http.NewServeMux()
+	mux.Handle("/socket.io/", io.ServeHandler(nil))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+
+	p.mu.Lock()
+	p.io, p.srv, p.ctx, p.cancel = io, srv, ctx, cancel
+	p.mu.Unlock()
+
+	nsp := io.Of(protocol.Namespace, nil)
+	nsp.Use(func(s *socket.Socket, next func(*socket.ExtendedError)) {
+		hs := s.Handshake()
+		h := Handshake{Header: hs.Headers.Header(), Auth: hs.Auth}
+		p.mu.Lock()
+		p.handshake = append(p.handshake, h)
+		p.mu.Unlock()
+		if p.opts.APIKey != "" {
+			key := h.Header.Get("x-api-key")
+			if key == "" {
+				key, _ = h.Auth["api_key"].(string)
+			}
+			if key != p.opts.APIKey {
+				next(socket.NewExtendedError("unauthorized", map[string]any{"code": 401}))
+				return
+			}
+		}
+		next(nil)
+	})
+	_ = nsp.On("connection", func(args ...any) {
+		s := args[0].(*socket.Socket)
+		sctx, scancel := context.WithCancel(ctx)
+		_ = s.On("disconnect", func(...any) { scancel() })
+		for _, info := range protocol.Events() {
+			if info.Direction == protocol.DirectionNotify {
+				continue
+			}
+			name := info.Name
+			_ = s.On(name, func(args ...any) { p.onEvent(sctx, s, name, args) })
+		}
+	})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		_ = srv.Serve(ln)
+	}()
+}
+
+func (p *Peer) onEvent(ctx context.Context, s *socket.Socket, event string, args []any) {
+	var ack socket.Ack
+	if n := len(args); n > 0 {
+		if a, ok := args[n-1].(socket.Ack); ok {
+			ack = a
+			args = args[:n-1]
+		}
+	}
+	payload, _ := firstMap(args)
+	p.mu.Lock()
+	p.received = append(p.received, Received{Event: event, Payload: payload, Acked: ack != nil, SID: string(s.Id())})
+	close(p.changed)
+	p.changed = make(chan struct{})
+	h := p.handlers[event]
+	p.mu.Unlock()
+	if h == nil {
+		h = p.World.handler(event)
+	}
+	if h == nil {
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		r := h(ctx, payload)
+		switch {
+		case r.Disconnect:
+			s.Disconnect(true)
+		case r.Silent || ack == nil:
+		default:
+			vals := r.Values
+			if vals == nil {
+				vals = []any{}
+			}
+			ack(vals, nil)
+		}
+	}()
+}
+
+func firstMap(args []any) (map[string]any, bool) {
+	if len(args) == 0 {
+		return nil, false
+	}
+	m, ok := args[0].(map[string]any)
+	return m, ok
+}
+
+// Handle overrides the answer to event (nil restores the World's).
+func (p *Peer) Handle(event string, h Handler) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if h == nil {
+		delete(p.handlers, event)
+		return
+	}
+	p.handlers[event] = h
+}
+
+// Reply makes every request of event answer r.
+func (p *Peer) Reply(event string, r Reply) {
+	p.Handle(event, func(context.Context, map[string]any) Reply { return r })
+}
+
+// Broadcast sends a notify:* event with payload to every connected session.
+func (p *Peer) Broadcast(event string, payload any) error {
+	p.mu.Lock()
+	io := p.io
+	p.mu.Unlock()
+	if io == nil {
+		return ErrNotRunning
+	}
+	return io.Of(protocol.Namespace, nil).Emit(event, payload)
+}
+
+// Received returns the events received so far, optionally only those
+// named.
+func (p *Peer) Received(events ...string) []Received {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Received
+	for _, r := range p.received {
+		if len(events) == 0 || slices.Contains(events, r.Event) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Count returns how many events named event were received.
+func (p *Peer) Count(event string) int { return len(p.Received(event)) }
+
+// WaitFor waits until cond holds for the received events, or ctx ends.
+func (p *Peer) WaitFor(ctx context.Context, cond func([]Received) bool) error {
+	for {
+		p.mu.Lock()
+		ok := cond(slices.Clone(p.received))
+		ch := p.changed
+		p.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// WaitCount waits until at least n events named event were received.
+func (p *Peer) WaitCount(ctx context.Context, event string, n int) error {
+	return p.WaitFor(ctx, func(rs []Received) bool {
+		count := 0
+		for _, r := range rs {
+			if r.Event == event {
+				count++
+			}
+		}
+		return count >= n
+	})
+}
+
+// Handshakes returns what every connecting client sent.
+func (p *Peer) Handshakes() []Handshake {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.handshake)
+}
+
+// Sessions returns how many sessions are connected to /smcp.
+func (p *Peer) Sessions() int {
+	p.mu.Lock()
+	io := p.io
+	p.mu.Unlock()
+	if io == nil {
+		return 0
+	}
+	return io.Of(protocol.Namespace, nil).Sockets().Len()
+}
+
+// DisconnectAll ends every session from the server side ("io server
+// disconnect": the clients do not reconnect).
+func (p *Peer) DisconnectAll() {
+	p.mu.Lock()
+	io := p.io
+	p.mu.Unlock()
+	if io != nil {
+		io.Of(protocol.Namespace, nil).DisconnectSockets(true)
+	}
+}
+
+// Stop closes the server: sessions drop as if the network failed, and
+// clients start reconnecting. Restart brings it back on the same address.
+func (p *Peer) Stop() {
+	p.mu.Lock()
+	io, srv, cancel := p.io, p.srv, p.cancel
+	p.io, p.srv = nil, nil
+	p.mu.Unlock()
+	if srv == nil {
+		return
+	}
+	cancel()
+	io.Close(nil)
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	_ = srv.Shutdown(ctx)
+	_ = srv.Close()
+	p.wg.Wait()
+}
+
+// Restart serves again on the same address after Stop.
+func (p *Peer) Restart() error {
+	var ln net.Listener
+	var err error
+	// The port may linger briefly after Stop.
+	for i := 0; i < 50; i++ {
+		ln, err = net.Listen("tcp", p.addr)
+		if err == nil || !strings.Contains(err.Error(), "in use") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return err
+	}
+	p.serve(ln)
+	return nil
+}
+
+// Close stops the peer for good.
+func (p *Peer) Close() error {
+	p.Stop()
+	return nil
+}
+
+// ErrNotRunning is returned by calls needing a running server.
+var ErrNotRunning = errors.New("peer: not running")

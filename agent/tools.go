@@ -1,0 +1,261 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// GetTools lists a Computer's tools (client:get_tools) and stores them in
+// the Client's tool cache.
+func (c *Client) GetTools(ctx context.Context, computer string) ([]protocol.SMCPTool, error) {
+	epoch := c.tools.epoch(computer)
+	tools, err := c.fetchTools(ctx, computer)
+	if err != nil {
+		return nil, err
+	}
+	c.tools.store(computer, epoch, tools)
+	return tools, nil
+}
+
+func (c *Client) fetchTools(ctx context.Context, computer string) ([]protocol.SMCPTool, error) {
+	id := c.nextReqID()
+	ret, err := call[protocol.GetToolsRet](ctx, c, protocol.EventGetTools, id,
+		protocol.GetToolsReq{Agent: c.cfg.name, ReqID: id, Computer: computer})
+	if err != nil {
+		return nil, err
+	}
+	if ret.Tools == nil {
+		ret.Tools = []protocol.SMCPTool{}
+	}
+	return ret.Tools, nil
+}
+
+// Tools returns the cached tools of a Computer: filled by GetTools, when a
+// Computer enters the office or announces a new tool list, and for every
+// Computer present when the Client joined. ok is false when nothing is
+// cached for it.
+func (c *Client) Tools(computer string) (tools []protocol.SMCPTool, ok bool) {
+	return c.tools.get(computer)
+}
+
+// CachedComputers returns the Computers whose tools are cached, sorted.
+func (c *Client) CachedComputers() []string { return c.tools.names() }
+
+// GetConfig reads a Computer's MCP server configuration (client:get_config).
+func (c *Client) GetConfig(ctx context.Context, computer string) (*protocol.GetComputerConfigRet, error) {
+	id := c.nextReqID()
+	return call[protocol.GetComputerConfigRet](ctx, c, protocol.EventGetConfig, "",
+		protocol.GetComputerConfigReq{Agent: c.cfg.name, ReqID: id, Computer: computer})
+}
+
+// CallTool calls tool on computer with params (client:tool_call) and
+// returns the MCP CallToolResult. The tool timeout sent is timeout rounded
+// up to whole seconds (DefaultToolTimeout when timeout <= 0).
+//
+// Failures of the tool itself — including the Computer's own refusals
+// (4001–4005) — are results with isError set, not errors; ToolError reads
+// their code. When no answer arrives within the timeout plus ToolCallGrace
+// (or before ctx ends, or the Server answers 408), CallTool sends
+// server:tool_call_cancel with the call's req_id and returns, with a nil
+// error, a timeout result of the same shape as the Computer's error results
+// (PROTOCOL.md, Computer → Server updates):
+//
+//	{"isError": true,
+//	 "content": [{"type": "text", "text": "tool call ... timed out ..."}],
+//	 "structuredContent": {"error": "...", "error_type": "Timeout", "code": 408, "req_id": "..."}}
+//
+// The code is 408 (no answer reached the Agent) to tell it apart from 4004,
+// which the Computer uses when it stopped the tool itself. Other refusals
+// (400, 403, 404, 4103, 4104, 500, a closed connection) are errors.
+func (c *Client) CallTool(ctx context.Context, computer, tool string, params map[string]any, timeout time.Duration) (*protocol.CallToolResult, error) {
+	if timeout <= 0 {
+		timeout = DefaultToolTimeout
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	seconds := int(math.Ceil(timeout.Seconds()))
+	id := c.nextReqID()
+	req := protocol.ToolCallReq{Agent: c.cfg.name, ReqID: id, Computer: computer, ToolName: tool, Params: params, Timeout: seconds}
+
+	wait := time.Duration(seconds)*time.Second + ToolCallGrace
+	// The tool call has its own bound; the Client's default request timeout
+	// does not apply to it.
+	vals, err := c.sendTool(ctx, req, wait)
+	if err == nil {
+		res, derr := decodeAnswer[protocol.CallToolResult](protocol.EventToolCall, "", vals)
+		if derr == nil {
+			return res, nil
+		}
+		err = derr
+	}
+	if protocol.CodeOf(err) != protocol.CodeTimeout || errors.Is(err, ErrClosed) {
+		return nil, err
+	}
+	// Give up: tell the Computer to stop (PROTOCOL.md: an Agent that times
+	// out a tool call sends the cancel and returns an error result).
+	if cerr := c.emitOnly(protocol.EventCancelToolCall, protocol.CancelToolCallReq{Agent: c.cfg.name, ReqID: id}); cerr != nil {
+		c.log.Warn("could not send the tool call cancel", "req_id", id, "error", cerr)
+	} else {
+		c.log.Info("tool call timed out; cancel sent", "computer", computer, "tool", tool, "req_id", id)
+	}
+	msg := fmt.Sprintf("tool call %s on %s timed out: %s; cancel sent (req_id %s)", tool, computer, protocol.AsError(err).Message, id)
+	return timeoutResult(msg, id), nil
+}
+
+// sendTool sends a client:tool_call with its own wait bound instead of the
+// Client's default request timeout.
+func (c *Client) sendTool(ctx context.Context, req protocol.ToolCallReq, wait time.Duration) ([]any, error) {
+	return c.sendLimit(ctx, protocol.EventToolCall, req, false, wait)
+}
+
+func timeoutResult(msg, reqID string) *protocol.CallToolResult {
+	isErr := true
+	text := msg
+	return &protocol.CallToolResult{
+		Content: []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &text}},
+		IsError: &isErr,
+		StructuredContent: map[string]any{
+			"error":      msg,
+			"error_type": protocol.CodeTimeout.String(),
+			"code":       int(protocol.CodeTimeout),
+			"req_id":     reqID,
+		},
+	}
+}
+
+// ToolError returns the error an isError CallToolResult reports, nil for a
+// successful result. The code is structuredContent.code when it is an
+// integer (the Computer's 4001–4005, CallTool's 408), else 4003 (tool
+// execution failed); the message is structuredContent.error, else the text
+// content.
+func ToolError(res *protocol.CallToolResult) *protocol.Error {
+	if res == nil || res.IsError == nil || !*res.IsError {
+		return nil
+	}
+	code := protocol.CodeToolExecutionFailed
+	msg := ""
+	if sc := res.StructuredContent; sc != nil {
+		if n, ok := asInt(sc["code"]); ok && n != 0 {
+			code = protocol.Code(n)
+		}
+		if s, ok := sc["error"].(string); ok {
+			msg = s
+		}
+	}
+	if msg == "" {
+		for _, b := range res.Content {
+			if b.Text != nil && *b.Text != "" {
+				if msg != "" {
+					msg += "\n"
+				}
+				msg += *b.Text
+			}
+		}
+	}
+	if msg == "" {
+		msg = "tool call failed"
+	}
+	e := &protocol.Error{Code: code, Message: msg}
+	if sc := res.StructuredContent; sc != nil {
+		if t, ok := sc["error_type"].(string); ok {
+			e = e.With("error_type", t)
+		}
+	}
+	return e
+}
+
+func asInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		if n == math.Trunc(n) {
+			return int(n), true
+		}
+	}
+	return 0, false
+}
+
+// toolCache holds the tools of each Computer of the office. Epochs change
+// when the office changes (all) or a Computer leaves (that one), so that a
+// fetch that began before is not stored afterwards.
+type toolCache struct {
+	mu     sync.Mutex
+	all    uint64
+	each   map[string]uint64
+	byName map[string][]protocol.SMCPTool
+}
+
+// cacheEpoch identifies the cache state a fetch began in.
+type cacheEpoch struct{ all, one uint64 }
+
+func newToolCache() *toolCache {
+	return &toolCache{each: map[string]uint64{}, byName: map[string][]protocol.SMCPTool{}}
+}
+
+func (t *toolCache) epoch(computer string) cacheEpoch {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return cacheEpoch{t.all, t.each[computer]}
+}
+
+// store keeps tools unless the cache changed epoch since the fetch began.
+func (t *toolCache) store(computer string, e cacheEpoch, tools []protocol.SMCPTool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e != (cacheEpoch{t.all, t.each[computer]}) {
+		return false
+	}
+	t.byName[computer] = slices.Clone(tools)
+	return true
+}
+
+func (t *toolCache) get(computer string) ([]protocol.SMCPTool, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tools, ok := t.byName[computer]
+	return slices.Clone(tools), ok
+}
+
+func (t *toolCache) drop(computer string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.byName, computer)
+	t.each[computer]++
+}
+
+// keep drops every Computer not in names.
+func (t *toolCache) keep(names []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name := range t.byName {
+		if !slices.Contains(names, name) {
+			delete(t.byName, name)
+			t.each[name]++
+		}
+	}
+}
+
+func (t *toolCache) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.byName)
+	t.all++
+}
+
+func (t *toolCache) names() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Sorted(maps.Keys(t.byName))
+}
