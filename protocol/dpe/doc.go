@@ -34,6 +34,9 @@
 //     empty segment (a trailing slash after the doc-ref or the sub-path, "//"),
 //     malformed percent-encoding, a decoded value that is not UTF-8, or an
 //     unencoded space, control character or one of " < > \ ^ ` { | } breaks rule 3.
+//     A doc-ref or element id that is a dot-segment ("." or "..", encoded or
+//     not) breaks rule 3: RFC 3986 normalisation would remove it, and a
+//     server mapping ids to files must never see one.
 //     "dpe://host/" (a lone slash) is Level 0. Unencoded non-ASCII letters are
 //     accepted (IRI style) and percent-encoded by [URI.String].
 //   - A page index is ASCII digits (no sign, no percent-encoding); leading

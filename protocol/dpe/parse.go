@@ -145,6 +145,9 @@ func parsePath(raw, path string, u *URI) *protocol.Error {
 	if why != "" {
 		return invalid(raw, RuleSubPath, "doc-ref: "+why)
 	}
+	if doc == "." || doc == ".." {
+		return invalid(raw, RuleSubPath, "doc-ref may not be a dot-segment (\".\" or \"..\")")
+	}
 	u.DocRef = doc
 	if !more {
 		return nil // Level 1
@@ -183,6 +186,9 @@ func parsePath(raw, path string, u *URI) *protocol.Error {
 		if why != "" {
 			return invalid(raw, RuleSubPath, "element id: "+why)
 		}
+		if dec == "." || dec == ".." {
+			return invalid(raw, RuleSubPath, "element id may not be a dot-segment (\".\" or \"..\")")
+		}
 		u.ElementID = dec
 		return nil
 	case "":
@@ -195,8 +201,12 @@ func parsePath(raw, path string, u *URI) *protocol.Error {
 }
 
 // parseQuery splits and decodes the query; it never fails (see
-// decodeQueryComponent). Empty pieces ("a=1&&b=2") are skipped.
+// decodeQueryComponent). Empty pieces ("a=1&&b=2") are skipped. The values
+// share one backing array, each sliced with capacity 1 so that appending to
+// one never overwrites another.
 func parseQuery(query string, u *URI) {
+	n := strings.Count(query, "&") + 1
+	vals := make([]string, 0, n)
 	for query != "" {
 		var kv string
 		kv, query, _ = strings.Cut(query, "&")
@@ -205,10 +215,16 @@ func parseQuery(query string, u *URI) {
 		}
 		k, v, _ := strings.Cut(kv, "=")
 		if u.Query == nil {
-			u.Query = make(url.Values, 4)
+			u.Query = make(url.Values, n)
 		}
 		key := decodeQueryComponent(k)
-		u.Query[key] = append(u.Query[key], decodeQueryComponent(v))
+		i := len(vals)
+		vals = append(vals, decodeQueryComponent(v))
+		if prev, ok := u.Query[key]; ok {
+			u.Query[key] = append(prev, vals[i])
+		} else {
+			u.Query[key] = vals[i : i+1 : i+1]
+		}
 	}
 }
 

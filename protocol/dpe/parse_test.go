@@ -266,3 +266,14 @@ func TestLevelString(t *testing.T) {
 	assert.Equal(t, "element", dpe.LevelElement.String())
 	assert.Equal(t, "Level(7)", dpe.Level(7).String())
 }
+
+// Appending to one parameter's values never changes another's.
+func TestQueryValuesIndependent(t *testing.T) {
+	u, err := dpe.Parse("dpe://h/d?a=1&b=2&c=3")
+	require.NoError(t, err)
+	u.Query["a"] = append(u.Query["a"], "x")
+	u.Query.Add("b", "y")
+	assert.Equal(t, []string{"1", "x"}, u.Query["a"])
+	assert.Equal(t, []string{"2", "y"}, u.Query["b"])
+	assert.Equal(t, []string{"3"}, u.Query["c"])
+}
