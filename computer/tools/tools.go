@@ -1,0 +1,524 @@
+// Package tools aggregates the tools of a Computer's MCP servers into the
+// SMCPTool list client:get_tools answers, and runs client:tool_call
+// (PROTOCOL.md, Routed requests: SMCPTool and Tool calls).
+//
+// # Conversion
+//
+// Each MCP tool becomes an SMCPTool whose params_schema is its input schema
+// and return_schema its output schema (null when it has none). meta holds
+// simple values only, as the Python SDK publishes them: the tool's own
+// _meta entries (strings, booleans, numbers and homogeneous arrays of them
+// kept, anything else as JSON text), "a2c_tool_meta" = JSON text of the
+// merged ToolMeta (the tool's tool_meta entry over the server's
+// default_tool_meta, field by field) when there is one, and
+// "MCP_TOOL_ANNOTATION" = JSON text of the tool's annotations when it has
+// any.
+//
+// # Names
+//
+// A tool is published under its ToolMeta alias when set, else under its MCP
+// name. Tools listed in forbidden_tools (by MCP name or alias) are not
+// published; calling one answers 4002.
+//
+// When two servers publish the same name and no alias separates them (the
+// Python SDK refuses the whole tool list then), every tool involved is
+// published as "<server>__<name>" instead, and a warning names the servers
+// and suggests an alias. No server silently wins the bare name, so a name
+// an Agent saw never starts calling another server's tool because a server
+// started, stopped or restarted; the qualified form uses only characters
+// that LLM tool-calling APIs accept. Calling the bare name then answers
+// 4001 with a message listing the qualified names. A qualified name that
+// itself clashes with a published name is hidden (with a warning).
+//
+// # Calls
+//
+// Call resolves the requested name (unknown: 4001; forbidden: 4002), asks
+// the confirm hook unless the merged ToolMeta has auto_apply: true (no
+// hook: 4005; refused: 4005), runs tools/call on the owning server bounded
+// by the request's timeout (4004 when it expires) and relays the
+// server's CallToolResult as it is, adding _meta.a2c_tool_meta (the merged
+// ToolMeta) as the Python SDK does. A transport or JSON-RPC failure is
+// 4003; a call cancelled by server:tool_call_cancel (Cancel with its
+// req_id) is 4004. Every failure is an error CallToolResult (isError true,
+// one text content with the message, structuredContent {"error",
+// "error_type", "code"}: the Python SDK's shape plus the protocol code).
+//
+// Every call of a known, allowed tool (confirmed, refused or failed) is
+// appended to a bounded history (server, tool, time, success; 10 by default) whose
+// server names order the Desktop and the Finder.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Meta keys of an SMCPTool (PROTOCOL.md, SMCPTool).
+const (
+	MetaToolMeta   = "a2c_tool_meta"
+	MetaAnnotation = "MCP_TOOL_ANNOTATION"
+)
+
+// ClashSeparator joins server and tool name for clashing tools.
+const ClashSeparator = "__"
+
+// Caller runs tools/call on one server (implemented by *mcpclient.Conn):
+// the raw result JSON, or a *mcpsource.RPCError, a context error or a
+// transport error.
+type Caller interface {
+	CallTool(ctx context.Context, name string, args map[string]any) (json.RawMessage, error)
+}
+
+// ConfirmRequest is what the confirm hook is asked about.
+type ConfirmRequest struct {
+	protocol.ToolCallReq
+	// Server is the MCP server that owns the tool.
+	Server string
+	// Tool is the tool's MCP name on that server (ToolName may be an alias).
+	Tool string
+}
+
+// ConfirmFunc decides whether a tool call that is not auto_apply may run.
+type ConfirmFunc func(ctx context.Context, req ConfirmRequest) (bool, error)
+
+// Record is one entry of the tool-call history.
+type Record struct {
+	Server  string
+	Tool    string
+	Time    time.Time
+	Success bool
+}
+
+// Option configures a Set.
+type Option func(*Set)
+
+// WithConfirm sets the confirm hook.
+func WithConfirm(f ConfirmFunc) Option { return func(s *Set) { s.confirm = f } }
+
+// WithHistorySize bounds the history (default 10, as the Python SDK).
+func WithHistorySize(n int) Option {
+	return func(s *Set) {
+		if n > 0 {
+			s.historySize = n
+		}
+	}
+}
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(s *Set) { s.log = l } }
+
+type server struct {
+	cfg    protocol.MCPServerConfigBase
+	caller Caller
+	tools  []mcp.Tool
+}
+
+type entry struct {
+	server   string
+	original string
+	meta     *protocol.ToolMeta
+	caller   Caller
+	tool     protocol.SMCPTool
+}
+
+// Set is the aggregated tool set of a Computer. Safe for concurrent use.
+type Set struct {
+	confirm     ConfirmFunc
+	historySize int
+	log         *slog.Logger
+
+	mu        sync.Mutex
+	servers   map[string]*server
+	published map[string]*entry  // callable names
+	forbidden map[string]string  // name -> server, for 4002
+	ambiguous map[string][]string // bare name -> qualified names
+	list      []protocol.SMCPTool
+	inflight  map[string]context.CancelCauseFunc
+	history   []Record
+}
+
+// New returns an empty tool set.
+func New(opts ...Option) *Set {
+	s := &Set{historySize: 10, log: slog.Default(), servers: map[string]*server{}, published: map[string]*entry{},
+		forbidden: map[string]string{}, ambiguous: map[string][]string{}, inflight: map[string]context.CancelCauseFunc{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// SetServer records the tools of one server (after it came up or sent
+// tools/list_changed) and reports whether the published list changed.
+func (s *Set) SetServer(name string, cfg protocol.MCPServerConfigBase, caller Caller, tools []mcp.Tool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.servers[name] = &server{cfg: cfg, caller: caller, tools: tools}
+	return s.rebuild()
+}
+
+// RemoveServer withdraws a server's tools (it stopped or crashed) and
+// reports whether the published list changed.
+func (s *Set) RemoveServer(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.servers[name]; !ok {
+		return false
+	}
+	delete(s.servers, name)
+	return s.rebuild()
+}
+
+// List is the published tools, sorted by name (client:get_tools).
+func (s *Set) List() []protocol.SMCPTool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.list)
+}
+
+// MergedMeta is the tool's tool_meta entry over default_tool_meta, field
+// by field (nil when neither is set).
+func MergedMeta(cfg protocol.MCPServerConfigBase, tool string) *protocol.ToolMeta {
+	specific, hasSpecific := cfg.ToolMeta[tool]
+	def := cfg.DefaultToolMeta
+	if !hasSpecific && def == nil {
+		return nil
+	}
+	var m protocol.ToolMeta
+	if def != nil {
+		m = *def
+	}
+	if hasSpecific {
+		if specific.Alias != nil {
+			m.Alias = specific.Alias
+		}
+		if specific.AutoApply != nil {
+			m.AutoApply = specific.AutoApply
+		}
+		if specific.RetObjectMapper != nil {
+			m.RetObjectMapper = specific.RetObjectMapper
+		}
+		if specific.Tags != nil {
+			m.Tags = specific.Tags
+		}
+	}
+	return &m
+}
+
+// rebuild recomputes the published names; s.mu held.
+func (s *Set) rebuild() bool {
+	type cand struct {
+		display string
+		e       *entry
+	}
+	byName := map[string][]cand{}
+	forbidden := map[string]string{}
+	names := make([]string, 0, len(s.servers))
+	for n := range s.servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, srv := range names {
+		sv := s.servers[srv]
+		for _, t := range sv.tools {
+			meta := MergedMeta(sv.cfg, t.Name)
+			display := t.Name
+			if meta != nil && meta.Alias != nil && *meta.Alias != "" {
+				display = *meta.Alias
+			}
+			if slices.Contains(sv.cfg.ForbiddenTools, t.Name) || slices.Contains(sv.cfg.ForbiddenTools, display) {
+				forbidden[display] = srv
+				continue
+			}
+			e := &entry{server: srv, original: t.Name, meta: meta, caller: sv.caller, tool: Convert(t, meta)}
+			byName[display] = append(byName[display], cand{display: display, e: e})
+		}
+	}
+	published := map[string]*entry{}
+	ambiguous := map[string][]string{}
+	clashes := map[string][]cand{}
+	for name, cs := range byName {
+		if len(cs) == 1 {
+			published[name] = cs[0].e
+		} else {
+			clashes[name] = cs
+		}
+	}
+	for name, cs := range clashes {
+		var servers []string
+		for _, c := range cs {
+			servers = append(servers, c.e.server)
+			q := c.e.server + ClashSeparator + name
+			if _, taken := published[q]; taken {
+				s.log.Warn("qualified tool name clashes with another tool: hidden", "tool", q, "server", c.e.server)
+				continue
+			}
+			published[q] = c.e
+			ambiguous[name] = append(ambiguous[name], q)
+		}
+		s.log.Warn("tool name published by several MCP servers: publishing qualified names; set a tool_meta alias to choose",
+			"tool", name, "servers", servers, "published_as", ambiguous[name])
+	}
+	list := make([]protocol.SMCPTool, 0, len(published))
+	for name, e := range published {
+		t := e.tool
+		t.Name = name
+		list = append(list, t)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	for name := range forbidden {
+		if _, ok := published[name]; ok {
+			delete(forbidden, name) // another server publishes it: calls go there
+		}
+	}
+	changed := !reflect.DeepEqual(list, s.list)
+	s.published, s.forbidden, s.ambiguous, s.list = published, forbidden, ambiguous, list
+	return changed
+}
+
+// Convert turns an MCP tool into an SMCPTool (see the package
+// documentation); meta is its merged ToolMeta or nil.
+func Convert(t mcp.Tool, meta *protocol.ToolMeta) protocol.SMCPTool {
+	out := protocol.SMCPTool{Name: t.Name, Description: t.Description, ParamsSchema: map[string]any{}}
+	// Round-trip through mcp-go's encoding to get the schemas as the
+	// server wrote them (raw or structured).
+	if b, err := json.Marshal(t); err == nil {
+		var m struct {
+			InputSchema  map[string]any `json:"inputSchema"`
+			OutputSchema map[string]any `json:"outputSchema"`
+		}
+		if json.Unmarshal(b, &m) == nil {
+			if m.InputSchema != nil {
+				out.ParamsSchema = m.InputSchema
+			}
+			out.ReturnSchema = m.OutputSchema
+		}
+	}
+	md := map[string]any{}
+	if t.Meta != nil {
+		for k, v := range t.Meta.AdditionalFields {
+			md[k] = simpleValue(v)
+		}
+	}
+	if meta != nil {
+		if b, err := json.Marshal(meta); err == nil {
+			md[MetaToolMeta] = string(b)
+		}
+	}
+	if a := t.Annotations; a != (mcp.ToolAnnotation{}) {
+		if b, err := json.Marshal(a); err == nil {
+			md[MetaAnnotation] = string(b)
+		}
+	}
+	if len(md) > 0 {
+		out.Meta = md
+	}
+	return out
+}
+
+// simpleValue keeps strings, booleans, numbers and homogeneous arrays of
+// them; anything else becomes its JSON text.
+func simpleValue(v any) any {
+	switch t := v.(type) {
+	case string, bool, float64, float32, int, int64, int32, json.Number:
+		return t
+	case []any:
+		if homogeneous(t) {
+			return t
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func homogeneous(a []any) bool {
+	kind := ""
+	for _, x := range a {
+		var k string
+		switch x.(type) {
+		case string:
+			k = "s"
+		case bool:
+			k = "b"
+		case float64, json.Number:
+			k = "n"
+		default:
+			return false
+		}
+		if kind != "" && k != kind {
+			return false
+		}
+		kind = k
+	}
+	return true
+}
+
+// errorResult is the error CallToolResult of a failed call.
+func errorResult(e *protocol.Error) protocol.CallToolResult {
+	t := true
+	text := e.Message
+	return protocol.CallToolResult{
+		Content:           []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &text}},
+		IsError:           &t,
+		StructuredContent: map[string]any{"error": e.Message, "error_type": e.Code.String(), "code": int(e.Code)},
+	}
+}
+
+// ErrorResult is exported for callers that fail before reaching the set
+// (for example the Computer when the request is malformed).
+func ErrorResult(e *protocol.Error) protocol.CallToolResult { return errorResult(e) }
+
+var (
+	errCancelled = errors.New("cancelled by server:tool_call_cancel")
+	errTimeout   = errors.New("tool call timeout")
+)
+
+// Call runs one client:tool_call (see the package documentation). It
+// always returns a result; failures are error results.
+func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
+	s.mu.Lock()
+	e, ok := s.published[req.ToolName]
+	_, isForbidden := s.forbidden[req.ToolName]
+	qnames := s.ambiguous[req.ToolName]
+	s.mu.Unlock()
+	if !ok {
+		if isForbidden {
+			return errorResult(protocol.NewToolDisabled("tool %q is disabled by the Computer's configuration", req.ToolName))
+		}
+		if len(qnames) > 0 {
+			return errorResult(protocol.NewToolNotFound("tool %q is published by several MCP servers; call one of %s", req.ToolName, strings.Join(qnames, ", ")))
+		}
+		return errorResult(protocol.NewToolNotFound("tool %q not found", req.ToolName))
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if req.ReqID != "" {
+		s.mu.Lock()
+		s.inflight[req.ReqID] = cancel
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.inflight, req.ReqID)
+			s.mu.Unlock()
+		}()
+	}
+
+	if e.meta == nil || e.meta.AutoApply == nil || !*e.meta.AutoApply {
+		if s.confirm == nil {
+			s.record(e.server, e.original, false)
+			return errorResult(protocol.NewToolRequiresConfirmation("tool %q requires confirmation and this Computer has no confirm hook", req.ToolName))
+		}
+		okc, err := s.confirm(ctx, ConfirmRequest{ToolCallReq: req, Server: e.server, Tool: e.original})
+		switch {
+		case context.Cause(ctx) == errCancelled:
+			s.record(e.server, e.original, false)
+			return errorResult(protocol.NewToolTimeout("tool call %s cancelled while awaiting confirmation", req.ReqID))
+		case err != nil:
+			s.record(e.server, e.original, false)
+			return errorResult(protocol.NewToolRequiresConfirmation("confirmation of tool %q failed: %v", req.ToolName, err))
+		case !okc:
+			s.record(e.server, e.original, false)
+			return errorResult(protocol.NewToolRequiresConfirmation("tool call %q was not confirmed", req.ToolName))
+		}
+	}
+
+	callCtx := ctx
+	if req.Timeout > 0 {
+		var c context.CancelFunc
+		callCtx, c = context.WithTimeoutCause(ctx, time.Duration(req.Timeout)*time.Second, errTimeout)
+		defer c()
+	}
+	raw, err := e.caller.CallTool(callCtx, e.original, req.Params)
+	if err != nil {
+		s.record(e.server, e.original, false)
+		switch cause := context.Cause(callCtx); {
+		case cause == errCancelled:
+			return errorResult(protocol.NewToolTimeout("tool call %s cancelled by the agent", req.ReqID))
+		case cause == errTimeout:
+			return errorResult(protocol.NewToolTimeout("tool %q did not finish within %d s", req.ToolName, req.Timeout))
+		}
+		var rpc *mcpsource.RPCError
+		if errors.As(err, &rpc) {
+			return errorResult(protocol.NewToolExecutionFailed("tool %q failed: %s", req.ToolName, rpc.Message).With("mcp_code", rpc.Code))
+		}
+		if ctx.Err() != nil {
+			return errorResult(protocol.NewToolExecutionFailed("tool %q interrupted: the Computer is shutting down", req.ToolName))
+		}
+		return errorResult(protocol.NewToolExecutionFailed("tool %q failed: %v", req.ToolName, err))
+	}
+	var res protocol.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		s.record(e.server, e.original, false)
+		return errorResult(protocol.NewToolExecutionFailed("tool %q returned an invalid result: %v", req.ToolName, err))
+	}
+	if res.Content == nil {
+		res.Content = []protocol.ContentBlock{}
+	}
+	if e.meta != nil {
+		if res.Meta == nil {
+			res.Meta = map[string]any{}
+		}
+		var mm map[string]any
+		if b, err := json.Marshal(e.meta); err == nil && json.Unmarshal(b, &mm) == nil {
+			res.Meta[MetaToolMeta] = mm
+		}
+	}
+	s.record(e.server, e.original, res.IsError == nil || !*res.IsError)
+	return res
+}
+
+// Cancel cancels the in-flight call with this req_id
+// (server:tool_call_cancel); false when there is none.
+func (s *Set) Cancel(reqID string) bool {
+	s.mu.Lock()
+	cancel, ok := s.inflight[reqID]
+	s.mu.Unlock()
+	if ok {
+		cancel(errCancelled)
+	}
+	return ok
+}
+
+func (s *Set) record(server, tool string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.history = append(s.history, Record{Server: server, Tool: tool, Time: time.Now(), Success: ok})
+	if over := len(s.history) - s.historySize; over > 0 {
+		s.history = slices.Delete(s.history, 0, over)
+	}
+}
+
+// History is the bounded tool-call history, oldest first.
+func (s *Set) History() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.history)
+}
+
+// HistoryServers is the server names of the history, oldest first (the
+// history argument of the Desktop and Finder organizers).
+func (s *Set) HistoryServers() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.history))
+	for i, r := range s.history {
+		out[i] = r.Server
+	}
+	return out
+}
