@@ -142,8 +142,8 @@ type Set struct {
 
 	mu        sync.Mutex
 	servers   map[string]*server
-	published map[string]*entry  // callable names
-	forbidden map[string]string  // name -> server, for 4002
+	published map[string]*entry   // callable names
+	forbidden map[string]string   // name -> server, for 4002
 	ambiguous map[string][]string // bare name -> qualified names
 	list      []protocol.SMCPTool
 	inflight  map[string]context.CancelCauseFunc
