@@ -68,7 +68,10 @@ func Connect(tb testing.TB, name string, tr transport.Interface) *Client {
 // 2025-11-25, as the Computer's manager does.
 func New(ctx context.Context, name string, tr transport.Interface) (*Client, error) {
 	mc := client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
-	if err := mc.Start(ctx); err != nil {
+	// Start's context bounds the connection's life (the stdio child runs
+	// under exec.CommandContext, the HTTP listener stops with it): only
+	// Close ends it.
+	if err := mc.Start(context.Background()); err != nil {
 		return nil, err
 	}
 	s := &Client{name: name, c: mc}
@@ -181,4 +184,20 @@ func (s *Client) ReadResource(ctx context.Context, uri string) ([]mcp.ResourceCo
 		return nil, err
 	}
 	return res.Contents, nil
+}
+
+// CallTool calls a tool of the server (the testmcp program's mutate tool, for
+// example) and fails on a JSON-RPC error or an error result.
+func (s *Client) CallTool(ctx context.Context, name string, args map[string]any) error {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := s.c.CallTool(ctx, req)
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return fmt.Errorf("tool %s: error result", name)
+	}
+	return nil
 }
