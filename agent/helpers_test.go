@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -90,4 +91,14 @@ func requireCode(t *testing.T, err error, code protocol.Code) *protocol.Error {
 	require.True(t, errors.As(err, &perr), "not a *protocol.Error: %T %v", err, err)
 	require.Equal(t, code, perr.Code, "error: %v", err)
 	return perr
+}
+
+// mustJSON returns v as the generic JSON value a Socket.IO peer sees.
+func mustJSON(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	var out any
+	require.NoError(t, json.Unmarshal(b, &out))
+	return out
 }

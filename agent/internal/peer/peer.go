@@ -193,7 +193,7 @@ func (p *Peer) onEvent(ctx context.Context, s *socket.Socket, event string, args
 	h := p.handlers[event]
 	p.mu.Unlock()
 	if h == nil {
-		h = p.World.handler(event)
+		h = p.World.Handler(event)
 	}
 	if h == nil {
 		return
