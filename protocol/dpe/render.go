@@ -9,38 +9,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
-// Rendering of DPE content (finder-spec.md, "Markdown 渲染规则").
-//
-// Markdown follows the spec's table exactly:
-//
-//	heading      "#" × level (1..6, default 1) + " " + text
-//	text         the text as is (paragraph breaks kept; leading and trailing
-//	             line breaks dropped)
-//	table,       a Markdown table: '|' in a cell is written "\|", a line break
-//	pivot_table  "<br>"; rows shorter than the widest row (or the headers) are
-//	             padded; without headers the header row is empty
-//	list         "1. ", "2. ", … when ordered, "- " otherwise; continuation
-//	             lines of an item are indented under it
-//	code         a ``` fence with the language (a longer fence when the code
-//	             holds a run of three or more backticks)
-//	chart        "[图表: {title}] {data_summary}" (title falls back to the summary)
-//	image        "![{alt}]({url})" with a url, else "[图片: {description}]"
-//	link         "[{text}]({url})" (text falls back to the url)
-//	formula      "$ {expression} $"
-//	any other    "[{category}: {summary}]"
-//
-// An element whose content lacks what its rule needs (a heading without
-// text, a link without url, a table without rows or headers, …) falls back
-// to the last rule. Elements are separated by a blank line; an element that
-// renders to nothing is skipped.
-//
-// Plain text carries the same information without Markdown syntax: heading
-// and text as their text, tables as tab-separated lines (headers first; tabs
-// and line breaks in a cell become spaces), lists with the same "1. " / "- "
-// markers, code as is, charts and other categories as in Markdown, an image
-// as "[图片: {alt}] {url}", a link as "{text} ({url})" (just the url when the
-// text is empty or equal to it), a formula as its expression.
-
+// mode selects Markdown or plain-text output (rules in the package doc).
 type mode bool
 
 const (
