@@ -1,0 +1,313 @@
+package server
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+)
+
+// session is one socket admitted to /smcp. Everything below sock is guarded
+// by Server.mu.
+type session struct {
+	id     string
+	sock   *socket.Socket
+	remote string
+
+	role   protocol.Role // fixed by the first successful join
+	name   string        // registered while the session is in an office
+	office string        // "" when in no office
+	closed bool          // disconnect cleanup ran
+	gone   chan struct{} // closed by the disconnect cleanup
+
+	inbound  map[*call]struct{} // requests routed to this session (a Computer)
+	outbound map[*call]struct{} // requests this session made (an Agent)
+}
+
+// identity returns the session's registered name and role for log lines.
+func (sess *session) identity(s *Server) (string, protocol.Role) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sess.name, sess.role
+}
+
+// reply answers an event's ack at most once. A nil ack (the sender asked for
+// none) makes every answer a no-op.
+type reply struct {
+	ack   socket.Ack
+	arity int
+	once  sync.Once
+}
+
+func newReply(ack socket.Ack, arity int) *reply { return &reply{ack: ack, arity: arity} }
+
+func (r *reply) asked() bool { return r != nil && r.ack != nil }
+
+func (r *reply) send(values ...any) {
+	if !r.asked() {
+		return
+	}
+	r.once.Do(func() { r.ack(values, nil) })
+}
+
+// ok answers success: (true, nil) for the two-value office acks, no value for
+// events that define no ack.
+func (r *reply) ok() {
+	if r.arity == 2 {
+		r.send(true, nil)
+		return
+	}
+	r.send()
+}
+
+// fail answers a refusal: (false, "<code> <Name>: message") for the
+// two-value office acks (PROTOCOL.md keeps (bool, reason) there), the flat
+// ErrorPayload otherwise.
+func (r *reply) fail(e *protocol.Error) {
+	if r.arity == 2 {
+		r.send(false, e.Error())
+		return
+	}
+	r.send(e)
+}
+
+// joinOffice handles server:join_office (PROTOCOL.md, Offices).
+func (s *Server) joinOffice(sess *session, payload any, r *reply) {
+	const ev = protocol.EventJoinOffice
+	if err := protocol.ValidateValue(ev, protocol.Request, payload); err != nil {
+		s.refuse(sess, ev, "", r, protocol.AsError(err))
+		return
+	}
+	m := payload.(map[string]any)
+	role := protocol.Role(m["role"].(string))
+	name := m["name"].(string)
+	office := m["office_id"].(string)
+
+	noop, err := s.join(sess, role, name, office)
+	if err != nil {
+		s.refuse(sess, ev, "", r, err)
+		return
+	}
+	if noop {
+		s.log.Debug("join is a no-op", "sid", sess.id, "name", name, "office_id", office)
+	} else {
+		s.log.Info("joined office", "sid", sess.id, "role", string(role), "name", name, "office_id", office)
+	}
+	r.ok()
+}
+
+// join applies the office rules under the lock: fixed role, one office per
+// Agent, one Agent per office, a name held by one live session, and the
+// Computer's office switch (leave broadcast to the old office first).
+func (s *Server) join(sess *session, role protocol.Role, name, office string) (noop bool, _ *protocol.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess.closed {
+		return false, protocol.NewInternal("session is closing")
+	}
+	if sess.role != "" && sess.role != role {
+		return false, protocol.NewForbidden("a session's role is fixed: this session joined as %s", sess.role)
+	}
+	if sess.office == office {
+		if sess.name == name {
+			return true, nil
+		}
+		return false, protocol.NewForbidden("already in office %q as %q; leave it before joining under another name", office, sess.name)
+	}
+	if role == protocol.RoleAgent && sess.office != "" {
+		return false, protocol.NewForbidden("agent %q is already in office %q; leave it before joining another", sess.name, sess.office)
+	}
+	if other := s.names[name]; other != nil && other != sess {
+		if other.office == office && other.role == protocol.RoleComputer && role == protocol.RoleComputer {
+			return false, protocol.NewForbidden("a computer named %q is already in office %q", name, office)
+		}
+		return false, protocol.NewForbidden("name %q is already registered by another session", name)
+	}
+	if role == protocol.RoleAgent {
+		for m := range s.offices[office] {
+			if m.role == protocol.RoleAgent {
+				return false, protocol.NewRoomFull("office %q already has an agent", office)
+			}
+		}
+	}
+	if sess.office != "" { // a Computer switching offices
+		s.leaveLocked(sess)
+	}
+	sess.role, sess.name, sess.office = role, name, office
+	s.names[name] = sess
+	members := s.offices[office]
+	if members == nil {
+		members = map[*session]struct{}{}
+		s.offices[office] = members
+	}
+	members[sess] = struct{}{}
+	sess.sock.Join(socket.Room(office))
+	s.broadcastLocked(office, sess, protocol.NotifyEnterOffice, presence(sess))
+	return false, nil
+}
+
+// leaveOffice handles server:leave_office.
+func (s *Server) leaveOffice(sess *session, payload any, r *reply) {
+	const ev = protocol.EventLeaveOffice
+	if err := protocol.ValidateValue(ev, protocol.Request, payload); err != nil {
+		s.refuse(sess, ev, "", r, protocol.AsError(err))
+		return
+	}
+	office := payload.(map[string]any)["office_id"].(string)
+	name, err := s.leave(sess, office)
+	if err != nil {
+		s.refuse(sess, ev, "", r, err)
+		return
+	}
+	s.log.Info("left office", "sid", sess.id, "name", name, "office_id", office)
+	r.ok()
+}
+
+func (s *Server) leave(sess *session, office string) (string, *protocol.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess.office != office {
+		if len(s.offices[office]) == 0 {
+			return "", protocol.NewRoomNotFound("office %q does not exist", office)
+		}
+		return "", protocol.NewNotInRoom("this session is not in office %q", office)
+	}
+	name := sess.name
+	s.leaveLocked(sess)
+	return name, nil
+}
+
+// leaveLocked broadcasts notify:leave_office to the session's office
+// (skipping it), then unregisters its name and membership. The caller holds
+// s.mu and has checked that the session is in an office.
+func (s *Server) leaveLocked(sess *session) {
+	office := sess.office
+	s.broadcastLocked(office, sess, protocol.NotifyLeaveOffice, presence(sess))
+	if s.names[sess.name] == sess {
+		delete(s.names, sess.name)
+	}
+	if members := s.offices[office]; members != nil {
+		delete(members, sess)
+		if len(members) == 0 {
+			delete(s.offices, office)
+		}
+	}
+	sess.sock.Leave(socket.Room(office))
+	sess.office, sess.name = "", ""
+}
+
+// presence is the notify:enter_office / notify:leave_office payload.
+func presence(sess *session) map[string]any {
+	m := map[string]any{"office_id": sess.office}
+	if sess.role == protocol.RoleComputer {
+		m["computer"] = sess.name
+	} else {
+		m["agent"] = sess.name
+	}
+	return m
+}
+
+// broadcastLocked emits a notify:* event to an office, skipping one session.
+// Emitting only queues the packets, so it is safe under s.mu and keeps the
+// notifications in the order of the state changes.
+func (s *Server) broadcastLocked(office string, skip *session, event string, payload any) {
+	op := s.nsp.To(socket.Room(office))
+	if skip != nil {
+		op = op.Except(socket.Room(skip.sock.Id()))
+	}
+	if err := op.Emit(event, payload); err != nil {
+		s.log.Error("broadcast failed", "event", event, "office_id", office, "error", err.Error())
+	}
+}
+
+// listRoom handles server:list_room: only an Agent inside that office may
+// list it.
+func (s *Server) listRoom(sess *session, payload any, r *reply) {
+	const ev = protocol.EventListRoom
+	if err := protocol.ValidateValue(ev, protocol.Request, payload); err != nil {
+		s.refuse(sess, ev, reqIDOf(payload), r, protocol.AsError(err))
+		return
+	}
+	m := payload.(map[string]any)
+	reqID := m["req_id"].(string)
+	ret, err := s.roomSessions(sess, m["agent"].(string), m["office_id"].(string))
+	if err != nil {
+		s.refuse(sess, ev, reqID, r, err)
+		return
+	}
+	ret.ReqID = reqID
+	r.send(ret)
+}
+
+func (s *Server) roomSessions(sess *session, agent, office string) (*protocol.ListRoomRet, *protocol.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkAgentLocked(sess, agent, protocol.EventListRoom); err != nil {
+		return nil, err
+	}
+	if office != sess.office {
+		return nil, protocol.NewCrossRoomAccess("an agent may only list its own office %q", sess.office)
+	}
+	ret := &protocol.ListRoomRet{Sessions: []protocol.SessionInfo{}}
+	for m := range s.offices[office] {
+		ret.Sessions = append(ret.Sessions, protocol.SessionInfo{Sid: m.id, Name: m.name, Role: m.role, OfficeID: office})
+	}
+	slices.SortFunc(ret.Sessions, func(a, b protocol.SessionInfo) int {
+		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
+	})
+	return ret, nil
+}
+
+// checkAgentLocked is the sender check shared by routed requests,
+// server:list_room and server:tool_call_cancel: an Agent (403 for a Computer)
+// inside an office (4103) whose registered name is the request's agent field
+// (403).
+func (s *Server) checkAgentLocked(sess *session, agent, event string) *protocol.Error {
+	if sess.role == protocol.RoleComputer {
+		return protocol.NewForbidden("%s may only be sent by an agent", event)
+	}
+	if sess.office == "" {
+		return protocol.NewNotInRoom("join an office as an agent before sending %s", event)
+	}
+	if agent != sess.name {
+		return protocol.NewForbidden("agent field %q is not the sender's registered name", clip(agent, 64))
+	}
+	return nil
+}
+
+// disconnected cleans up after a socket: the leave broadcast, the name, and
+// the routed requests in both directions. It is idempotent: the library may
+// fire "disconnect" twice.
+func (s *Server) disconnected(sess *session, reason string) {
+	s.mu.Lock()
+	if sess.closed {
+		s.mu.Unlock()
+		return
+	}
+	sess.closed = true
+	close(sess.gone)
+	name, office := sess.name, sess.office
+	if sess.office != "" {
+		s.leaveLocked(sess)
+	}
+	delete(s.sessions, sess.sock.Id())
+	failed := s.detachCallsLocked(sess)
+	s.mu.Unlock()
+
+	for _, c := range failed {
+		s.log.Warn("request failed: computer disconnected", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
+		c.reply.send(protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected"))
+	}
+	s.log.Info("session disconnected", "sid", sess.id, "reason", reason, "name", name, "office_id", office)
+}
+
+func reqIDOf(payload any) string {
+	if m, ok := payload.(map[string]any); ok {
+		if id, ok := m["req_id"].(string); ok {
+			return clip(id, 128)
+		}
+	}
+	return ""
+}

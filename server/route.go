@@ -1,0 +1,201 @@
+package server
+
+import (
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+)
+
+// call is one routed request in flight: the Agent's ack waits for the
+// Computer's single ack value, the timer, or the Computer's disconnect,
+// whichever comes first. done and the table entries are guarded by Server.mu.
+type call struct {
+	seq          uint64
+	event        string
+	reqID        string
+	agent        *session
+	computer     *session
+	computerName string
+	reply        *reply
+	timer        *time.Timer
+	started      time.Time
+	done         bool
+}
+
+// route handles every client:* event (PROTOCOL.md, Routed requests). The
+// checks run in this order: schema (400), sender is an Agent (403) inside an
+// office (4103), agent field is the sender's name (403), the Computer exists
+// (404), the Computer shares the office (4104). The request is then emitted to
+// that one Computer's socket with the Server's own timer, and the Computer's
+// single ack value goes back to the Agent unchanged.
+func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *reply) {
+	if err := protocol.ValidateValue(info.Name, protocol.Request, payload); err != nil {
+		s.refuse(sess, info.Name, reqIDOf(payload), r, protocol.AsError(err))
+		return
+	}
+	m := payload.(map[string]any)
+	reqID := m["req_id"].(string)
+	timeout := s.cfg.requestTimeout
+	if info.Name == protocol.EventToolCall {
+		timeout = toolCallTimeout(m["timeout"], s.cfg.toolCallMargin)
+	}
+	c, err := s.admit(sess, info.Name, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
+	if err != nil {
+		s.refuse(sess, info.Name, reqID, r, err)
+		return
+	}
+	ack := socket.Ack(func(args []any, _ error) { s.answered(c, args) })
+	if err := c.computer.sock.Emit(info.Name, payload, ack); err != nil {
+		s.finish(c, protocol.NewInternal("could not forward %s: %v", info.Name, err))
+	}
+}
+
+// toolCallTimeout is the request's own timeout (whole seconds) plus margin,
+// capped so that a huge value cannot overflow.
+func toolCallTimeout(v any, margin time.Duration) time.Duration {
+	secs, _ := v.(float64)
+	d := maxToolCallTimeout
+	if secs < maxToolCallTimeout.Seconds() {
+		d = time.Duration(secs * float64(time.Second))
+	}
+	return d + margin
+}
+
+// admit runs the sender and target checks and registers the call, under one
+// lock so that a Computer disconnecting concurrently either is not found or
+// fails the call at once.
+func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *reply, timeout time.Duration) (*call, *protocol.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return nil, protocol.NewInternal("server is shutting down")
+	}
+	if err := s.checkAgentLocked(sess, agent, event); err != nil {
+		return nil, err
+	}
+	target := s.names[computer]
+	if target == nil || target.role != protocol.RoleComputer {
+		return nil, protocol.NewNotFound("no computer named %q", clip(computer, 64))
+	}
+	if target.office != sess.office {
+		return nil, protocol.NewCrossRoomAccess("computer %q is not in office %q", computer, sess.office)
+	}
+	s.seq++
+	c := &call{
+		seq:          s.seq,
+		event:        event,
+		reqID:        reqID,
+		agent:        sess,
+		computer:     target,
+		computerName: computer,
+		reply:        r,
+		started:      time.Now(),
+	}
+	s.calls[c] = struct{}{}
+	sess.outbound[c] = struct{}{}
+	target.inbound[c] = struct{}{}
+	c.timer = time.AfterFunc(timeout, func() {
+		if s.finish(c, protocol.NewTimeout("computer %q did not answer %s within %v", computer, event, timeout).With("req_id", reqID)) {
+			s.log.Warn("request timed out", "event", event, "req_id", reqID, "computer", computer, "timeout", timeout.String())
+		}
+	})
+	return c, nil
+}
+
+// answered receives the Computer's ack. Exactly one value is relayed as is
+// (after validation when WithValidateAnswers is on); any other count is a
+// protocol violation answered with 500.
+func (s *Server) answered(c *call, args []any) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("ack handler panicked", "event", c.event, "req_id", c.reqID)
+			s.finish(c, protocol.NewInternal("internal error while relaying %s", c.event))
+		}
+	}()
+	if len(args) != 1 {
+		s.finishLogged(c, protocol.NewInternal("computer %q answered %s with %d values; the protocol expects one", c.computerName, c.event, len(args)))
+		return
+	}
+	if s.cfg.validateAnswers {
+		if err := protocol.ValidateValue(c.event, protocol.Ack, args[0]); err != nil {
+			e := protocol.AsError(err)
+			out := protocol.NewInternal("computer %q answered %s with an invalid payload: %s", c.computerName, c.event, e.Message)
+			if v, ok := e.Details["violations"]; ok {
+				out = out.With("violations", v)
+			}
+			s.finishLogged(c, out)
+			return
+		}
+	}
+	if s.finish(c, args[0]) {
+		s.log.Debug("request answered", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "elapsed", time.Since(c.started).String())
+	} else {
+		s.log.Debug("late answer dropped", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
+	}
+}
+
+func (s *Server) finishLogged(c *call, e *protocol.Error) {
+	if s.finish(c, e) {
+		s.log.Warn("computer answer refused", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "code", int(e.Code), "reason", e.Message)
+	}
+}
+
+// finish answers the Agent once and removes the call from every table. It
+// reports whether this was the first outcome.
+func (s *Server) finish(c *call, value any) bool {
+	s.mu.Lock()
+	if c.done {
+		s.mu.Unlock()
+		return false
+	}
+	s.removeCallLocked(c)
+	s.mu.Unlock()
+	c.reply.send(value)
+	return true
+}
+
+func (s *Server) removeCallLocked(c *call) {
+	c.done = true
+	c.timer.Stop()
+	delete(s.calls, c)
+	delete(c.agent.outbound, c)
+	delete(c.computer.inbound, c)
+	if s.closing && len(s.calls) == 0 {
+		select {
+		case <-s.drained:
+		default:
+			close(s.drained)
+		}
+	}
+}
+
+// detachCallsLocked removes the calls of a disconnecting session: the ones
+// routed to it (returned, to be failed at once) and the ones it made (its
+// answer can no longer be delivered).
+func (s *Server) detachCallsLocked(sess *session) []*call {
+	var failed []*call
+	for c := range sess.inbound {
+		s.removeCallLocked(c)
+		failed = append(failed, c)
+	}
+	for c := range sess.outbound {
+		s.removeCallLocked(c)
+	}
+	return failed
+}
+
+// failAll answers every call in flight with e (used by Close).
+func (s *Server) failAll(e *protocol.Error) {
+	s.mu.Lock()
+	var pending []*call
+	for c := range s.calls {
+		s.removeCallLocked(c)
+		pending = append(pending, c)
+	}
+	s.mu.Unlock()
+	for _, c := range pending {
+		s.log.Warn("request failed: server closing", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
+		c.reply.send(e.With("req_id", c.reqID))
+	}
+}

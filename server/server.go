@@ -1,0 +1,360 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
+)
+
+// Server is the A2C-SMCP signalling Server (PROTOCOL.md): it authenticates
+// Socket.IO connections to the /smcp namespace, keeps the offices and the
+// namespace-wide name registry, routes client:* requests from an Agent to one
+// Computer of its office, and broadcasts notify:* events. Create it with New,
+// mount Handler on your mux at "/socket.io/", stop it with Close.
+type Server struct {
+	cfg     *config
+	log     *slog.Logger
+	io      *socket.Server
+	nsp     socket.Namespace
+	engine  http.Handler
+	handler http.Handler
+	known   map[string]*protocol.EventInfo
+
+	// ctx is cancelled by Close; authentication runs under it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	closeOnce sync.Once
+	stopped   atomic.Bool // the Socket.IO server is closed
+	authWG    sync.WaitGroup
+
+	mu       sync.Mutex
+	closing  bool
+	sessions map[socket.SocketId]*session
+	names    map[string]*session              // namespace-wide name registry
+	offices  map[string]map[*session]struct{} // office id → members
+	calls    map[*call]struct{}               // routed requests in flight
+	drained  chan struct{}                    // closed when closing and calls is empty
+	seq      uint64
+}
+
+// New returns a Server configured by opts. Authentication must be configured
+// (WithAPIKeys or WithAuth); New fails otherwise, and on invalid options.
+func New(opts ...Option) (*Server, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o(cfg); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
+	if err := cfg.finish(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.logger,
+		known:    map[string]*protocol.EventInfo{},
+		sessions: map[socket.SocketId]*session{},
+		names:    map[string]*session{},
+		offices:  map[string]map[*session]struct{}{},
+		calls:    map[*call]struct{}{},
+		drained:  make(chan struct{}),
+	}
+	for _, info := range protocol.Events() {
+		s.known[info.Name] = info
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+
+	so := socket.DefaultServerOptions()
+	so.SetServeClient(false)
+	so.SetMaxHttpBufferSize(cfg.maxPayloadBytes)
+	if len(cfg.corsOrigins) > 0 {
+		var origin any = cfg.corsOrigins
+		if len(cfg.corsOrigins) == 1 {
+			origin = cfg.corsOrigins[0]
+		} else {
+			list := make([]any, len(cfg.corsOrigins))
+			for i, o := range cfg.corsOrigins {
+				list[i] = o
+			}
+			origin = list
+		}
+		so.SetCors(&types.Cors{Origin: origin, Credentials: true})
+	}
+	s.io = socket.NewServer(nil, so)
+	s.engine = s.io.ServeHandler(nil)
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.stopped.Load() {
+			http.Error(w, "smcp server closed", http.StatusServiceUnavailable)
+			return
+		}
+		s.engine.ServeHTTP(w, r)
+	})
+
+	// Only /smcp is served: the default namespace refuses every client.
+	s.io.Use(func(_ *socket.Socket, next func(*socket.ExtendedError)) {
+		next(socket.NewExtendedError("use the "+protocol.Namespace+" namespace", map[string]any{"code": int(protocol.CodeNotFound)}))
+	})
+	s.nsp = s.io.Of(protocol.Namespace, nil)
+	s.nsp.Use(s.authenticate)
+	if err := s.nsp.On("connection", s.onConnection); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return s, nil
+}
+
+// Handler returns the http.Handler of the Socket.IO endpoint; mount it at
+// "/socket.io/" (the path every Socket.IO client uses by default). After
+// Close it answers 503.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// authenticate is the namespace middleware: it runs the AuthProvider off the
+// transport goroutine and admits or refuses the connection (PROTOCOL.md,
+// Connection and auth). Neither the key nor the auth payload is logged.
+func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedError)) {
+	hs := sock.Handshake()
+	req := &AuthRequest{Header: http.Header{}, Auth: hs.Auth, RemoteAddr: hs.Address}
+	if r := sock.Request(); r != nil {
+		for k, vs := range r.Headers().All() {
+			req.Header[http.CanonicalHeaderKey(k)] = vs
+		}
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		next(connectError(protocol.NewInternal("server is shutting down")))
+		return
+	}
+	s.authWG.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.authWG.Done()
+		err := s.runAuth(req)
+		if err == nil {
+			next(nil)
+			return
+		}
+		s.log.Warn("connection refused", "remote", req.RemoteAddr, "code", int(err.Code), "reason", err.Message)
+		next(connectError(err))
+	}()
+}
+
+// runAuth calls the provider with a bounded context and turns its answer into
+// a protocol error: a *protocol.Error keeps its code and message, anything
+// else is a bare 401, and a panic is a 500.
+func (s *Server) runAuth(req *AuthRequest) (perr *protocol.Error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("auth provider panicked", "remote", req.RemoteAddr, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			perr = protocol.NewInternal("authentication failed")
+		}
+	}()
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.authTimeout)
+	defer cancel()
+	err := s.cfg.auth.Authenticate(ctx, req)
+	if err == nil {
+		return nil
+	}
+	var e *protocol.Error
+	if errors.As(err, &e) {
+		return &protocol.Error{Code: e.Code, Message: e.Message}
+	}
+	return protocol.NewUnauthorized("unauthorized")
+}
+
+func connectError(e *protocol.Error) *socket.ExtendedError {
+	return socket.NewExtendedError(e.Message, map[string]any{"code": int(e.Code), "message": e.Message})
+}
+
+// onConnection registers the handlers of one admitted socket.
+func (s *Server) onConnection(args ...any) {
+	sock, ok := args[0].(*socket.Socket)
+	if !ok {
+		return
+	}
+	sess := &session{
+		id:       string(sock.Id()),
+		sock:     sock,
+		remote:   sock.Handshake().Address,
+		gone:     make(chan struct{}),
+		inbound:  map[*call]struct{}{},
+		outbound: map[*call]struct{}{},
+	}
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.sessions[sock.Id()] = sess
+	}
+	s.mu.Unlock()
+	if closing {
+		sock.Disconnect(true)
+		return
+	}
+	s.log.Info("session connected", "sid", sess.id, "remote", sess.remote)
+
+	for name, info := range s.known {
+		_ = sock.On(name, func(args ...any) { s.dispatch(sess, info, args) })
+	}
+	sock.OnAny(func(args ...any) {
+		ev, _ := firstString(args)
+		if _, ok := s.known[ev]; ok {
+			return
+		}
+		s.unknownEvent(sess, ev, args)
+	})
+	_ = sock.On("disconnect", func(args ...any) {
+		reason, _ := firstString(args)
+		s.disconnected(sess, reason)
+	})
+}
+
+// dispatch runs one event of a known name: it splits the payload from the
+// ack, recovers any panic into a 500, and hands the event to its handler.
+func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
+	payloads, ack := splitAck(args)
+	r := newReply(ack, info.AckArity)
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("handler panicked", "sid", sess.id, "event", info.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			r.fail(protocol.NewInternal("internal error while handling %s", info.Name))
+		}
+	}()
+	if s.cfg.testHook != nil {
+		s.cfg.testHook(info.Name)
+	}
+	if info.Direction == protocol.DirectionNotify {
+		s.refuse(sess, info.Name, "", r, protocol.NewForbidden("%s is sent by the Server only", info.Name))
+		return
+	}
+	if len(payloads) != 1 {
+		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s takes exactly one payload argument, got %d", info.Name, len(payloads)).With("event", info.Name))
+		return
+	}
+	payload := payloads[0]
+	switch {
+	case info.Direction == protocol.DirectionClient:
+		s.route(sess, info, payload, r)
+	case info.Name == protocol.EventJoinOffice:
+		s.joinOffice(sess, payload, r)
+	case info.Name == protocol.EventLeaveOffice:
+		s.leaveOffice(sess, payload, r)
+	case info.Name == protocol.EventListRoom:
+		s.listRoom(sess, payload, r)
+	case info.Name == protocol.EventCancelToolCall:
+		s.cancelToolCall(sess, payload, r)
+	case info.Broadcasts != "":
+		s.update(sess, info, payload, r)
+	default:
+		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s is not handled by the Server", info.Name))
+	}
+}
+
+// unknownEvent logs an event that is not in the manifest and, when the
+// sender asked for an ack, answers 400.
+func (s *Server) unknownEvent(sess *session, ev string, args []any) {
+	_, ack := splitAck(args)
+	ev = clip(ev, 64)
+	s.refuse(sess, ev, "", newReply(ack, 1), protocol.NewBadRequest("unknown event %q", ev))
+}
+
+// refuse logs a refusal and answers it when the sender asked for an ack.
+// Events without an ack get the log line only (PROTOCOL.md, Errors).
+func (s *Server) refuse(sess *session, event, reqID string, r *reply, e *protocol.Error) {
+	attrs := []any{"sid", sess.id, "event", event, "code", int(e.Code), "reason", e.Message}
+	if reqID != "" {
+		attrs = append(attrs, "req_id", reqID)
+	}
+	if name, role := sess.identity(s); name != "" {
+		attrs = append(attrs, "name", name, "role", string(role))
+	}
+	if r == nil || !r.asked() {
+		attrs = append(attrs, "ack", false)
+	}
+	s.log.Warn("request refused", attrs...)
+	r.fail(e)
+}
+
+// Close shuts the Server down gracefully: new connections are refused,
+// routed requests in flight get until ctx ends to be answered (then a 500),
+// every session's office peers receive its notify:leave_office (flushed to
+// the transports while ctx allows), and the transports close, so clients
+// see a transport close and reconnect to the next server. Close returns
+// ctx.Err() when ctx ended before the drain completed; calling it again
+// returns nil.
+func (s *Server) Close(ctx context.Context) error {
+	err := errAlreadyClosed
+	s.closeOnce.Do(func() { err = s.shutdown(ctx) })
+	if err == errAlreadyClosed {
+		return nil
+	}
+	return err
+}
+
+var errAlreadyClosed = errors.New("already closed")
+
+func (s *Server) shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	if len(s.calls) == 0 {
+		close(s.drained)
+	}
+	s.mu.Unlock()
+	s.log.Info("server closing")
+
+	select {
+	case <-s.drained:
+	case <-ctx.Done():
+	}
+	s.failAll(protocol.NewInternal("server is shutting down"))
+	s.cancel()
+	s.notifyShutdown(ctx)
+	s.stopped.Store(true)
+	s.io.Close(nil)
+
+	done := make(chan struct{})
+	go func() {
+		s.authWG.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	s.log.Info("server closed")
+	return ctx.Err()
+}
+
+func splitAck(args []any) ([]any, socket.Ack) {
+	if n := len(args); n > 0 {
+		if ack, ok := args[n-1].(socket.Ack); ok {
+			return args[:n-1], ack
+		}
+	}
+	return args, nil
+}
+
+func firstString(args []any) (string, bool) {
+	if len(args) == 0 {
+		return "", false
+	}
+	s, ok := args[0].(string)
+	return s, ok
+}
+
+// clip bounds a client-chosen string before it reaches a log line or message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
