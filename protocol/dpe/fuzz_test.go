@@ -1,6 +1,7 @@
 package dpe_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"unicode/utf8"
@@ -66,5 +67,36 @@ func FuzzParse(f *testing.F) {
 		if d := u.Document(); d.Level() > dpe.LevelDocument {
 			t.Fatalf("Document() of %q is at level %v", raw, d.Level())
 		}
+	})
+}
+
+// FuzzRender checks that rendering any element decoded from JSON never
+// panics, whatever the shape of its content, and that every element renders
+// to valid UTF-8 when its input strings are.
+func FuzzRender(f *testing.F) {
+	for _, s := range []string{
+		`{"element_id":"h","category":"heading","content":{"level":2,"text":"T"}}`,
+		`{"element_id":"t","category":"table","content":{"headers":["a"],"rows":[["1","2"],[3,null,{"x":[1]}],"row"]}}`,
+		`{"element_id":"l","category":"list","content":{"ordered":true,"items":["a\nb",1,null]}}`,
+		`{"element_id":"c","category":"code","content":{"language":"go\n","code":"` + "````" + `"}}`,
+		`{"element_id":"i","category":"image","content":{"alt":"[x]","url":"a (b)"}}`,
+		`{"element_id":"k","category":"link","content":{"url":3}}`,
+		`{"element_id":"f","category":"formula","content":null}`,
+		`{"element_id":"z","category":"pivot_table","summary":"s","content":{"headers":"x","rows":{}}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, js string) {
+		var e protocol.DPEElement
+		if json.Unmarshal([]byte(js), &e) != nil {
+			return
+		}
+		md, txt := dpe.ElementMarkdown(e), dpe.ElementText(e)
+		if utf8.ValidString(js) && (!utf8.ValidString(md) || !utf8.ValidString(txt)) {
+			t.Fatalf("invalid UTF-8 output for %q", js)
+		}
+		title := "t"
+		_ = dpe.PageMarkdown(protocol.DPEPage{Title: &title, Elements: []protocol.DPEElement{e, e}})
+		_ = dpe.ElementDetailText(protocol.DPEElementDetail{ElementID: e.ElementID, Category: e.Category, Content: e.Content, Metadata: e.Content})
 	})
 }
