@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,75 +25,20 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	wait = 10 * time.Second // generous: a loaded 2-core machine
-	tick = 5 * time.Millisecond
+	wait = sourcetest.Wait
+	tick = sourcetest.Tick
 )
 
-// logRecorder keeps the messages logged at warning level or above.
-type logRecorder struct {
-	mu   sync.Mutex
-	msgs []string
-}
+type events = sourcetest.Events
 
-func (r *logRecorder) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
-	var b strings.Builder
-	b.WriteString(rec.Message)
-	rec.Attrs(func(a slog.Attr) bool {
-		b.WriteString(" " + a.Key + "=" + a.Value.String())
-		return true
-	})
-	r.mu.Lock()
-	r.msgs = append(r.msgs, b.String())
-	r.mu.Unlock()
-	return nil
-}
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
-func (r *logRecorder) warnings() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.msgs)
-}
-
-// events counts OnChange calls.
-type events struct{ n atomic.Int32 }
-
-func (e *events) fn() func() { return func() { e.n.Add(1) } }
-func (e *events) count() int { return int(e.n.Load()) }
-
-// waitEvents waits for exactly n events: it waits for the n-th, then checks
-// no further event follows for quiet.
 func waitEvents(t *testing.T, ev *events, n int, quiet time.Duration) {
 	t.Helper()
-	if n > 0 {
-		require.Eventually(t, func() bool { return ev.count() >= n }, wait, tick, "waiting for %d OnChange", n)
-	}
-	require.Never(t, func() bool { return ev.count() > n }, quiet, tick, "more than %d OnChange", n)
+	ev.Expect(t, n, quiet)
 }
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return sourcetest.Ctx(t) }
 
-// wire forwards the client's resource notifications to a, off the read loop,
-// as the Computer's manager does.
-func wire(t *testing.T, cl *sourcetest.Client, a *Aggregator) {
-	cl.OnResourceNotification(func(method, uri string) {
-		go func() {
-			c, cancel := context.WithTimeout(context.Background(), wait)
-			defer cancel()
-			switch method {
-			case mcp.MethodNotificationResourcesListChanged:
-				a.ResourceListChanged(c, cl.Name())
-			case mcp.MethodNotificationResourceUpdated:
-				a.ResourceUpdated(c, cl.Name(), uri)
-			}
-		}()
-	})
-}
+func wire(_ *testing.T, cl *sourcetest.Client, a *Aggregator) { sourcetest.Wire(cl, a) }
 
 func TestAggregatorColdAggregation(t *testing.T) {
 	srv := sourcetest.NewServer()
@@ -119,9 +61,9 @@ func TestAggregatorColdAggregation(t *testing.T) {
 		sourcetest.Resource{URI: "file:///etc/hosts", Contents: sourcetest.Text("file:///etc/hosts", "text/plain", "hi")},
 	)
 	cl := sourcetest.DialHTTP(t, "alpha", sourcetest.Serve(t, srv))
-	logs := &logRecorder{}
+	logs := &sourcetest.LogRecorder{}
 	var ev events
-	a := New(WithLogger(slog.New(logs)), WithOnChange(ev.fn()), WithDebounce(20*time.Millisecond))
+	a := New(WithLogger(logs.Logger()), WithOnChange(ev.Fn()), WithDebounce(20*time.Millisecond))
 	t.Cleanup(a.Close)
 
 	require.NoError(t, a.AddSource(ctx(t), cl))
@@ -147,7 +89,7 @@ func TestAggregatorColdAggregation(t *testing.T) {
 	}
 	assert.EqualValues(t, 10, srv.Reads())
 
-	w := logs.warnings()
+	w := logs.Warnings()
 	assert.Len(t, w, 5, "one warning per skipped document: %v", w)
 	for _, ref := range []string{"broken-json", "no-title", "neg", "fails", "blob"} {
 		assert.True(t, slices.ContainsFunc(w, func(m string) bool { return strings.Contains(m, "dpe://alpha.docs/"+ref) }), ref)
@@ -161,7 +103,7 @@ func TestAggregatorIgnoresServerWithoutSubscribe(t *testing.T) {
 	cl := sourcetest.DialHTTP(t, "beta", sourcetest.Serve(t, srv))
 	require.False(t, cl.SupportsSubscribe())
 	var ev events
-	a := New(WithOnChange(ev.fn()), WithDebounce(10*time.Millisecond))
+	a := New(WithOnChange(ev.Fn()), WithDebounce(10*time.Millisecond))
 	t.Cleanup(a.Close)
 
 	require.NoError(t, a.AddSource(ctx(t), cl))
@@ -180,7 +122,7 @@ func TestAggregatorListChanged(t *testing.T) {
 	srv.Put(sourcetest.Resource{URI: "window://alpha/w", Contents: sourcetest.Text("window://alpha/w", "text/plain", "x")})
 	cl := sourcetest.DialHTTP(t, "alpha", sourcetest.Serve(t, srv))
 	var ev events
-	a := New(WithOnChange(ev.fn()), WithDebounce(20*time.Millisecond))
+	a := New(WithOnChange(ev.Fn()), WithDebounce(20*time.Millisecond))
 	t.Cleanup(a.Close)
 	require.NoError(t, a.AddSource(ctx(t), cl))
 	waitEvents(t, &ev, 1, 150*time.Millisecond)
@@ -225,7 +167,7 @@ func TestAggregatorResourceUpdated(t *testing.T) {
 	srv.Put(sourcetest.Doc(sourcetest.Meta("alpha.docs", "a", 1)), sourcetest.Doc(sourcetest.Meta("alpha.docs", "b", 2)))
 	cl := sourcetest.DialHTTP(t, "alpha", sourcetest.Serve(t, srv))
 	var ev events
-	a := New(WithOnChange(ev.fn()), WithDebounce(20*time.Millisecond))
+	a := New(WithOnChange(ev.Fn()), WithDebounce(20*time.Millisecond))
 	t.Cleanup(a.Close)
 	require.NoError(t, a.AddSource(ctx(t), cl))
 	waitEvents(t, &ev, 1, 100*time.Millisecond)
@@ -277,7 +219,7 @@ func TestAggregatorNotifications(t *testing.T) {
 	cl := sourcetest.DialHTTP(t, "alpha", sourcetest.Serve(t, srv))
 	var ev events
 	// A long debounce keeps a burst one burst on a loaded machine.
-	a := New(WithOnChange(ev.fn()), WithDebounce(300*time.Millisecond))
+	a := New(WithOnChange(ev.Fn()), WithDebounce(300*time.Millisecond))
 	t.Cleanup(a.Close)
 	require.NoError(t, a.AddSource(ctx(t), cl))
 	wire(t, cl, a)
@@ -326,7 +268,7 @@ func TestAggregatorRemoveAndRestartSource(t *testing.T) {
 	c1 := sourcetest.DialHTTP(t, "one", url1)
 	c2 := sourcetest.DialHTTP(t, "two", sourcetest.Serve(t, s2))
 	var ev events
-	a := New(WithOnChange(ev.fn()), WithDebounce(20*time.Millisecond))
+	a := New(WithOnChange(ev.Fn()), WithDebounce(20*time.Millisecond))
 	t.Cleanup(a.Close)
 	require.NoError(t, a.AddSource(ctx(t), c1))
 	require.NoError(t, a.AddSource(ctx(t), c2))
@@ -403,7 +345,7 @@ func TestAggregatorQuery(t *testing.T) {
 func TestAggregatorStdioProcess(t *testing.T) {
 	cl := sourcetest.DialStdio(t, "proc", testmcp.Binary(t), "-host", "proc.docs", "-docs", "4", "-tools", "mutate")
 	var ev events
-	a := New(WithOnChange(ev.fn()), WithDebounce(50*time.Millisecond))
+	a := New(WithOnChange(ev.Fn()), WithDebounce(50*time.Millisecond))
 	t.Cleanup(a.Close)
 	require.NoError(t, a.AddSource(ctx(t), cl))
 	wire(t, cl, a)
@@ -422,7 +364,7 @@ func TestAggregatorStdioProcess(t *testing.T) {
 
 	require.NoError(t, cl.CallTool(ctx(t), "mutate", map[string]any{"action": "remove_doc", "id": "doc-2"}))
 	require.Eventually(t, func() bool { return a.Len() == 4 }, wait, tick)
-	require.Eventually(t, func() bool { return ev.count() >= 2 }, wait, tick)
+	require.Eventually(t, func() bool { return ev.Count() >= 2 }, wait, tick)
 }
 
 func TestAggregatorClose(t *testing.T) {
@@ -430,14 +372,14 @@ func TestAggregatorClose(t *testing.T) {
 	srv.Put(sourcetest.Doc(sourcetest.Meta("alpha.docs", "a", 1)))
 	cl := sourcetest.DialHTTP(t, "alpha", sourcetest.Serve(t, srv))
 	var ev events
-	a := New(WithOnChange(ev.fn()), WithDebounce(time.Hour))
+	a := New(WithOnChange(ev.Fn()), WithDebounce(time.Hour))
 	require.NoError(t, a.AddSource(ctx(t), cl))
 	a.Close()
 	a.Close()
 	assert.Equal(t, 1, a.Len(), "Query keeps answering from the last cache")
 	assert.Error(t, a.AddSource(ctx(t), cl))
 	a.ResourceListChanged(ctx(t), "alpha")
-	assert.Zero(t, ev.count(), "the pending burst is dropped")
+	assert.Zero(t, ev.Count(), "the pending burst is dropped")
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
