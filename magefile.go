@@ -204,6 +204,7 @@ func Test() error {
 func Fuzz() error {
 	targets := []struct{ module, pkg, name string }{
 		{"protocol", "./dpe", "FuzzParse"},
+		{"protocol", "./dpe", "FuzzRender"},
 		{"protocol", "./window", "FuzzParse"},
 	}
 	for _, t := range targets {
