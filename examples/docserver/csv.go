@@ -1,0 +1,98 @@
+package docserver
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/a2c-smcp/smcp-go/dpekit"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// RowsPerPage is the most data rows one CSV page holds.
+const RowsPerPage = 100
+
+// parseCSV splits a CSV file into pages of at most RowsPerPage data rows,
+// each one table element whose headers are the file's first record. Records
+// may have different lengths; quotes are read leniently.
+func parseCSV(src []byte) (*parsed, error) {
+	r := csv.NewReader(bytes.NewReader(src))
+	r.FieldsPerRecord = -1
+	r.LazyQuotes = true
+	var records [][]string
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		records = append(records, rec)
+	}
+	p := &parsed{fileType: "csv"}
+	if len(records) == 0 {
+		p.summary = "Empty CSV file"
+		return p, nil
+	}
+	headers, data := records[0], records[1:]
+	width := len(headers)
+	for _, rec := range data {
+		width = max(width, len(rec))
+	}
+	p.keywords = nonEmpty(headers, 10)
+	p.summary = fmt.Sprintf("CSV table, %d rows × %d columns: %s", len(data), width, clip(strings.Join(headers, ", "), 150))
+	n := ids{}
+	for start := 0; start < len(data) || start == 0; start += RowsPerPage {
+		end := min(start+RowsPerPage, len(data))
+		rows := data[start:end]
+		if rows == nil {
+			rows = [][]string{}
+		}
+		title := fmt.Sprintf("Rows %d–%d of %d", start+1, end, len(data))
+		if len(data) == 0 {
+			title = "Headers only"
+		}
+		content := map[string]any{
+			"headers":       headers,
+			"rows":          rows,
+			"total_rows":    len(rows),
+			"total_columns": width,
+		}
+		first := start + 2 // spreadsheet row of the first data row (row 1 holds the headers)
+		meta := map[string]any{"first_row": start + 1, "last_row": end}
+		if len(rows) > 0 {
+			meta["source_range"] = fmt.Sprintf("%s:%s", cellName(1, first), cellName(width, first+len(rows)-1))
+		}
+		e := n.element(protocol.DPEElementCategoryTable, title+": "+strings.Join(headers, ", "), content)
+		e.Metadata = meta
+		p.pages = append(p.pages, dpekit.Page{Title: title, Elements: []protocol.DPEElement{e}})
+		if len(data) == 0 {
+			break
+		}
+	}
+	return p, nil
+}
+
+func cellName(col, row int) string {
+	s, err := excelize.CoordinatesToCellName(max(col, 1), max(row, 1))
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+func nonEmpty(ss []string, n int) []string {
+	var out []string
+	for _, s := range ss {
+		if s = strings.TrimSpace(s); s != "" && len(out) < n {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,52 @@
+// Package docserver serves a folder of real files as dpe:// documents: the
+// document server behind the binary smcp-docserver (cmd/smcp-docserver) and
+// the quickstart. It is a dpekit.Provider; NewServer wraps it in a
+// dpekit.Server (finder-spec.md, MCP Server 实现指南).
+//
+// The folder is served recursively; hidden files and folders, editor
+// backups ("name~", "#name#") and swap or temporary files are ignored.
+//
+//	Markdown (.md, .markdown)   goldmark with GitHub's extensions; one page per
+//	                            top-level section (see parseMarkdown); heading,
+//	                            text, list, code, table, link, image, separator
+//	                            elements
+//	CSV (.csv)                  pages of at most RowsPerPage (100) data rows,
+//	                            each one table element under the file's header
+//	                            row
+//	XLSX (.xlsx, .xlsm)         excelize; one page per sheet holding a table
+//	                            element; formulas flagged in its metadata
+//	                            (has_formulas, formula_cells, formulas)
+//	PDF (.pdf)                  ledongthuc/pdf; one page per PDF page, one text
+//	                            element per paragraph of its text
+//	any other UTF-8 text        one page holding one text element
+//
+// Binary files are skipped silently, files that fail to parse with a warning;
+// neither stops the server, and a file is tried again when it changes.
+//
+// # Document metadata
+//
+// title (the Markdown title heading, the PDF's or workbook's Title property,
+// else the file name without extension), file_type (the extension, "txt"
+// when none), page_count, keywords (section titles, CSV headers, sheet names,
+// the PDF's or workbook's Keywords), summary (the first paragraph, or a
+// description of the table or workbook), last_modified (the file's
+// modification time, RFC 3339 in UTC), file_uri (file:// URI of the absolute
+// path).
+//
+// # doc_ref
+//
+// A document's doc_ref is derived from its path relative to the folder by
+// DocRef: "reports/q3.md" becomes "reports~q3.md"; paths with other
+// characters get a readable stem and a hash ("Q3 report.md" becomes
+// "Q3_report.md~~" followed by 12 hex digits). doc_refs are stable, unique,
+// made of URL-unreserved characters only, and always one dpe:// path segment.
+//
+// # Changes
+//
+// Files are watched with fsnotify, new folders included. A new file is
+// reported as added (resources/list_changed), a deleted or renamed one as
+// removed, an edited one as updated (resources/updated to the sessions
+// subscribed to it); each path is debounced (WithDebounce) so an editor's
+// burst of writes is one change. Parsed files are cached and re-parsed when
+// their modification time or size changes.
+package docserver

@@ -1,0 +1,235 @@
+package docserver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/a2c-smcp/smcp-go/dpekit"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// kind is how a file is turned into pages.
+type kind int
+
+const (
+	kindSkip kind = iota
+	kindMarkdown
+	kindCSV
+	kindXLSX
+	kindPDF
+	kindText
+)
+
+// MaxTextSize is the largest plain-text file (Markdown, CSV or other text)
+// served; larger ones are skipped with a warning.
+const MaxTextSize = 8 << 20
+
+// kindOf picks the parser from the file name; other files are sniffed as
+// text when they are read.
+func kindOf(name string) kind {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".md", ".markdown":
+		return kindMarkdown
+	case ".csv":
+		return kindCSV
+	case ".xlsx", ".xlsm":
+		return kindXLSX
+	case ".pdf":
+		return kindPDF
+	}
+	return kindText
+}
+
+// ignored reports names never served: hidden files and folders, editor
+// backups, swap and temporary files.
+func ignored(name string) bool {
+	if strings.HasPrefix(name, ".") || strings.HasSuffix(name, "~") ||
+		strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#") {
+		return true
+	}
+	switch strings.ToLower(path.Ext(name)) {
+	case ".swp", ".swx", ".swo", ".tmp", ".part", ".crdownload":
+		return true
+	}
+	return false
+}
+
+// parsed is one file turned into DPE content.
+type parsed struct {
+	title    string
+	fileType string
+	keywords []string
+	summary  string
+	pages    []dpekit.Page
+	elements map[string]location // element id → where it is
+}
+
+type location struct{ page, index int }
+
+// errNotText marks a file that is neither a known format nor UTF-8 text: it
+// is skipped without a warning.
+var errNotText = errors.New("not a text file")
+
+// parseFile reads and parses one file. A panic of a parsing library (PDF and
+// XLSX readers do panic on some malformed files) becomes an error.
+func parseFile(abs, rel string, k kind) (p *parsed, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("parser panicked: %v", r)
+		}
+	}()
+	name := path.Base(rel)
+	stem := strings.TrimSuffix(name, path.Ext(name))
+	switch k {
+	case kindXLSX:
+		p, err = parseXLSX(abs)
+	case kindPDF:
+		p, err = parsePDF(abs)
+	default:
+		var src []byte
+		src, err = readText(abs)
+		if err != nil {
+			return nil, err
+		}
+		switch k {
+		case kindMarkdown:
+			p = parseMarkdown(src, stem)
+		case kindCSV:
+			p, err = parseCSV(src)
+		default:
+			p = parseText(src, name)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.title == "" {
+		p.title = stem
+	}
+	if p.fileType == "" {
+		p.fileType = fileType(name)
+	}
+	p.index()
+	return p, nil
+}
+
+// fileType is the lower-case extension without its dot, "txt" when none.
+func fileType(name string) string {
+	if ext := strings.ToLower(strings.TrimPrefix(path.Ext(name), ".")); ext != "" {
+		return ext
+	}
+	return "txt"
+}
+
+// readText reads a text file: UTF-8 (a leading BOM is dropped), no NUL byte,
+// at most MaxTextSize bytes.
+func readText(abs string) ([]byte, error) {
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > MaxTextSize {
+		return nil, fmt.Errorf("larger than %d bytes", MaxTextSize)
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
+	if bytes.IndexByte(src, 0) >= 0 || !utf8.Valid(src) {
+		return nil, errNotText
+	}
+	return src, nil
+}
+
+func (p *parsed) index() {
+	p.elements = map[string]location{}
+	for i, pg := range p.pages {
+		for j, e := range pg.Elements {
+			p.elements[e.ElementID] = location{i, j}
+		}
+	}
+}
+
+func (p *parsed) element(id string) (dpekit.Element, bool) {
+	loc, ok := p.elements[id]
+	if !ok {
+		return dpekit.Element{}, false
+	}
+	return dpekit.Element{DPEElement: p.pages[loc.page].Elements[loc.index], PageIndex: loc.page}, true
+}
+
+// ids hands out element ids unique within a document: a prefix per category
+// and a counter, as in the spec's examples ("tbl-001", "h-002").
+type ids map[protocol.DPEElementCategory]int
+
+var idPrefix = map[protocol.DPEElementCategory]string{
+	protocol.DPEElementCategoryHeading:   "h",
+	protocol.DPEElementCategoryText:      "txt",
+	protocol.DPEElementCategoryTable:     "tbl",
+	protocol.DPEElementCategoryList:      "lst",
+	protocol.DPEElementCategoryCode:      "code",
+	protocol.DPEElementCategoryLink:      "lnk",
+	protocol.DPEElementCategoryImage:     "img",
+	protocol.DPEElementCategorySeparator: "sep",
+}
+
+func (n ids) next(cat protocol.DPEElementCategory) string {
+	n[cat]++
+	prefix := idPrefix[cat]
+	if prefix == "" {
+		prefix = string(cat)
+	}
+	return fmt.Sprintf("%s-%03d", prefix, n[cat])
+}
+
+// element builds an element with a fresh id and a summary.
+func (n ids) element(cat protocol.DPEElementCategory, summary string, content map[string]any) protocol.DPEElement {
+	e := protocol.DPEElement{ElementID: n.next(cat), Category: cat, Content: content}
+	if summary = clip(oneLine(summary), 120); summary != "" {
+		e.Summary = &summary
+	}
+	return e
+}
+
+// oneLine folds whitespace runs (line breaks included) into single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clip shortens s to at most n runes, ending with "…" when cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// parseText makes one page, titled with the file name, holding the whole
+// file as one text element.
+func parseText(src []byte, name string) *parsed {
+	text := strings.TrimRight(string(src), "\r\n\t ")
+	n := ids{}
+	p := &parsed{summary: clip(oneLine(firstParagraph(text)), 200)}
+	page := dpekit.Page{Title: name}
+	if strings.TrimSpace(text) != "" {
+		page.Elements = []protocol.DPEElement{n.element(protocol.DPEElementCategoryText, firstParagraph(text), map[string]any{"text": text})}
+	}
+	p.pages = []dpekit.Page{page}
+	return p
+}
+
+func firstParagraph(s string) string {
+	s = strings.TrimLeft(s, "\r\n\t ")
+	if i := strings.Index(s, "\n\n"); i >= 0 {
+		return s[:i]
+	}
+	if i := strings.Index(s, "\r\n\r\n"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
