@@ -1,0 +1,315 @@
+// Package bridge is the Computer's read bridge for the extension event
+// client:read_resource (PROTOCOL.md, "Reading through the Computer";
+// finder-sdk-guide.txt, "resources/read 桥接").
+//
+// Read parses the URI (dpe:// with the eight rules of finder-spec.md → 4204
+// when invalid; window:// per PROTOCOL.md, Desktop → 400), refuses schemes
+// that are not allowed (dpe and window by default, WithAllowedSchemes), finds
+// the MCP server serving the URI's host — learned from every source's listed
+// resources and resource templates — and forwards resources/read, relaying the
+// contents. Errors keep their meaning end to end (see MapError).
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/protocol/dpe"
+	"github.com/a2c-smcp/smcp-go/protocol/window"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// DefaultReadTimeout bounds a forwarded read when the caller's context has
+// no deadline.
+const DefaultReadTimeout = 30 * time.Second
+
+// DefaultSchemes are the URI schemes Read accepts unless WithAllowedSchemes
+// says otherwise.
+var DefaultSchemes = []string{"dpe", "window"}
+
+// Option configures a Bridge.
+type Option func(*Bridge)
+
+// WithAllowedSchemes replaces the schemes Read accepts (compared
+// case-insensitively). dpe and window URIs are validated by their parsers;
+// a URI of another allowed scheme needs a non-empty host.
+func WithAllowedSchemes(schemes ...string) Option {
+	return func(b *Bridge) {
+		b.allowed = map[string]bool{}
+		for _, s := range schemes {
+			b.allowed[strings.ToLower(s)] = true
+		}
+	}
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(b *Bridge) { b.log = l } }
+
+// WithReadTimeout bounds a forwarded read when the caller's context has no
+// deadline (default DefaultReadTimeout).
+func WithReadTimeout(d time.Duration) Option { return func(b *Bridge) { b.timeout = d } }
+
+type route struct{ scheme, host string }
+
+type source struct {
+	src    mcpsource.Source
+	routes []route
+}
+
+// Bridge routes resources/read to the MCP server serving a URI's host. It is
+// safe for concurrent use.
+type Bridge struct {
+	log     *slog.Logger
+	allowed map[string]bool
+	timeout time.Duration
+
+	mu      sync.RWMutex
+	sources map[string]*source // by server name
+	routes  map[route][]string // → server names, sorted
+}
+
+// New returns a bridge with no source.
+func New(opts ...Option) *Bridge {
+	b := &Bridge{log: slog.Default(), timeout: DefaultReadTimeout, sources: map[string]*source{}, routes: map[route][]string{}}
+	WithAllowedSchemes(DefaultSchemes...)(b)
+	for _, o := range opts {
+		o(b)
+	}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
+	return b
+}
+
+// AddSource learns which hosts src serves from its listed resources and
+// resource templates, replacing what was known for a source of the same name.
+// It fails only when both listings fail; the source is then known with no
+// host until ResourceListChanged.
+func (b *Bridge) AddSource(ctx context.Context, src mcpsource.Source) error {
+	s := &source{src: src}
+	b.mu.Lock()
+	b.setLocked(src.Name(), s)
+	b.mu.Unlock()
+	return b.learn(ctx, src.Name(), s)
+}
+
+// RemoveSource forgets the named server.
+func (b *Bridge) RemoveSource(name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.setLocked(name, nil)
+}
+
+// ResourceListChanged re-learns the named server's hosts.
+func (b *Bridge) ResourceListChanged(ctx context.Context, name string) {
+	b.mu.RLock()
+	s := b.sources[name]
+	b.mu.RUnlock()
+	if s == nil {
+		return
+	}
+	if err := b.learn(ctx, name, s); err != nil {
+		b.log.Warn("bridge: re-listing failed", "server", name, "err", err)
+	}
+}
+
+func (b *Bridge) learn(ctx context.Context, name string, s *source) error {
+	res, errR := s.src.ListResources(ctx)
+	tpl, errT := s.src.ListResourceTemplates(ctx)
+	seen := map[route]bool{}
+	var routes []route
+	add := func(r route, ok bool) {
+		if ok && b.allowed[r.scheme] && !seen[r] {
+			seen[r] = true
+			routes = append(routes, r)
+		}
+	}
+	for _, r := range res {
+		add(routeOf(r.URI))
+	}
+	for _, t := range tpl {
+		if t.URITemplate != nil && t.URITemplate.Template != nil {
+			add(routeOfTemplate(t.URITemplate.Raw()))
+		}
+	}
+	if errR != nil && errT != nil {
+		return fmt.Errorf("bridge: listing resources and templates of %q: %w", name, errors.Join(errR, errT))
+	}
+	if errR != nil {
+		b.log.Warn("bridge: listing resources failed; routing by templates only", "server", name, "err", errR)
+	}
+	if errT != nil && !errors.Is(errT, mcp.ErrMethodNotFound) {
+		b.log.Debug("bridge: listing resource templates failed", "server", name, "err", errT)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sources[name] != s { // replaced or removed meanwhile
+		return nil
+	}
+	b.setLocked(name, nil)
+	s.routes = routes
+	b.setLocked(name, s)
+	for _, r := range routes {
+		if names := b.routes[r]; len(names) > 1 {
+			b.log.Warn("bridge: several MCP servers serve one host; reads go to the first by name",
+				"scheme", r.scheme, "host", r.host, "servers", names)
+		}
+	}
+	return nil
+}
+
+// setLocked replaces the named source (nil removes it) and its routes.
+func (b *Bridge) setLocked(name string, s *source) {
+	if old := b.sources[name]; old != nil {
+		for _, r := range old.routes {
+			names := slices.DeleteFunc(slices.Clone(b.routes[r]), func(n string) bool { return n == name })
+			if len(names) == 0 {
+				delete(b.routes, r)
+			} else {
+				b.routes[r] = names
+			}
+		}
+		delete(b.sources, name)
+	}
+	if s == nil {
+		return
+	}
+	b.sources[name] = s
+	for _, r := range s.routes {
+		names := append(slices.Clone(b.routes[r]), name)
+		slices.Sort(names)
+		b.routes[r] = names
+	}
+}
+
+// Server returns the name of the MCP server that serves scheme://host, the
+// first by name when several do.
+func (b *Bridge) Server(scheme, host string) (string, bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	names := b.routes[route{strings.ToLower(scheme), strings.ToLower(host)}]
+	if len(names) == 0 {
+		return "", false
+	}
+	return names[0], true
+}
+
+// Read forwards resources/read for uri to the MCP server serving its host and
+// returns the contents. Every error is a *protocol.Error: 4204 for an
+// invalid dpe:// URI or a scheme that is not allowed, 400 for an invalid
+// window:// URI, 4201 when no server serves the host, and the read's own
+// error mapped by MapError.
+func (b *Bridge) Read(ctx context.Context, uri string) ([]protocol.ResourceContents, error) {
+	scheme, host, perr := b.parse(uri)
+	if perr != nil {
+		return nil, perr
+	}
+	name, ok := b.Server(scheme, host)
+	var src mcpsource.Source
+	if ok {
+		b.mu.RLock()
+		if s := b.sources[name]; s != nil {
+			src = s.src
+		}
+		b.mu.RUnlock()
+	}
+	if src == nil {
+		return nil, protocol.NewDocumentNotFound("no MCP server serves %s://%s", scheme, host).
+			With("uri", uri).With("host", host)
+	}
+	if _, has := ctx.Deadline(); !has && b.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.timeout)
+		defer cancel()
+	}
+	contents, err := src.ReadResource(ctx, uri)
+	if err != nil {
+		pe := MapError(err, uri)
+		b.log.Debug("bridge: read failed", "server", name, "uri", uri, "code", pe.Code, "err", err)
+		return nil, pe
+	}
+	return mcpsource.Contents(contents), nil
+}
+
+// parse checks uri against the allowed schemes and its scheme's rules and
+// returns the lower-case scheme and host to route by.
+func (b *Bridge) parse(uri string) (scheme, host string, err *protocol.Error) {
+	r, ok := routeOf(uri)
+	if !ok {
+		return "", "", protocol.NewInvalidDPEURI("not a URI: missing scheme://host").
+			With("uri", clip(uri)).With("reason", "missing scheme")
+	}
+	if !b.allowed[r.scheme] {
+		return "", "", protocol.NewInvalidDPEURI("URI scheme %q may not be read through the Computer", r.scheme).
+			With("uri", clip(uri)).With("reason", "scheme not allowed")
+	}
+	switch r.scheme {
+	case "dpe":
+		u, err := dpe.Parse(uri)
+		if err != nil {
+			return "", "", protocol.AsError(err)
+		}
+		return r.scheme, strings.ToLower(u.Host), nil
+	case "window":
+		u, err := window.Parse(uri)
+		if err != nil {
+			return "", "", protocol.AsError(err)
+		}
+		return r.scheme, strings.ToLower(u.Host), nil
+	}
+	if r.host == "" {
+		return "", "", protocol.NewBadRequest("URI has no host").With("uri", clip(uri))
+	}
+	return r.scheme, r.host, nil
+}
+
+// routeOf extracts the lower-cased scheme and host of a URI.
+func routeOf(uri string) (route, bool) {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, "/?#") {
+		return route{}, false
+	}
+	host := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host = rest[:i]
+	}
+	return route{strings.ToLower(scheme), strings.ToLower(host)}, host != ""
+}
+
+// routeOfTemplate extracts scheme and host from an RFC 6570 URI template. A
+// host built from a variable ("dpe://{host}/…") cannot be routed; an
+// expression that starts a path or query right after a literal host
+// ("dpe://docs{/doc}", "dpe://docs{+rest}") ends it.
+func routeOfTemplate(tpl string) (route, bool) {
+	scheme, rest, ok := strings.Cut(tpl, "://")
+	if !ok || strings.ContainsAny(scheme, "{}/?#") {
+		return route{}, false
+	}
+	host := rest
+	if i := strings.IndexAny(rest, "/?#{"); i >= 0 {
+		host = rest[:i]
+		if rest[i] == '{' && (i+1 >= len(rest) || !strings.ContainsRune("+/?&#", rune(rest[i+1]))) {
+			return route{}, false
+		}
+	}
+	if strings.ContainsAny(host, "{}") {
+		return route{}, false
+	}
+	return route{strings.ToLower(scheme), strings.ToLower(host)}, host != ""
+}
+
+func clip(s string) string {
+	const max = 1024
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}

@@ -1,0 +1,93 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// JSON-RPC codes MCP uses for a missing resource: -32002 up to revision
+// 2025-11-25, -32602 (invalid params, with a "not found" message) from
+// 2026-07-28.
+const (
+	codeResourceNotFound = -32002
+	codeInvalidParams    = -32602
+)
+
+// MapError turns the error of a forwarded resources/read into the
+// *protocol.Error the Agent receives (PROTOCOL.md, "Reading through the
+// Computer"; finder-sdk-guide.txt, 错误处理, 传播链):
+//
+//   - a *protocol.Error is kept;
+//   - a message carrying the document-server kit's encoding
+//     (protocol.DecodeMCPErrorMessage, sent by mcp-go servers as -32603)
+//     becomes the error it encodes;
+//   - a JSON-RPC error (*mcpsource.RPCError) whose code is a protocol code
+//     (4201, 4202, 4203, any 4xxx, or another known code) keeps its code and
+//     message, with the JSON-RPC data as details (an object as it is,
+//     another value under "data");
+//   - MCP's resource-not-found (-32002, or -32602 with a "not found"
+//     message, or mcp.ErrResourceNotFound) becomes 4201 with details {uri};
+//   - a context deadline becomes 408;
+//   - any other JSON-RPC error becomes 500 with the MCP server's message and
+//     details {mcp_code};
+//   - any other failure (transport) becomes 500 without the failure's text,
+//     which may carry addresses.
+func MapError(err error, uri string) *protocol.Error {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	if e, ok := protocol.DecodeMCPErrorMessage(err.Error()); ok {
+		return e
+	}
+	var rpc *mcpsource.RPCError
+	if errors.As(err, &rpc) {
+		code := rpc.Code
+		switch {
+		case code > 0 && (protocol.Code(code).Known() || code >= 4000 && code <= 4999):
+			return &protocol.Error{Code: protocol.Code(code), Message: rpc.Message, Details: details(rpc.Data)}
+		case code == codeResourceNotFound,
+			code == codeInvalidParams && strings.Contains(strings.ToLower(rpc.Message), "not found"):
+			return notFound(uri)
+		}
+		msg := rpc.Message
+		if msg == "" {
+			msg = "MCP server error"
+		}
+		return protocol.NewInternal("%s", msg).With("mcp_code", code)
+	}
+	switch {
+	case errors.Is(err, mcp.ErrResourceNotFound):
+		return notFound(uri)
+	case errors.Is(err, context.DeadlineExceeded):
+		return protocol.NewTimeout("reading %s timed out", clip(uri)).With("uri", clip(uri))
+	case errors.Is(err, context.Canceled):
+		return protocol.NewInternal("reading %s was cancelled", clip(uri)).With("uri", clip(uri))
+	}
+	return protocol.NewInternal("reading %s from its MCP server failed", clip(uri)).With("uri", clip(uri))
+}
+
+func notFound(uri string) *protocol.Error {
+	return protocol.NewDocumentNotFound("resource not found: %s", clip(uri)).With("uri", clip(uri))
+}
+
+func details(data json.RawMessage) map[string]any {
+	if len(data) == 0 || string(data) == "null" {
+		return nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(data, &obj); err == nil {
+		return obj
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil
+	}
+	return map[string]any{"data": v}
+}

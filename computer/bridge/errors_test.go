@@ -1,0 +1,58 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/assert"
+)
+
+const uri = "dpe://a.docs/d1/pages/9"
+
+func TestMapError(t *testing.T) {
+	encoded := protocol.EncodeMCPErrorMessage(protocol.NewPageOutOfRange("page 9 out of range").With("page_index", 9).With("page_count", 3))
+	for _, tc := range []struct {
+		name    string
+		err     error
+		code    protocol.Code
+		message string
+		details map[string]any
+	}{
+		{"protocol error kept", protocol.NewElementNotFound("e").With("element_id", "x"), 4203, "e", map[string]any{"element_id": "x"}},
+		{"4202 with object data", &mcpsource.RPCError{Code: 4202, Message: "Page out of range", Data: json.RawMessage(`{"page_index":99,"page_count":12}`)},
+			4202, "Page out of range", map[string]any{"page_index": float64(99), "page_count": float64(12)}},
+		{"4201 with string data", &mcpsource.RPCError{Code: 4201, Message: "Document not found", Data: json.RawMessage(`"nonexistent"`)},
+			4201, "Document not found", map[string]any{"data": "nonexistent"}},
+		{"4203 without data", &mcpsource.RPCError{Code: 4203, Message: "Element not found"}, 4203, "Element not found", nil},
+		{"4203 with null data", &mcpsource.RPCError{Code: 4203, Message: "Element not found", Data: json.RawMessage(`null`)}, 4203, "Element not found", nil},
+		{"any 4xxx kept", &mcpsource.RPCError{Code: 4299, Message: "custom"}, 4299, "custom", nil},
+		{"known code kept", &mcpsource.RPCError{Code: 4204, Message: "bad uri", Data: json.RawMessage(`{"uri":"x"}`)}, 4204, "bad uri", map[string]any{"uri": "x"}},
+		{"wrapped RPC error", fmt.Errorf("read: %w", &mcpsource.RPCError{Code: 4202, Message: "p"}), 4202, "p", nil},
+		{"-32002 is 4201", &mcpsource.RPCError{Code: -32002, Message: "handler not found for resource URI"}, 4201, "resource not found: " + uri, map[string]any{"uri": uri}},
+		{"-32602 not found is 4201", &mcpsource.RPCError{Code: -32602, Message: "Resource Not Found"}, 4201, "resource not found: " + uri, map[string]any{"uri": uri}},
+		{"-32602 otherwise is 500", &mcpsource.RPCError{Code: -32602, Message: "uri is required"}, 500, "uri is required", map[string]any{"mcp_code": -32602}},
+		{"-32603 carrying the kit's encoding", &mcpsource.RPCError{Code: -32603, Message: encoded}, 4202, "page 9 out of range", map[string]any{"page_index": float64(9), "page_count": float64(3)}},
+		{"kit encoding inside a wrapped message", errors.New("request failed: " + encoded), 4202, "page 9 out of range", map[string]any{"page_index": float64(9), "page_count": float64(3)}},
+		{"-32603 plain is 500 with the message", &mcpsource.RPCError{Code: -32603, Message: "disk on fire"}, 500, "disk on fire", map[string]any{"mcp_code": -32603}},
+		{"empty message", &mcpsource.RPCError{Code: -32000}, 500, "MCP server error", map[string]any{"mcp_code": -32000}},
+		{"mcp-go resource-not-found sentinel", fmt.Errorf("%w: gone", mcp.ErrResourceNotFound), 4201, "resource not found: " + uri, map[string]any{"uri": uri}},
+		{"deadline is 408", fmt.Errorf("transport error: %w", context.DeadlineExceeded), 408, "reading " + uri + " timed out", map[string]any{"uri": uri}},
+		{"cancelled is 500", context.Canceled, 500, "reading " + uri + " was cancelled", map[string]any{"uri": uri}},
+		{"transport failure: no address leaked", errors.New("Post \"http://10.1.2.3:8080/mcp\": dial tcp 10.1.2.3:8080: connect: connection refused"),
+			500, "reading " + uri + " from its MCP server failed", map[string]any{"uri": uri}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := MapError(tc.err, uri)
+			assert.Equal(t, tc.code, got.Code)
+			assert.Equal(t, tc.message, got.Message)
+			assert.Equal(t, tc.details, got.Details)
+			assert.NotContains(t, got.Error(), "10.1.2.3")
+		})
+	}
+}
