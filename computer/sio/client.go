@@ -1,0 +1,578 @@
+// Package sio is the Computer's Socket.IO client (PROTOCOL.md, Connection
+// and auth; Offices; Routed requests; Computer → Server updates).
+//
+// It connects to a Server's /smcp namespace with the API key both as the
+// auth payload {"api_key": key} and as the x-api-key header, joins its
+// office as role "computer", and joins again after every reconnection (a
+// reconnected socket has a new id and no rooms). It answers every client:*
+// event: the request is validated against its schema (400 ErrorPayload
+// when invalid), its "computer" must be this Computer's name (404
+// otherwise), and the Handler's result or error is sent as exactly ONE ack
+// value — the result, or an ErrorPayload (the Server merges acks one entry
+// per client, so zero or two values would make the Agent time out). The
+// work runs on goroutines owned by the Client with a context that ends at
+// Close, never on the Socket.IO client's event queue, which all events and
+// acks of the connection share. notify:tool_call_cancel is passed to the
+// Handler. Notify emits server:update_* {computer} while the office is
+// joined.
+package sio
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	sio "github.com/zishang520/socket.io/clients/socket/v3"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
+)
+
+// Handler answers the routed requests. Each call runs on its own goroutine;
+// ctx ends when the Client closes. Errors should be *protocol.Error (others
+// become 500).
+type Handler interface {
+	GetTools(ctx context.Context, req protocol.GetToolsReq) (protocol.GetToolsRet, error)
+	ToolCall(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult
+	GetConfig(ctx context.Context, req protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error)
+	GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error)
+	GetFinder(ctx context.Context, req protocol.GetFinderReq) (protocol.GetFinderRet, error)
+	ReadResource(ctx context.Context, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error)
+	CancelToolCall(req protocol.CancelToolCallReq)
+}
+
+// Option configures Dial.
+type Option func(*options)
+
+type options struct {
+	apiKey  string
+	headers http.Header
+	log     *slog.Logger
+	timeout time.Duration
+	polling bool
+}
+
+// WithAPIKey sends key as auth {"api_key": key} and header x-api-key.
+func WithAPIKey(key string) Option { return func(o *options) { o.apiKey = key } }
+
+// WithHeader adds an HTTP header to the handshake.
+func WithHeader(k, v string) Option {
+	return func(o *options) {
+		if o.headers == nil {
+			o.headers = http.Header{}
+		}
+		o.headers.Add(k, v)
+	}
+}
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithTimeout bounds the connection and each join (default 10 s).
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithPolling allows HTTP long-polling before the websocket upgrade
+// (default: websocket only).
+func WithPolling() Option { return func(o *options) { o.polling = true } }
+
+// connectAttempt is how long Dial waits for the namespace handshake
+// before starting a fresh attempt.
+const connectAttempt = 2 * time.Second
+
+// Client is a Computer's connection to a Server.
+type Client struct {
+	name, office string
+	h            Handler
+	o            options
+	log          *slog.Logger
+	sock         *sio.Socket
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	emitMu sync.Mutex // serialises emits and acks on the socket
+
+	mu      sync.Mutex
+	joined  bool
+	closed  bool
+	gen     int // connection generation
+	firstCh chan error
+	wg      sync.WaitGroup
+}
+
+// routed are the client:* events a Computer answers.
+var routed = []string{protocol.EventToolCall, protocol.EventGetTools, protocol.EventGetConfig,
+	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource}
+
+// Dial connects to serverURL (http[s]://host:port, with or without the
+// /smcp path), joins office as name and returns once joined. A refused
+// connection or join is an error.
+func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts ...Option) (*Client, error) {
+	o := options{log: slog.Default(), timeout: 10 * time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	if office == "" || name == "" {
+		return nil, protocol.NewBadRequest("office and name are required")
+	}
+	nsURL, err := namespaceURL(serverURL)
+	if err != nil {
+		return nil, err
+	}
+	life, cancel := context.WithCancel(context.Background())
+	c := &Client{name: name, office: office, h: h, o: o, log: o.log.With("computer", name, "office", office),
+		ctx: life, cancel: cancel, firstCh: make(chan error, 1)}
+
+	so := sio.DefaultOptions()
+	if o.polling {
+		so.SetTransports(types.NewSet(sio.Polling, sio.WebSocket))
+	} else {
+		so.SetTransports(types.NewSet(sio.WebSocket))
+	}
+	so.SetForceNew(true)
+	so.SetAutoConnect(false)
+	so.SetReconnectionDelay(1000)
+	so.SetReconnectionDelayMax(5000)
+	so.SetTimeout(o.timeout)
+	hdr := http.Header{}
+	for k, vs := range o.headers {
+		for _, v := range vs {
+			hdr.Add(k, v)
+		}
+	}
+	if o.apiKey != "" {
+		so.SetAuth(map[string]any{"api_key": o.apiKey})
+		hdr.Set("x-api-key", o.apiKey)
+	}
+	if len(hdr) > 0 {
+		so.SetExtraHeaders(hdr)
+	}
+	sock, err := sio.Connect(nsURL, so)
+	if err != nil {
+		cancel()
+		return nil, protocol.NewBadRequest("server URL %q: %v", serverURL, err)
+	}
+	c.sock = sock
+	_ = sock.On("connect", func(...any) { c.onConnect() })
+	_ = sock.On("disconnect", func(args ...any) {
+		c.mu.Lock()
+		c.joined = false
+		c.mu.Unlock()
+		c.log.Warn("disconnected from the server", "reason", fmt.Sprint(args...))
+	})
+	_ = sock.On("connect_error", func(args ...any) {
+		err := connectError(nsURL, args)
+		if refused(args) { // refused by a middleware: the client does not retry
+			c.first(err)
+		}
+		c.log.Debug("connection attempt failed", "err", err)
+	})
+	for _, ev := range routed {
+		_ = sock.On(types.EventName(ev), func(args ...any) { c.onRequest(ev, args) })
+	}
+	_ = sock.On(types.EventName(protocol.NotifyCancelToolCall), func(args ...any) { c.onCancel(args) })
+	sock.Connect()
+
+	wait, stop := context.WithTimeout(ctx, o.timeout)
+	defer stop()
+	// Watchdog: the Socket.IO client occasionally never completes the
+	// namespace handshake of its first connection (observed under the race
+	// detector on a loaded machine); a fresh attempt does.
+	retry := time.NewTicker(connectAttempt)
+	defer retry.Stop()
+	for {
+		select {
+		case err := <-c.firstCh:
+			if err != nil {
+				c.Close()
+				return nil, err
+			}
+			return c, nil
+		case <-retry.C:
+			if !sock.Connected() {
+				c.log.Debug("no namespace handshake yet: reconnecting")
+				c.emitMu.Lock()
+				sock.Disconnect()
+				sock.Connect()
+				c.emitMu.Unlock()
+			}
+		case <-wait.Done():
+			c.Close()
+			return nil, protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: no answer in time", nsURL, office)
+		}
+	}
+}
+
+func (c *Client) first(err error) {
+	select {
+	case c.firstCh <- err:
+	default:
+	}
+}
+
+// namespaceURL returns serverURL with the /smcp namespace as path.
+func namespaceURL(serverURL string) (string, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", protocol.NewBadRequest("server URL %q: %v", serverURL, err)
+	}
+	switch u.Scheme {
+	case "http", "https", "ws", "wss":
+	default:
+		return "", protocol.NewBadRequest("server URL %q: scheme must be http, https, ws or wss", serverURL)
+	}
+	if u.Host == "" {
+		return "", protocol.NewBadRequest("server URL %q has no host", serverURL)
+	}
+	switch strings.TrimSuffix(u.Path, "/") {
+	case "", protocol.Namespace:
+		u.Path = protocol.Namespace
+	default:
+		return "", protocol.NewBadRequest("server URL %q: path must be empty or %s", serverURL, protocol.Namespace)
+	}
+	return u.String(), nil
+}
+
+// refused reports whether a connect_error comes from the server refusing
+// the connection (rather than from a transport failure, which is retried).
+func refused(args []any) bool {
+	if len(args) == 0 {
+		return false
+	}
+	err, _ := args[0].(error)
+	var ext *types.ExtendedError
+	return errors.As(err, &ext)
+}
+
+func connectError(url string, args []any) *protocol.Error {
+	var err error
+	if len(args) > 0 {
+		err, _ = args[0].(error)
+	}
+	if err == nil {
+		return protocol.Errorf(protocol.CodeInternal, "connect to %s failed", url)
+	}
+	var ext *types.ExtendedError
+	if errors.As(err, &ext) {
+		code := protocol.CodeInternal
+		if m, ok := ext.Data.(map[string]any); ok {
+			if n, ok := m["code"].(float64); ok && n == float64(int(n)) {
+				code = protocol.Code(int(n))
+			}
+		}
+		return protocol.Errorf(code, "connection refused by the server: %s", ext.Message)
+	}
+	return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", url, err)
+}
+
+// goOwned runs fn on a goroutine the Client waits for at Close.
+func (c *Client) goOwned(fn func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+func (c *Client) onConnect() {
+	c.log.Debug("connected", "sid", string(c.sock.Id()))
+	c.mu.Lock()
+	c.gen++
+	gen := c.gen
+	c.mu.Unlock()
+	// Never wait for an ack on the event queue: join on our own goroutine.
+	c.goOwned(func() { c.join(gen) })
+}
+
+// join joins the office, retrying while the connection lasts (a name held
+// by our previous session may take a moment to be released).
+func (c *Client) join(gen int) {
+	first := true
+	for attempt := 0; ; attempt++ {
+		err := c.joinOnce()
+		c.mu.Lock()
+		stale := gen != c.gen || c.closed
+		if err == nil && !stale {
+			c.joined = true
+		}
+		c.mu.Unlock()
+		if stale {
+			return
+		}
+		if err == nil {
+			c.log.Info("joined office", "sid", string(c.sock.Id()))
+			c.first(nil)
+			return
+		}
+		if first {
+			// The first join of Dial fails fast: the user sees why.
+			c.mu.Lock()
+			firstEver := gen == 1
+			c.mu.Unlock()
+			if firstEver {
+				c.first(err)
+				return
+			}
+			first = false
+		}
+		c.log.Warn("join office failed; retrying", "err", err)
+		select {
+		case <-time.After(time.Second):
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *Client) joinOnce() error {
+	req := protocol.EnterOfficeReq{Role: protocol.RoleComputer, Name: c.name, OfficeID: c.office}
+	vals, err := c.call(protocol.EventJoinOffice, req)
+	c.log.Debug("join answered", "vals", vals, "err", err)
+	if err != nil {
+		return err
+	}
+	if len(vals) >= 1 {
+		if ok, _ := vals[0].(bool); ok {
+			return nil
+		}
+	}
+	reason := "refused"
+	if len(vals) >= 2 && vals[1] != nil {
+		reason = fmt.Sprint(vals[1])
+	}
+	return protocol.NewForbidden("join office %q as %q: %s", c.office, c.name, reason)
+}
+
+// call emits with an ack and waits for it (own timer: the client's
+// Timeout() flag is shared by the socket).
+func (c *Client) call(event string, payload any) ([]any, error) {
+	data, err := toJSONValue(payload)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan []any, 1)
+	ack := socket.Ack(func(vals []any, _ error) {
+		select {
+		case ch <- vals:
+		default:
+		}
+	})
+	c.emitMu.Lock()
+	err = c.sock.Emit(event, data, ack)
+	c.emitMu.Unlock()
+	if err != nil {
+		return nil, protocol.NewInternal("%s: %v", event, err)
+	}
+	t := time.NewTimer(c.o.timeout)
+	defer t.Stop()
+	select {
+	case vals := <-ch:
+		return vals, nil
+	case <-t.C:
+		return nil, protocol.Errorf(protocol.CodeTimeout, "%s: no answer within %s", event, c.o.timeout)
+	case <-c.ctx.Done():
+		return nil, protocol.NewInternal("%s: client closed", event)
+	}
+}
+
+// Notify emits a server:update_* event ({computer: name}) when the office
+// is joined; it reports whether it was sent.
+func (c *Client) Notify(event string) bool {
+	c.mu.Lock()
+	ok := c.joined && !c.closed
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	data, _ := toJSONValue(protocol.UpdateComputerConfigReq{Computer: c.name})
+	c.emitMu.Lock()
+	err := c.sock.Emit(event, data)
+	c.emitMu.Unlock()
+	if err != nil {
+		c.log.Warn("emit failed", "event", event, "err", err)
+		return false
+	}
+	return true
+}
+
+// Joined reports whether the office is joined right now.
+func (c *Client) Joined() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.joined
+}
+
+// Name is the Computer's name; Office its office.
+func (c *Client) Name() string   { return c.name }
+func (c *Client) Office() string { return c.office }
+
+// Close leaves the server (disconnect: the Server broadcasts the leave) and
+// waits for every handler goroutine. Safe to call twice.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.joined = false
+	c.mu.Unlock()
+	c.cancel()
+	c.sock.Disconnect()
+	c.wg.Wait()
+	return nil
+}
+
+func toJSONValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, protocol.NewInternal("encode: %v", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, protocol.NewInternal("encode: %v", err)
+	}
+	return out, nil
+}
+
+func (c *Client) onCancel(args []any) {
+	if len(args) == 0 {
+		return
+	}
+	if err := protocol.ValidateValue(protocol.NotifyCancelToolCall, protocol.Request, args[0]); err != nil {
+		c.log.Warn("invalid notify:tool_call_cancel ignored", "err", err)
+		return
+	}
+	var req protocol.CancelToolCallReq
+	if decode(args[0], &req) != nil {
+		return
+	}
+	c.goOwned(func() { c.h.CancelToolCall(req) })
+}
+
+func decode(v any, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+// onRequest runs on the socket's event queue: it only validates and hands
+// the work to an owned goroutine.
+func (c *Client) onRequest(event string, args []any) {
+	var ack socket.Ack
+	if n := len(args); n > 0 {
+		if a, ok := args[n-1].(socket.Ack); ok {
+			ack, args = a, args[:n-1]
+		} else if f, ok := args[n-1].(func([]any, error)); ok {
+			ack, args = f, args[:n-1]
+		}
+	}
+	if ack == nil {
+		c.log.Warn("request without ack ignored", "event", event)
+		return
+	}
+	reply := func(v any) {
+		data, err := toJSONValue(v)
+		if err != nil {
+			data, _ = toJSONValue(protocol.AsError(err))
+		}
+		c.emitMu.Lock()
+		ack([]any{data}, nil)
+		c.emitMu.Unlock()
+	}
+	if len(args) != 1 {
+		reply(protocol.NewBadRequest("%s: want one payload, got %d", event, len(args)))
+		return
+	}
+	if err := protocol.ValidateValue(event, protocol.Request, args[0]); err != nil {
+		reply(err)
+		return
+	}
+	var target struct {
+		Computer string `json:"computer"`
+	}
+	if err := decode(args[0], &target); err != nil {
+		reply(protocol.NewBadRequest("%s: %v", event, err))
+		return
+	}
+	if target.Computer != c.name {
+		reply(protocol.NewNotFound("computer %q is not this computer (%q)", target.Computer, c.name).With("computer", target.Computer))
+		return
+	}
+	payload := args[0]
+	if !c.goOwned(func() { reply(c.dispatch(event, payload)) }) {
+		reply(protocol.NewInternal("computer %q is shutting down", c.name))
+	}
+}
+
+// dispatch decodes the request and calls the Handler; it returns the ack
+// value (result or *protocol.Error).
+func (c *Client) dispatch(event string, payload any) (out any) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panicked", "event", event, "panic", r)
+			out = protocol.NewInternal("%s: internal error", event)
+		}
+	}()
+	ctx := c.ctx
+	res := func(v any, err error) any {
+		if err != nil {
+			return protocol.AsError(err)
+		}
+		return v
+	}
+	switch event {
+	case protocol.EventToolCall:
+		var req protocol.ToolCallReq
+		if err := decode(payload, &req); err != nil {
+			return protocol.NewBadRequest("%s: %v", event, err)
+		}
+		return c.h.ToolCall(ctx, req)
+	case protocol.EventGetTools:
+		var req protocol.GetToolsReq
+		if err := decode(payload, &req); err != nil {
+			return protocol.NewBadRequest("%s: %v", event, err)
+		}
+		return res(c.h.GetTools(ctx, req))
+	case protocol.EventGetConfig:
+		var req protocol.GetComputerConfigReq
+		if err := decode(payload, &req); err != nil {
+			return protocol.NewBadRequest("%s: %v", event, err)
+		}
+		return res(c.h.GetConfig(ctx, req))
+	case protocol.EventGetDesktop:
+		var req protocol.GetDesktopReq
+		if err := decode(payload, &req); err != nil {
+			return protocol.NewBadRequest("%s: %v", event, err)
+		}
+		return res(c.h.GetDesktop(ctx, req))
+	case protocol.EventGetFinder:
+		var req protocol.GetFinderReq
+		if err := decode(payload, &req); err != nil {
+			return protocol.NewBadRequest("%s: %v", event, err)
+		}
+		return res(c.h.GetFinder(ctx, req))
+	case protocol.EventReadResource:
+		var req protocol.ReadResourceReq
+		if err := decode(payload, &req); err != nil {
+			return protocol.NewBadRequest("%s: %v", event, err)
+		}
+		return res(c.h.ReadResource(ctx, req))
+	}
+	return protocol.NewBadRequest("unknown event %q", event)
+}
