@@ -113,7 +113,9 @@ func TestWatch(t *testing.T) {
 			// Add a file, then one in a new nested folder.
 			lists := in.listChanged()
 			writeFile(t, filepath.Join(root, "new-note.md"), "# New note\n\nHello.\n")
-			eventually(t, func() bool { return in.listChanged() > lists && slices.Contains(listURIs(t, c), catalog+"/new-note.md") },
+			eventually(t, func() bool {
+				return in.listChanged() > lists && slices.Contains(listURIs(t, c), catalog+"/new-note.md")
+			},
 				"list_changed and the new document listed")
 			lists = in.listChanged()
 			writeFile(t, filepath.Join(root, "notes", "2026", "plan.md"), "# Plan\n\n## Goals\n\nShip it.\n")
