@@ -400,7 +400,9 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string) map[st
 				c.subscribe(ctx, s, uri)
 				it, err := c.read(ctx, s, uri)
 				if err != nil {
-					c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					if ctx.Err() == nil { // not a shutdown
+						c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					}
 					continue
 				}
 				results[i] = result{key: key, it: it, ok: true}
@@ -417,9 +419,9 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string) map[st
 }
 
 func (c *Cache[T]) subscribe(ctx context.Context, s *source[T], uri string) {
-	ctx, cancel := context.WithTimeout(ctx, c.rto)
+	sctx, cancel := context.WithTimeout(ctx, c.rto)
 	defer cancel()
-	if err := s.src.Subscribe(ctx, uri); err != nil {
+	if err := s.src.Subscribe(sctx, uri); err != nil && ctx.Err() == nil {
 		c.log.Warn(c.kind+": resources/subscribe failed", "server", s.name, "uri", uri, "err", err)
 	}
 }

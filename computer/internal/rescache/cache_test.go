@@ -1,0 +1,264 @@
+package rescache
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fake is an in-memory Source for the cache's concurrency properties (the
+// MCP behaviour is tested against real servers in finder and desktop).
+type fake struct {
+	name string
+
+	mu     sync.Mutex
+	uris   []string
+	bodies map[string]string
+
+	lists, reads, subs    atomic.Int32
+	inflight, maxInflight atomic.Int32
+	block                 chan struct{} // when set, reads wait for it (or ctx)
+	blockList             chan struct{} // when set, listings wait for it (or ctx)
+}
+
+var _ mcpsource.Source = (*fake)(nil)
+
+func newFake(name string, uris ...string) *fake {
+	f := &fake{name: name, bodies: map[string]string{}}
+	f.set(uris...)
+	return f
+}
+
+func (f *fake) set(uris ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.uris = uris
+	for _, u := range uris {
+		if _, ok := f.bodies[u]; !ok {
+			f.bodies[u] = "body of " + u
+		}
+	}
+}
+
+func (f *fake) wait(ctx context.Context, list bool) error {
+	f.mu.Lock()
+	b := f.block
+	if list {
+		b = f.blockList
+	}
+	f.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	select {
+	case <-b:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *fake) Name() string            { return f.name }
+func (f *fake) SupportsSubscribe() bool { return true }
+func (f *fake) ListResources(ctx context.Context) ([]mcp.Resource, error) {
+	f.lists.Add(1)
+	if err := f.wait(ctx, true); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []mcp.Resource
+	for _, u := range f.uris {
+		out = append(out, mcp.Resource{URI: u, Name: u})
+	}
+	return out, nil
+}
+func (f *fake) ListResourceTemplates(context.Context) ([]mcp.ResourceTemplate, error) {
+	return nil, nil
+}
+func (f *fake) Subscribe(context.Context, string) error { f.subs.Add(1); return nil }
+func (f *fake) ReadResource(ctx context.Context, uri string) ([]mcp.ResourceContents, error) {
+	f.reads.Add(1)
+	n := f.inflight.Add(1)
+	defer f.inflight.Add(-1)
+	for {
+		m := f.maxInflight.Load()
+		if n <= m || f.maxInflight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if err := f.wait(ctx, false); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	body, ok := f.bodies[uri]
+	if !ok || strings.Contains(uri, "fail") {
+		return nil, errors.New("no such resource")
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, Text: body}}, nil
+}
+
+var codec = Codec[string]{
+	Select: func(uri string) (string, bool) { return uri, strings.HasPrefix(uri, "t://") },
+	Match:  func(uri string) (string, bool) { return uri, strings.HasPrefix(uri, "t://") },
+	Decode: func(_, _ string, c []protocol.ResourceContents) (string, error) { return *c[0].Text, nil },
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func uris(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "t://h/" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	return out
+}
+
+func TestConcurrencyBound(t *testing.T) {
+	f := newFake("s", uris(200)...)
+	c := New(codec, Options{Concurrency: 3})
+	defer c.Close()
+	require.NoError(t, c.Add(ctx(t), f))
+	assert.Equal(t, 200, c.Snapshot().Len)
+	assert.LessOrEqual(t, f.maxInflight.Load(), int32(3))
+	assert.EqualValues(t, 200, f.reads.Load())
+	assert.EqualValues(t, 200, f.subs.Load(), "every resource subscribed")
+}
+
+func TestListChangedCoalesces(t *testing.T) {
+	f := newFake("s", "t://h/a")
+	c := New(codec, Options{})
+	defer c.Close()
+	require.NoError(t, c.Add(ctx(t), f))
+	f.lists.Store(0)
+
+	block := make(chan struct{})
+	f.mu.Lock()
+	f.blockList = block
+	f.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Go(func() { c.ListChanged(ctx(t), "s") }) // holds the source while blocked
+	require.Eventually(t, func() bool { return f.lists.Load() == 1 }, 10*time.Second, time.Millisecond)
+	for range 50 {
+		wg.Go(func() { c.ListChanged(ctx(t), "s") })
+	}
+	f.set("t://h/a", "t://h/b")
+	time.Sleep(50 * time.Millisecond) // not synchronisation: lets callers queue; the bound below holds either way
+	close(block)
+	wg.Wait()
+	assert.LessOrEqual(t, f.lists.Load(), int32(2), "one running re-list plus one for every caller that arrived during it")
+	assert.Equal(t, 2, c.Snapshot().Len)
+}
+
+func TestUpdatedCoalescesPerResource(t *testing.T) {
+	f := newFake("s", "t://h/a", "t://h/b")
+	c := New(codec, Options{})
+	defer c.Close()
+	require.NoError(t, c.Add(ctx(t), f))
+	f.reads.Store(0)
+	block := make(chan struct{})
+	f.mu.Lock()
+	f.block = block
+	f.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Go(func() { c.Updated(ctx(t), "s", "t://h/a") })
+	require.Eventually(t, func() bool { return f.reads.Load() == 1 }, 10*time.Second, time.Millisecond)
+	for range 30 {
+		wg.Go(func() { c.Updated(ctx(t), "s", "t://h/a") })
+	}
+	time.Sleep(50 * time.Millisecond) // not synchronisation: lets callers queue
+	close(block)
+	wg.Wait()
+	assert.LessOrEqual(t, f.reads.Load(), int32(2))
+	assert.GreaterOrEqual(t, f.reads.Load(), int32(1))
+}
+
+func TestSnapshotNeverWaitsForRefresh(t *testing.T) {
+	f := newFake("s", "t://h/a")
+	c := New(codec, Options{})
+	defer c.Close()
+	require.NoError(t, c.Add(ctx(t), f))
+	block := make(chan struct{})
+	f.mu.Lock()
+	f.block = block
+	f.mu.Unlock()
+	done := make(chan struct{})
+	go func() { c.Updated(ctx(t), "s", "t://h/a"); close(done) }()
+	require.Eventually(t, func() bool { return f.inflight.Load() == 1 }, 10*time.Second, time.Millisecond)
+	for range 1000 {
+		assert.Equal(t, 1, c.Snapshot().Len)
+	}
+	close(block)
+	<-done
+}
+
+func TestRemoveDuringAddDiscardsTheStaleResult(t *testing.T) {
+	f := newFake("s", "t://h/a")
+	var changes atomic.Int32
+	c := New(codec, Options{Debounce: time.Millisecond, OnChange: func() { changes.Add(1) }})
+	defer c.Close()
+	block := make(chan struct{})
+	f.block = block
+	done := make(chan error)
+	go func() { done <- c.Add(ctx(t), f) }()
+	require.Eventually(t, func() bool { return f.inflight.Load() == 1 }, 10*time.Second, time.Millisecond)
+	c.Remove("s")
+	close(block)
+	require.NoError(t, <-done)
+	assert.Zero(t, c.Snapshot().Len)
+	c.ListChanged(ctx(t), "s") // unknown now
+	assert.Never(t, func() bool { return changes.Load() > 0 }, 100*time.Millisecond, time.Millisecond)
+}
+
+func TestCloseCancelsAndLeaksNothing(t *testing.T) {
+	before := runtime.NumGoroutine()
+	f := newFake("s", uris(20)...)
+	block := make(chan struct{})
+	defer close(block)
+	f.block = block
+	c := New(codec, Options{Concurrency: 4, OnChange: func() {}})
+	done := make(chan error)
+	go func() { done <- c.Add(context.Background(), f) }()
+	require.Eventually(t, func() bool { return f.inflight.Load() == 4 }, 10*time.Second, time.Millisecond)
+	c.Close()
+	select {
+	case err := <-done:
+		require.NoError(t, err) // the listing succeeded before; reads were cancelled and skipped
+	case <-time.After(10 * time.Second):
+		t.Fatal("Add did not return after Close")
+	}
+	assert.Zero(t, c.Snapshot().Len)
+	assert.ErrorIs(t, c.Add(context.Background(), f), ErrClosed)
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // polling the goroutine count; testify's Eventually adds its own
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left behind")
+}
+
+func TestDuplicateAndUnselectedURIs(t *testing.T) {
+	f := newFake("s", "t://h/a", "x://h/b", "t://h/a", "t://h/fail")
+	c := New(codec, Options{})
+	defer c.Close()
+	require.NoError(t, c.Add(ctx(t), f))
+	snap := c.Snapshot()
+	assert.Equal(t, []string{"s"}, snap.Servers)
+	assert.Equal(t, []string{"body of t://h/a"}, snap.Items["s"])
+	assert.EqualValues(t, 2, f.reads.Load(), "a and fail, once each")
+}
