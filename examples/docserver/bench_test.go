@@ -153,4 +153,3 @@ func markdownFile(i int) string {
 	s.WriteString("\n\n```go\nfmt.Println(\"hello\")\n```\n\nSee [the tracker](https://tracker.example/items).\n")
 	return s.String()
 }
-
