@@ -1,4 +1,30 @@
-// Package computer is the A2C-SMCP Computer: it hosts many MCP servers,
-// aggregates their tools, window:// desktop and dpe:// documents (the
-// Finder), and answers the Agent's client:* requests through a Server.
+// Package computer is the A2C-SMCP Computer (PROTOCOL.md, Roles and
+// transport): it hosts many MCP servers, aggregates their tools, window://
+// desktop and dpe:// documents (the Finder), and answers the Agent's
+// client:* requests through a Server.
+//
+// A Computer is built from a config in the Python SDK's format
+// (package config), started (New, Start: inputs resolved, MCP servers
+// connected and aggregated), optionally connected to a Server (Connect) and
+// closed (Close: leaves the office, stops every MCP child process).
+//
+//	cfg, _ := config.Load("computer.json")
+//	c := computer.New(cfg, computer.WithConfirm(askUser))
+//	if err := c.Start(ctx); err != nil { ... }
+//	defer c.Close(context.Background())
+//	if err := c.Connect(ctx, "http://server:8000", "office-1", "my-computer", sio.WithAPIKey(key)); err != nil { ... }
+//
+// The parts live in sub-packages: config (file format, ${input:ID}),
+// mcpclient (supervised MCP connections), tools (SMCPTool, client:tool_call),
+// desktop (window://), finder (dpe:// catalog), bridge (client:read_resource,
+// an extension of this project) and sio (the Socket.IO client).
+//
+// Wiring (this package): every MCP connection that comes up has its tools
+// listed and is added to the Desktop, the Finder and the read bridge; every
+// connection that is lost has its tools, windows and documents withdrawn.
+// tools/list_changed re-lists the server's tools; resources/list_changed
+// and resources/updated go to the Desktop, the Finder and the bridge.
+// Changes are announced with server:update_tool_list, server:update_desktop
+// and server:update_finder (PROTOCOL.md, Computer → Server updates) while
+// the Computer is in its office.
 package computer

@@ -1,0 +1,399 @@
+package computer
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer/bridge"
+	"github.com/a2c-smcp/smcp-go/computer/config"
+	"github.com/a2c-smcp/smcp-go/computer/desktop"
+	"github.com/a2c-smcp/smcp-go/computer/finder"
+	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
+	"github.com/a2c-smcp/smcp-go/computer/sio"
+	"github.com/a2c-smcp/smcp-go/computer/tools"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Option configures a Computer.
+type Option func(*options)
+
+type options struct {
+	log         *slog.Logger
+	confirm     tools.ConfirmFunc
+	historySize int
+	resolve     []config.ResolveOption
+	manager     []mcpclient.Option
+	schemes     []string
+	debounce    time.Duration
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithConfirm sets the hook asked before a tool call whose merged ToolMeta
+// is not auto_apply (PROTOCOL.md, Tool calls). Without it such calls fail
+// with 4005.
+func WithConfirm(f func(ctx context.Context, req tools.ConfirmRequest) (bool, error)) Option {
+	return func(o *options) { o.confirm = f }
+}
+
+// WithHistorySize bounds the tool-call history (default 10).
+func WithHistorySize(n int) Option { return func(o *options) { o.historySize = n } }
+
+// WithInputs adds options for resolving ${input:ID} (explicit values,
+// environment, prompter...).
+func WithInputs(opts ...config.ResolveOption) Option {
+	return func(o *options) { o.resolve = append(o.resolve, opts...) }
+}
+
+// WithInputValues gives explicit input values (highest priority).
+func WithInputValues(values map[string]string) Option {
+	return WithInputs(config.WithValues(values))
+}
+
+// WithManagerOptions passes options to the MCP manager (backoff, health
+// check, timeouts).
+func WithManagerOptions(opts ...mcpclient.Option) Option {
+	return func(o *options) { o.manager = append(o.manager, opts...) }
+}
+
+// WithReadSchemes sets the URI schemes client:read_resource may read
+// (default dpe and window).
+func WithReadSchemes(schemes ...string) Option {
+	return func(o *options) { o.schemes = schemes }
+}
+
+// WithDebounce sets how long the Desktop and the Finder gather changes
+// before one update event (default theirs: 50–100 ms).
+func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce = d } }
+
+// Computer hosts MCP servers and answers an Agent's requests. Create it
+// with New; it is safe for concurrent use.
+type Computer struct {
+	cfg *config.Config
+	o   options
+	log *slog.Logger
+
+	tools   *tools.Set
+	finder  *finder.Aggregator
+	desktop *desktop.Desktop
+	bridge  *bridge.Bridge
+	manager *mcpclient.Manager
+
+	mu      sync.Mutex
+	client  *sio.Client
+	started bool
+	closed  bool
+}
+
+// New returns a Computer for cfg; nothing runs before Start.
+func New(cfg *config.Config, opts ...Option) *Computer {
+	o := options{log: slog.Default()}
+	for _, f := range opts {
+		f(&o)
+	}
+	c := &Computer{cfg: cfg, o: o, log: o.log}
+	topts := []tools.Option{tools.WithLogger(o.log)}
+	if o.confirm != nil {
+		topts = append(topts, tools.WithConfirm(o.confirm))
+	}
+	if o.historySize > 0 {
+		topts = append(topts, tools.WithHistorySize(o.historySize))
+	}
+	c.tools = tools.New(topts...)
+	fopts := []finder.Option{finder.WithLogger(o.log), finder.WithOnChange(func() { c.notify(protocol.EventUpdateFinder) })}
+	dopts := []desktop.Option{desktop.WithLogger(o.log), desktop.WithOnChange(func() { c.notify(protocol.EventUpdateDesktop) })}
+	if o.debounce > 0 {
+		fopts = append(fopts, finder.WithDebounce(o.debounce))
+		dopts = append(dopts, desktop.WithDebounce(o.debounce))
+	}
+	c.finder = finder.New(fopts...)
+	c.desktop = desktop.New(dopts...)
+	bopts := []bridge.Option{bridge.WithLogger(o.log)}
+	if o.schemes != nil {
+		bopts = append(bopts, bridge.WithAllowedSchemes(o.schemes...))
+	}
+	c.bridge = bridge.New(bopts...)
+	return c
+}
+
+// Start resolves the config's inputs, starts every enabled MCP server and
+// returns once each has made its first attempt and, when it came up, its
+// tools, windows and documents are aggregated. An input that cannot be
+// resolved is an error (*protocol.Error 400 naming it); a server that fails
+// to start is logged and retried in the background.
+func (c *Computer) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.started || c.closed {
+		c.mu.Unlock()
+		return protocol.NewInternal("computer already started or closed")
+	}
+	c.started = true
+	c.mu.Unlock()
+	ropts := append([]config.ResolveOption{config.WithLogger(c.log)}, c.o.resolve...)
+	servers, err := c.cfg.Resolve(ctx, ropts...)
+	if err != nil {
+		return err
+	}
+	mopts := append([]mcpclient.Option{mcpclient.WithLogger(c.log), mcpclient.WithHooks(mcpclient.Hooks{
+		Up: c.serverUp, Notification: c.serverNotification, Down: c.serverDown,
+	})}, c.o.manager...)
+	m := mcpclient.NewManager(servers, mopts...)
+	c.mu.Lock()
+	c.manager = m
+	c.mu.Unlock()
+	return m.Start(ctx)
+}
+
+// Connect joins office on the Server at serverURL as name and starts
+// answering its requests. Options: sio.WithAPIKey and friends.
+func (c *Computer) Connect(ctx context.Context, serverURL, office, name string, opts ...sio.Option) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return protocol.NewInternal("computer closed")
+	}
+	if c.client != nil {
+		c.mu.Unlock()
+		return protocol.NewBadRequest("computer already connected")
+	}
+	c.mu.Unlock()
+	cl, err := sio.Dial(ctx, serverURL, office, name, handler{c}, append([]sio.Option{sio.WithLogger(c.log)}, opts...)...)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		cl.Close()
+		return protocol.NewInternal("computer closed")
+	}
+	c.client = cl
+	return nil
+}
+
+// Close leaves the office and stops every MCP server (child processes
+// reaped), waiting at most until ctx ends. Safe to call twice.
+func (c *Computer) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	cl, m := c.client, c.manager
+	c.mu.Unlock()
+	if cl != nil {
+		cl.Close()
+	}
+	var err error
+	if m != nil {
+		err = m.Close(ctx)
+	}
+	c.finder.Close()
+	c.desktop.Close()
+	return err
+}
+
+// notify emits a server:update_* event while connected.
+func (c *Computer) notify(event string) {
+	c.mu.Lock()
+	cl := c.client
+	c.mu.Unlock()
+	if cl != nil && cl.Notify(event) {
+		c.log.Debug("update emitted", "event", event)
+	}
+}
+
+// serverUp aggregates a connection that came up.
+func (c *Computer) serverUp(ctx context.Context, conn *mcpclient.Conn) {
+	c.refreshTools(ctx, conn)
+	var wg sync.WaitGroup
+	for _, add := range []func(context.Context) error{
+		func(ctx context.Context) error { return c.finder.AddSource(ctx, conn) },
+		func(ctx context.Context) error { return c.desktop.AddSource(ctx, conn) },
+		func(ctx context.Context) error { return c.bridge.AddSource(ctx, conn) },
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := add(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("aggregating an MCP server failed", "server", conn.Name(), "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (c *Computer) refreshTools(ctx context.Context, conn *mcpclient.Conn) {
+	var list []mcp.Tool
+	if conn.Capabilities().Tools != nil {
+		var err error
+		if list, err = conn.ListTools(ctx); err != nil {
+			if ctx.Err() == nil {
+				c.log.Warn("listing tools failed", "server", conn.Name(), "err", err)
+			}
+			return
+		}
+	}
+	if c.tools.SetServer(conn.Name(), conn.Config().Base(), conn, list) {
+		c.notify(protocol.EventUpdateToolList)
+	}
+}
+
+// serverNotification routes an MCP notification (on the server's own event
+// goroutine, never on mcp-go's read loop).
+func (c *Computer) serverNotification(ctx context.Context, conn *mcpclient.Conn, n mcp.JSONRPCNotification) {
+	name := conn.Name()
+	switch n.Method {
+	case string(mcp.MethodNotificationToolsListChanged):
+		c.refreshTools(ctx, conn)
+	case string(mcp.MethodNotificationResourcesListChanged):
+		var wg sync.WaitGroup
+		for _, f := range []func(){
+			func() { c.finder.ResourceListChanged(ctx, name) },
+			func() { c.desktop.ResourceListChanged(ctx, name) },
+			func() { c.bridge.ResourceListChanged(ctx, name) },
+		} {
+			wg.Add(1)
+			go func() { defer wg.Done(); f() }()
+		}
+		wg.Wait()
+	case string(mcp.MethodNotificationResourceUpdated):
+		uri, _ := n.Params.AdditionalFields["uri"].(string)
+		if uri == "" {
+			return
+		}
+		c.finder.ResourceUpdated(ctx, name, uri)
+		c.desktop.ResourceUpdated(ctx, name, uri)
+	}
+}
+
+// serverDown withdraws what a lost (or stopped) connection provided.
+func (c *Computer) serverDown(name string, err error) {
+	if err != nil {
+		c.log.Warn("MCP server lost: withdrawing its tools, windows and documents", "server", name, "err", err)
+	}
+	if c.tools.RemoveServer(name) {
+		c.notify(protocol.EventUpdateToolList)
+	}
+	c.finder.RemoveSource(name)
+	c.desktop.RemoveSource(name)
+	c.bridge.RemoveSource(name)
+}
+
+// Tools is the published tool list (client:get_tools).
+func (c *Computer) Tools() []protocol.SMCPTool { return c.tools.List() }
+
+// CallTool runs one tool call (client:tool_call).
+func (c *Computer) CallTool(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
+	return c.tools.Call(ctx, req)
+}
+
+// History is the bounded tool-call history, oldest first.
+func (c *Computer) History() []tools.Record { return c.tools.History() }
+
+// Desktop is the organised desktop (client:get_desktop); size nil means all
+// windows, window "" means every window.
+func (c *Computer) Desktop(ctx context.Context, size *int, window string) ([]string, error) {
+	return c.desktop.Get(ctx, size, window, c.tools.HistoryServers())
+}
+
+// Finder answers a client:get_finder query from the cache.
+func (c *Computer) Finder(req protocol.GetFinderReq) protocol.GetFinderRet {
+	return c.finder.Query(req, c.tools.HistoryServers())
+}
+
+// Documents is the whole Finder cache.
+func (c *Computer) Documents() []protocol.DPEDocumentSummary { return c.finder.Documents() }
+
+// ReadResource reads a dpe:// or window:// resource through the bridge
+// (client:read_resource, an extension of this project).
+func (c *Computer) ReadResource(ctx context.Context, uri string) ([]protocol.ResourceContents, error) {
+	return c.bridge.Read(ctx, uri)
+}
+
+// Config is the configuration as written, placeholders kept
+// (client:get_config).
+func (c *Computer) Config() protocol.GetComputerConfigRet { return c.cfg.Ret() }
+
+// Status snapshots the MCP servers.
+func (c *Computer) Status() []mcpclient.Status {
+	c.mu.Lock()
+	m := c.manager
+	c.mu.Unlock()
+	if m == nil {
+		return nil
+	}
+	return m.Status()
+}
+
+// Manager is the MCP manager (nil before Start).
+func (c *Computer) Manager() *mcpclient.Manager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.manager
+}
+
+// Client is the Socket.IO client (nil before Connect).
+func (c *Computer) Client() *sio.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.client
+}
+
+// handler answers the Server's requests (sio.Handler) for a Computer.
+type handler struct{ c *Computer }
+
+var _ sio.Handler = handler{}
+
+func (h handler) GetTools(_ context.Context, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
+	return protocol.GetToolsRet{Tools: h.c.Tools(), ReqID: req.ReqID}, nil
+}
+
+func (h handler) ToolCall(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
+	return h.c.CallTool(ctx, req)
+}
+
+func (h handler) GetConfig(context.Context, protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
+	return h.c.Config(), nil
+}
+
+func (h handler) GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
+	win := ""
+	if req.Window != nil {
+		win = *req.Window
+	}
+	d, err := h.c.Desktop(ctx, req.DesktopSize, win)
+	if err != nil {
+		return protocol.GetDesktopRet{}, err
+	}
+	if d == nil {
+		d = []string{}
+	}
+	return protocol.GetDesktopRet{Desktops: d, ReqID: req.ReqID}, nil
+}
+
+func (h handler) GetFinder(_ context.Context, req protocol.GetFinderReq) (protocol.GetFinderRet, error) {
+	return h.c.Finder(req), nil
+}
+
+func (h handler) ReadResource(ctx context.Context, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
+	contents, err := h.c.ReadResource(ctx, req.URI)
+	if err != nil {
+		return protocol.ReadResourceRet{}, protocol.AsError(err)
+	}
+	if contents == nil {
+		contents = []protocol.ResourceContents{}
+	}
+	return protocol.ReadResourceRet{Contents: contents, ReqID: req.ReqID}, nil
+}
+
+func (h handler) CancelToolCall(req protocol.CancelToolCallReq) {
+	if h.c.tools.Cancel(req.ReqID) {
+		h.c.log.Info("tool call cancelled", "req_id", req.ReqID, "agent", req.Agent)
+	}
+}

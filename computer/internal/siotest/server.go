@@ -1,0 +1,168 @@
+// Package siotest is a minimal SMCP Server for the Computer's tests: a real
+// Socket.IO server on loopback (namespace /smcp) that accepts office joins,
+// records the events a Computer emits, and lets a test send client:*
+// requests to the joined Computer and read its ack values. It can be
+// stopped and started again on the same address.
+package siotest
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+)
+
+// Server is the fake SMCP Server.
+type Server struct {
+	t      testing.TB
+	addr   string
+	apiKey string
+	// RefuseJoin makes joins answer (false, "name taken").
+	RefuseJoin atomic.Bool
+
+	mu     sync.Mutex
+	io     *socket.Server
+	srv    *http.Server
+	sock   *socket.Socket
+	joins  []map[string]any
+	auths  []string
+	events []string
+	// Joined receives one value per successful join.
+	Joined chan struct{}
+	// Events receives every server:* update event name.
+	Events chan string
+}
+
+// Start runs a server on addr ("127.0.0.1:0" for any port); apiKey, when
+// set, is required as header x-api-key.
+func Start(t testing.TB, addr, apiKey string) *Server {
+	f := &Server{t: t, addr: addr, apiKey: apiKey, Joined: make(chan struct{}, 100), Events: make(chan string, 1000)}
+	f.Restart()
+	t.Cleanup(f.Stop)
+	return f
+}
+
+// Restart starts the server again on the same address.
+func (f *Server) Restart() {
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.addr = ln.Addr().String()
+	io := socket.NewServer(nil, socket.DefaultServerOptions())
+	mux := http.NewServeMux()
+	mux.Handle("/socket.io/", io.ServeHandler(nil))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	nsp := io.Of(protocol.Namespace, nil)
+	nsp.Use(func(s *socket.Socket, next func(*socket.ExtendedError)) {
+		hs := s.Handshake()
+		key := hs.Headers.Header().Get("x-api-key")
+		auth, _ := hs.Auth["api_key"].(string)
+		f.mu.Lock()
+		f.auths = append(f.auths, key+"|"+auth)
+		f.mu.Unlock()
+		if f.apiKey != "" && key != f.apiKey {
+			next(socket.NewExtendedError("unauthorized", map[string]any{"code": 401}))
+			return
+		}
+		next(nil)
+	})
+	_ = nsp.On("connection", func(args ...any) {
+		s := args[0].(*socket.Socket)
+		_ = s.On(protocol.EventJoinOffice, func(args ...any) {
+			req, _ := args[0].(map[string]any)
+			ack, _ := args[len(args)-1].(socket.Ack)
+			f.mu.Lock()
+			f.joins = append(f.joins, req)
+			f.sock = s
+			f.mu.Unlock()
+			if ack == nil {
+				return
+			}
+			if f.RefuseJoin.Load() {
+				ack([]any{false, "name taken"}, nil)
+				return
+			}
+			ack([]any{true, nil}, nil)
+			f.Joined <- struct{}{}
+		})
+		for _, ev := range []string{protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder} {
+			_ = s.On(ev, func(args ...any) {
+				f.mu.Lock()
+				f.events = append(f.events, ev)
+				f.mu.Unlock()
+				f.Events <- ev
+			})
+		}
+	})
+	f.mu.Lock()
+	f.io, f.srv = io, srv
+	f.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
+}
+
+// Stop closes the server (clients see a transport close and reconnect).
+func (f *Server) Stop() {
+	f.mu.Lock()
+	io, srv := f.io, f.srv
+	f.mu.Unlock()
+	io.Close(nil)
+	_ = srv.Close()
+}
+
+// URL is the server's base URL.
+func (f *Server) URL() string { return "http://" + f.addr }
+
+// Joins are the join_office payloads received.
+func (f *Server) Joins() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.joins...)
+}
+
+// Auths are "header|auth" API keys of every handshake.
+func (f *Server) Auths() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.auths...)
+}
+
+// Socket is the last joined socket.
+func (f *Server) Socket() *socket.Socket {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sock
+}
+
+// Request sends event to the joined Computer and returns its ack values.
+func (f *Server) Request(event string, payload any) []any {
+	f.t.Helper()
+	s := f.Socket()
+	if s == nil {
+		f.t.Fatal("no computer joined")
+	}
+	ch := make(chan []any, 1)
+	if err := s.Emit(event, payload, socket.Ack(func(vals []any, _ error) { ch <- vals })); err != nil {
+		f.t.Fatal(err)
+	}
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		f.t.Fatalf("%s: no ack", event)
+		return nil
+	}
+}
+
+// Emit sends an event without ack to the joined Computer.
+func (f *Server) Emit(event string, payload any) {
+	f.t.Helper()
+	if err := f.Socket().Emit(event, payload); err != nil {
+		f.t.Fatal(err)
+	}
+}
