@@ -1,0 +1,271 @@
+// Command smcp-computer runs an A2C-SMCP Computer: it starts the MCP servers
+// of a config file in the Python SDK's format and answers an Agent's
+// requests through a Server (PROTOCOL.md), or inspects the configured MCP
+// servers locally.
+//
+//	smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY]
+//	smcp-computer tools   --config FILE
+//	smcp-computer desktop --config FILE [--size N] [--window URI]
+//	smcp-computer finder  --config FILE [--keywords a,b] [--file-type T] [--offset N] [--limit N]
+//
+// Every flag has an environment equivalent (SMCP_SERVER, SMCP_OFFICE,
+// SMCP_NAME, SMCP_CONFIG, SMCP_INPUTS, SMCP_API_KEY, SMCP_LOG_LEVEL,
+// SMCP_LOG_FORMAT); flags win. --input ID=VALUE (repeatable) gives an input
+// value; SMCP_INPUT_<ID> does too (see package config for the order).
+//
+// The Socket.IO client library swallows the first SIGINT/SIGTERM; this
+// program installs its own handling and shuts down explicitly: it leaves
+// its office and stops every MCP child process before exiting.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer"
+	"github.com/a2c-smcp/smcp-go/computer/config"
+	"github.com/a2c-smcp/smcp-go/computer/sio"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+const usage = `smcp-computer: an A2C-SMCP Computer
+
+usage:
+  smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY]
+  smcp-computer tools   --config FILE
+  smcp-computer desktop --config FILE [--size N] [--window URI]
+  smcp-computer finder  --config FILE [--keywords a,b] [--file-type T] [--offset N] [--limit N]
+
+common flags: --config FILE, --inputs FILE, --input ID=VALUE (repeatable),
+--log-level debug|info|warn|error, --log-format text|json
+run "smcp-computer <command> -h" for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// inputFlag collects --input ID=VALUE.
+type inputFlag map[string]string
+
+func (f inputFlag) String() string { return fmt.Sprint(len(f), " inputs") }
+
+func (f inputFlag) Set(s string) error {
+	id, v, ok := strings.Cut(s, "=")
+	if !ok || id == "" {
+		return errors.New("want ID=VALUE")
+	}
+	f[id] = v
+	return nil
+}
+
+type common struct {
+	config, inputs, logLevel, logFormat string
+	values                              inputFlag
+}
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	c.values = inputFlag{}
+	fs.StringVar(&c.config, "config", env("SMCP_CONFIG", ""), "MCP servers config file (Python SDK format) [SMCP_CONFIG]")
+	fs.StringVar(&c.inputs, "inputs", env("SMCP_INPUTS", ""), "inputs file (one input or an array) [SMCP_INPUTS]")
+	fs.StringVar(&c.logLevel, "log-level", env("SMCP_LOG_LEVEL", "info"), "log level: debug, info, warn, error [SMCP_LOG_LEVEL]")
+	fs.StringVar(&c.logFormat, "log-format", env("SMCP_LOG_FORMAT", "text"), "log format: text or json [SMCP_LOG_FORMAT]")
+	fs.Var(c.values, "input", "input value ID=VALUE (repeatable)")
+}
+
+func (c *common) logger(w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %v", err)
+	}
+	o := &slog.HandlerOptions{Level: lvl}
+	switch c.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
+}
+
+func (c *common) load() (*config.Config, error) {
+	if c.config == "" {
+		return nil, errors.New("--config FILE is required")
+	}
+	cfg, err := config.Load(c.config)
+	if err != nil {
+		return nil, err
+	}
+	if c.inputs != "" {
+		in, err := config.LoadInputs(c.inputs)
+		if err != nil {
+			return nil, err
+		}
+		if err := cfg.AddInputs(in...); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet("smcp-computer "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	var (
+		server, office, name, apiKey string
+		size                         int
+		window, keywords, fileType   string
+		offset, limit                int
+	)
+	switch cmd {
+	case "run":
+		fs.StringVar(&server, "server", env("SMCP_SERVER", ""), "Server URL, e.g. http://127.0.0.1:8000 [SMCP_SERVER]")
+		fs.StringVar(&office, "office", env("SMCP_OFFICE", ""), "office (room) to join [SMCP_OFFICE]")
+		fs.StringVar(&name, "name", env("SMCP_NAME", ""), "this Computer's name [SMCP_NAME]")
+		fs.StringVar(&apiKey, "api-key", env("SMCP_API_KEY", ""), "API key for the Server [SMCP_API_KEY]")
+	case "tools":
+	case "desktop":
+		fs.IntVar(&size, "size", -1, "desktop_size (default: all windows)")
+		fs.StringVar(&window, "window", "", "one window:// URI")
+	case "finder":
+		fs.StringVar(&keywords, "keywords", "", "comma-separated keywords")
+		fs.StringVar(&fileType, "file-type", "", "file type filter")
+		fs.IntVar(&offset, "offset", 0, "offset")
+		fs.IntVar(&limit, "limit", 20, "limit (1-100)")
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	log, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	cfg, err := c.load()
+	if err != nil {
+		fmt.Fprintln(stderr, "smcp-computer:", err)
+		return 2
+	}
+	if cmd == "run" {
+		var missing []string
+		for flagName, v := range map[string]string{"--server": server, "--office": office, "--name": name} {
+			if v == "" {
+				missing = append(missing, flagName)
+			}
+		}
+		if len(missing) > 0 {
+			fmt.Fprintf(stderr, "smcp-computer run: missing %s\n", strings.Join(missing, ", "))
+			return 2
+		}
+	}
+
+	// Own signal handling: the Socket.IO client package swallows the first
+	// signal it sees, so we decide when to stop.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	comp := computer.New(cfg, computer.WithLogger(log), computer.WithInputValues(c.values))
+	shutdown := func() int {
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := comp.Close(sctx); err != nil {
+			log.Error("shutdown incomplete", "err", err)
+			return 1
+		}
+		return 0
+	}
+	if err := comp.Start(ctx); err != nil {
+		fmt.Fprintln(stderr, "smcp-computer:", err)
+		shutdown()
+		return 1
+	}
+
+	var out any
+	switch cmd {
+	case "run":
+		var opts []sio.Option
+		if apiKey != "" {
+			opts = append(opts, sio.WithAPIKey(apiKey))
+		}
+		if err := comp.Connect(ctx, server, office, name, opts...); err != nil {
+			fmt.Fprintln(stderr, "smcp-computer:", err)
+			shutdown()
+			return 1
+		}
+		log.Info("computer running", "name", name, "office", office, "server", server)
+		<-ctx.Done()
+		log.Info("shutting down")
+		return shutdown()
+	case "tools":
+		t := comp.Tools()
+		if t == nil {
+			t = []protocol.SMCPTool{}
+		}
+		out = t
+	case "desktop":
+		var sz *int
+		if size >= 0 {
+			sz = &size
+		}
+		d, err := comp.Desktop(ctx, sz, window)
+		if err != nil {
+			fmt.Fprintln(stderr, "smcp-computer:", err)
+			shutdown()
+			return 1
+		}
+		if d == nil {
+			d = []string{}
+		}
+		out = d
+	case "finder":
+		req := protocol.GetFinderReq{ReqID: "local", Offset: offset, Limit: limit}
+		if keywords != "" {
+			req.Keywords = strings.Split(keywords, ",")
+		}
+		if fileType != "" {
+			req.FileType = &fileType
+		}
+		out = comp.Finder(req)
+	}
+	code := shutdown()
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintln(stderr, "smcp-computer:", err)
+		return 1
+	}
+	return code
+}
