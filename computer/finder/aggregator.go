@@ -142,7 +142,7 @@ func (a *Aggregator) Documents() []protocol.DPEDocumentSummary {
 	out := make([]protocol.DPEDocumentSummary, 0, snap.Len)
 	for _, s := range snap.Servers {
 		for _, e := range snap.Items[s] {
-			out = append(out, e.doc)
+			out = append(out, *e.doc)
 		}
 	}
 	return out
@@ -195,7 +195,7 @@ func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("invalid Level 1: %w", err)
 	}
-	e := newEntry(protocol.DPEDocumentSummary{
+	return cached(protocol.DPEDocumentSummary{
 		DocRef:       d.DocRef,
 		FileType:     d.FileType,
 		FileURI:      d.FileURI,
@@ -206,6 +206,5 @@ func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*
 		Summary:      d.Summary,
 		Title:        d.Title,
 		URI:          uri,
-	}, true)
-	return &e, nil
+	}), nil
 }

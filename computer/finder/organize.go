@@ -81,53 +81,86 @@ func (q Query) page() (offset, limit int) {
 //
 // The returned summaries share their slices and pointers with docs.
 func Organize(docs []protocol.DPEDocumentSummary, q Query, history []string) ([]protocol.DPEDocumentSummary, int) {
+	kws := lowerAll(q.Keywords)
+	// Cheap filters first; only the documents kept are validated and timed.
 	entries := make([]entry, 0, len(docs))
 	for i := range docs {
-		if !dpe.IsValid(docs[i].URI) {
+		d := &docs[i]
+		if q.FileType != "" && d.FileType != q.FileType {
 			continue
 		}
-		entries = append(entries, newEntry(docs[i], false))
+		if len(kws) > 0 && !matchFold(d, kws) {
+			continue
+		}
+		if !dpe.IsValid(d.URI) {
+			continue
+		}
+		entries = append(entries, timed(d))
 	}
-	return organize(groupEntries(entries), q, history)
+	var servers []string
+	byServer := map[string][]*entry{}
+	for i := range entries {
+		e := &entries[i]
+		if _, ok := byServer[e.doc.Server]; !ok {
+			servers = append(servers, e.doc.Server)
+		}
+		byServer[e.doc.Server] = append(byServer[e.doc.Server], e)
+	}
+	slices.Sort(servers)
+
+	offset, limit := q.page()
+	page := make([]protocol.DPEDocumentSummary, 0, min(limit, len(entries)))
+	total := 0
+	for _, s := range serverOrder(history, servers) {
+		es := byServer[s]
+		lo, hi := max(offset-total, 0), min(len(es), offset+limit-total)
+		if lo < hi {
+			// Only the part of this server's order that reaches the page is
+			// sorted.
+			arrangeTop(es, hi)
+			for _, e := range es[lo:hi] {
+				page = append(page, *e.doc)
+			}
+		}
+		total += len(es)
+	}
+	return page, total
 }
 
 // entry is a summary prepared for organising: its instant parsed once and,
-// when asked, its searchable fields lower-cased once.
+// in the cache, its searchable fields lower-cased once.
 type entry struct {
-	doc protocol.DPEDocumentSummary
+	doc *protocol.DPEDocumentSummary
 
 	hasTime bool
 	sec     int64
 	nsec    int32
 
-	lowered            bool
-	title, kw, summary string // lower-cased; valid when lowered
+	title, kw, summary string // lower-cased (cached entries only)
 }
 
-func newEntry(d protocol.DPEDocumentSummary, lower bool) entry {
+func timed(d *protocol.DPEDocumentSummary) entry {
 	e := entry{doc: d}
 	if d.LastModified != nil {
 		if t, ok := ParseInstant(*d.LastModified); ok {
 			e.hasTime, e.sec, e.nsec = true, t.Unix(), int32(t.Nanosecond())
 		}
 	}
-	if lower {
-		e.lower()
-	}
 	return e
 }
 
-func (e *entry) lower() {
-	e.title = strings.ToLower(e.doc.Title)
-	e.kw = strings.ToLower(strings.Join(e.doc.Keywords, " "))
-	if e.doc.Summary != nil {
-		e.summary = strings.ToLower(*e.doc.Summary)
+// cached prepares d for the cache: timed and lower-cased.
+func cached(d protocol.DPEDocumentSummary) *entry {
+	e := timed(&d)
+	e.title = strings.ToLower(d.Title)
+	e.kw = strings.ToLower(strings.Join(d.Keywords, " "))
+	if d.Summary != nil {
+		e.summary = strings.ToLower(*d.Summary)
 	}
-	e.lowered = true
+	return &e
 }
 
-// newer reports whether a sorts before b: later instants first, missing
-// instants last.
+// newer orders a before b: later instants first, missing instants last.
 func newer(a, b *entry) int {
 	switch {
 	case a.hasTime && !b.hasTime:
@@ -150,30 +183,90 @@ func newer(a, b *entry) int {
 	return 0
 }
 
-// arrange sorts one server's entries for organising (stable).
-func arrange(es []*entry) { slices.SortStableFunc(es, newer) }
+type ranked struct {
+	e *entry
+	i int // input order: equal instants keep it
+}
 
-// index is a set of entries grouped by server, each group arranged.
+func before(a, b ranked) int {
+	if c := newer(a.e, b.e); c != 0 {
+		return c
+	}
+	return a.i - b.i
+}
+
+// arrange sorts one server's entries for organising, keeping the input order
+// of equal instants (an index-tie-broken pdqsort: several times faster than
+// a stable merge sort on 10⁵ entries).
+func arrange(es []*entry) {
+	tmp := make([]ranked, len(es))
+	for i, e := range es {
+		tmp[i] = ranked{e, i}
+	}
+	slices.SortFunc(tmp, before)
+	for i := range tmp {
+		es[i] = tmp[i].e
+	}
+}
+
+// arrangeTop makes es[:k] the first k entries of arrange's order, in order;
+// the rest of es is left in no particular order. A small k is selected with
+// a bounded heap instead of sorting everything.
+func arrangeTop(es []*entry, k int) {
+	if k <= 0 {
+		return
+	}
+	if k >= len(es) || k*8 >= len(es) {
+		arrange(es)
+		return
+	}
+	// Max-heap (by arrange order) of the k best seen so far.
+	h := make([]ranked, 0, k)
+	down := func(i int) {
+		for {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(h) && before(h[l], h[m]) > 0 {
+				m = l
+			}
+			if r < len(h) && before(h[r], h[m]) > 0 {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i, e := range es {
+		x := ranked{e, i}
+		if len(h) < k {
+			h = append(h, x)
+			for j := len(h) - 1; j > 0; {
+				p := (j - 1) / 2
+				if before(h[j], h[p]) <= 0 {
+					break
+				}
+				h[j], h[p] = h[p], h[j]
+				j = p
+			}
+			continue
+		}
+		if before(x, h[0]) < 0 {
+			h[0] = x
+			down(0)
+		}
+	}
+	slices.SortFunc(h, before)
+	for i := range h {
+		es[i] = h[i].e
+	}
+}
+
+// index is the cache: entries grouped by server, each group arranged.
 type index struct {
 	servers  []string // alphabetical
 	byServer map[string][]*entry
-}
-
-func groupEntries(entries []entry) index {
-	ix := index{byServer: map[string][]*entry{}}
-	for i := range entries {
-		e := &entries[i]
-		s := e.doc.Server
-		if _, ok := ix.byServer[s]; !ok {
-			ix.servers = append(ix.servers, s)
-		}
-		ix.byServer[s] = append(ix.byServer[s], e)
-	}
-	slices.Sort(ix.servers)
-	for _, es := range ix.byServer {
-		arrange(es)
-	}
-	return ix
 }
 
 // serverOrder is step 4: the history read backwards and de-duplicated, then
@@ -195,26 +288,21 @@ func serverOrder(history, present []string) []string {
 	return order
 }
 
-// organize walks the arranged index in server order, filtering, counting
-// and cutting the page. Without a filter only the page is visited.
+// organize answers a query from the cache: it walks the arranged groups in
+// server order, filtering, counting and cutting the page. Without a filter
+// only the page is visited.
 func organize(ix index, q Query, history []string) ([]protocol.DPEDocumentSummary, int) {
 	offset, limit := q.page()
 	page := make([]protocol.DPEDocumentSummary, 0, min(limit, 16))
-	var kws []string
-	for _, k := range q.Keywords {
-		kws = append(kws, strings.ToLower(k))
-	}
+	kws := lowerAll(q.Keywords)
 	filtered := len(kws) > 0 || q.FileType != ""
 	total := 0
 	for _, s := range serverOrder(history, ix.servers) {
 		es := ix.byServer[s]
 		if !filtered {
-			// Every entry counts: take the part of the page in this server.
-			if lo := offset - total; lo < len(es) && len(page) < limit {
-				lo = max(lo, 0)
-				hi := min(len(es), lo+limit-len(page))
+			if lo, hi := max(offset-total, 0), min(len(es), offset+limit-total); lo < hi {
 				for _, e := range es[lo:hi] {
-					page = append(page, e.doc)
+					page = append(page, *e.doc)
 				}
 			}
 			total += len(es)
@@ -225,7 +313,7 @@ func organize(ix index, q Query, history []string) ([]protocol.DPEDocumentSummar
 				continue
 			}
 			if total >= offset && len(page) < limit {
-				page = append(page, e.doc)
+				page = append(page, *e.doc)
 			}
 			total++
 		}
@@ -233,6 +321,7 @@ func organize(ix index, q Query, history []string) ([]protocol.DPEDocumentSummar
 	return page, total
 }
 
+// match applies the filters to a cached (lower-cased) entry.
 func (e *entry) match(kws []string, fileType string) bool {
 	if fileType != "" && e.doc.FileType != fileType {
 		return false
@@ -240,15 +329,84 @@ func (e *entry) match(kws []string, fileType string) bool {
 	if len(kws) == 0 {
 		return true
 	}
-	if !e.lowered {
-		e.lower()
-	}
 	for _, k := range kws {
 		if strings.Contains(e.title, k) || strings.Contains(e.kw, k) || strings.Contains(e.summary, k) {
 			return true
 		}
 	}
 	return false
+}
+
+func lowerAll(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
+
+// matchFold is the keyword filter on a plain summary, without lower-casing
+// copies: kws are lower-cased already.
+func matchFold(d *protocol.DPEDocumentSummary, kws []string) bool {
+	for _, k := range kws {
+		if containsFold(d.Title, k) || (d.Summary != nil && containsFold(*d.Summary, k)) {
+			return true
+		}
+		if strings.IndexByte(k, ' ') < 0 {
+			// Without a space a match cannot span the separator of the
+			// joined keywords: it lies inside one of them.
+			for _, w := range d.Keywords {
+				if containsFold(w, k) {
+					return true
+				}
+			}
+		} else if containsFold(strings.Join(d.Keywords, " "), k) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether lower(s) contains sub (sub lower-cased). ASCII
+// text is compared in place; anything else goes through strings.ToLower so
+// that the result is exactly that of lower-casing.
+func containsFold(s, sub string) bool {
+	n := len(sub)
+	if n == 0 {
+		return true
+	}
+	if !isASCII(s) || !isASCII(sub) {
+		return strings.Contains(strings.ToLower(s), sub)
+	}
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for j < n && lowerASCII(s[i+j]) == sub[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // instantLayouts are tried in order by ParseInstant; the last two carry no

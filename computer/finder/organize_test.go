@@ -77,13 +77,7 @@ func TestOrganizeVectors(t *testing.T) {
 // the same answers as Organize.
 func TestOrganizeVectorsPrepared(t *testing.T) {
 	v := loadVectors(t)
-	var entries []entry
-	for _, d := range v.Documents {
-		if _, ok := selectDocument(d.URI); ok {
-			entries = append(entries, newEntry(d, true))
-		}
-	}
-	ix := groupEntries(entries)
+	ix := cachedIndex(v.Documents)
 	for _, c := range v.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			q := Query{Keywords: c.Keywords, FileType: c.FileType, Offset: c.Offset, Limit: c.Limit}
