@@ -167,8 +167,13 @@ func (c *Conn) raw(ctx context.Context, method string, params any) (json.RawMess
 	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}
 	resp, err := c.client.GetTransport().SendRequest(ctx, req)
 	if err != nil {
-		if ctx.Err() != nil && c.ctx.Err() == nil {
-			c.cancelRemote(id, ctx.Err())
+		if ctx.Err() != nil {
+			if c.ctx.Err() == nil {
+				c.cancelRemote(id, ctx.Err())
+			}
+			if !errors.Is(err, ctx.Err()) { // the SSE transport reports its own timeout error
+				err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+			}
 		}
 		return nil, c.failed(ctx, err)
 	}

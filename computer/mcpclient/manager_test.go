@@ -117,11 +117,19 @@ func callText(t *testing.T, c *Conn, tool string, args map[string]any) string {
 	return *res.Content[0].Text
 }
 
-// transports runs f once over stdio and once over streamable HTTP.
+// transports runs f over stdio, HTTP+SSE and streamable HTTP.
 func transports(t *testing.T, f func(t *testing.T, cfg func(name string, flags ...string) (protocol.MCPServerConfig, func()))) {
 	t.Run("stdio", func(t *testing.T) {
 		f(t, func(name string, flags ...string) (protocol.MCPServerConfig, func()) {
 			return stdioConfig(t, name, flags...), nil
+		})
+	})
+	t.Run("sse", func(t *testing.T) {
+		f(t, func(name string, flags ...string) (protocol.MCPServerConfig, func()) {
+			p := testmcp.StartSSE(t, "127.0.0.1:0", flags...)
+			addr := strings.TrimSuffix(strings.TrimPrefix(p.URL, "http://"), "/sse")
+			return protocol.MCPServerConfig{SSE: &protocol.MCPSSEConfig{Name: name, ForbiddenTools: []string{}, ToolMeta: map[string]protocol.ToolMeta{},
+				ServerParameters: protocol.MCPSSEParameters{URL: p.URL}}}, func() { testmcp.StartSSE(t, addr, flags...) }
 		})
 	})
 	t.Run("streamable", func(t *testing.T) {

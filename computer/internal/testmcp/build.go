@@ -66,8 +66,20 @@ type HTTPProcess struct {
 // of the test.
 func StartHTTP(tb testing.TB, addr string, flags ...string) *HTTPProcess {
 	tb.Helper()
+	return start(tb, append([]string{"-http", addr}, flags...))
+}
+
+// StartSSE is StartHTTP for the legacy HTTP+SSE transport (URL ends in
+// /sse).
+func StartSSE(tb testing.TB, addr string, flags ...string) *HTTPProcess {
+	tb.Helper()
+	return start(tb, append([]string{"-sse", addr}, flags...))
+}
+
+func start(tb testing.TB, args []string) *HTTPProcess {
+	tb.Helper()
 	bin := Binary(tb)
-	cmd := exec.Command(bin, append([]string{"-http", addr}, flags...)...)
+	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		tb.Fatal(err)

@@ -1,6 +1,7 @@
 // Command testmcp runs the test MCP server of package testmcp over stdio
-// (default) or streamable HTTP (-http ADDR, printing "LISTENING <url>" on
-// stdout once it accepts connections).
+// (default), streamable HTTP (-http ADDR) or HTTP+SSE (-sse ADDR); in the
+// HTTP modes it prints "LISTENING <url>" on stdout once it accepts
+// connections.
 package main
 
 import (
@@ -23,6 +24,7 @@ func main() {
 	noSub := flag.Bool("no-subscribe", false, "do not declare resources.subscribe")
 	tools := flag.String("tools", strings.Join(testmcp.AllTools, ","), "comma-separated tools")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	sseAddr := flag.String("sse", "", "serve the legacy HTTP+SSE transport on this address instead of stdio")
 	flag.Parse()
 
 	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub}
@@ -34,6 +36,20 @@ func main() {
 		o.Tools = strings.Split(*tools, ",")
 	}
 	s := testmcp.New(o)
+	if *sseAddr != "" {
+		ln, err := net.Listen("tcp", *sseAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		base := "http://" + ln.Addr().String()
+		h := server.NewSSEServer(s.MCPServer, server.WithBaseURL(base))
+		fmt.Printf("LISTENING %s/sse\n", base)
+		if err := http.Serve(ln, h); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *httpAddr == "" {
 		if err := server.ServeStdio(s.MCPServer); err != nil {
 			log.Fatal(err)
