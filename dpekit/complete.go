@@ -26,7 +26,13 @@ const MaxCompletionValues = 100
 // values.
 type completer struct{ s *Server }
 
-func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (_ *mcp.Completion, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("dpekit: provider panicked", "ref", uri, "panic", r)
+			err = errors.New(protocol.EncodeMCPErrorMessage(protocol.NewInternal("the document provider failed to complete %s", arg.Name)))
+		}
+	}()
 	if !strings.HasPrefix(uri, "dpe://"+c.s.host) {
 		return completion(nil), nil
 	}

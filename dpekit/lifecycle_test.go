@@ -98,18 +98,26 @@ func TestProviderFailures(t *testing.T) {
 			req.Params.URI = uri
 			_, err := c.ReadResource(testCtx(t), req)
 			require.Error(t, err)
-			if panics {
-				assert.Contains(t, err.Error(), "panic")
-			} else {
-				perr, ok := protocol.DecodeMCPErrorMessage(err.Error())
-				require.True(t, ok)
-				assert.Equal(t, protocol.CodeInternal, perr.Code)
-				assert.Equal(t, "the document provider failed to read "+uri, perr.Message)
-				assert.NotContains(t, err.Error(), "/secret/path")
-			}
-			perr := readErr(t, c, "dpe://"+testHost+"/rpt-2026/elements/x")
+			perr, ok := protocol.DecodeMCPErrorMessage(err.Error())
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, protocol.CodeInternal, perr.Code)
+			assert.Equal(t, "the document provider failed to read "+uri, perr.Message)
+			assert.NotContains(t, err.Error(), "/secret/path")
+			assert.NotContains(t, err.Error(), "provider bug")
+			perr = readErr(t, c, "dpe://"+testHost+"/rpt-2026/elements/x")
 			assert.Equal(t, protocol.CodeForbidden, perr.Code)
 			assert.Equal(t, map[string]any{"reason": "policy"}, perr.Details)
+			if panics {
+				creq := mcp.CompleteRequest{}
+				creq.Params.Ref = mcp.ResourceReference{Type: "ref/resource", URI: "dpe://" + testHost + "/{doc_ref}/elements/{element_id}"}
+				creq.Params.Argument = mcp.CompleteArgument{Name: "element_id"}
+				creq.Params.Context.Arguments = map[string]string{"doc_ref": refReport}
+				_, err := c.Complete(testCtx(t), creq)
+				require.Error(t, err)
+				perr, ok := protocol.DecodeMCPErrorMessage(err.Error())
+				require.True(t, ok, "%v", err)
+				assert.Equal(t, protocol.CodeInternal, perr.Code)
+			}
 			v := read(t, c, "dpe://"+testHost+"/rpt-2026")
 			assert.Equal(t, refReport, v["doc_ref"], "still serving")
 		})

@@ -33,7 +33,15 @@ func (s *Server) handleRead(ctx context.Context, req mcp.ReadResourceRequest) ([
 // (finder-spec.md, Finder 内容格式), or a *protocol.Error — 4204 for an
 // invalid URI, 4201 for an unknown document or another host, 4202 for a page
 // past the end, 4203 for an unknown element.
-func (s *Server) Read(ctx context.Context, uri string) ([]byte, error) {
+//
+// A panic of the Provider is recovered, logged, and answered as 500.
+func (s *Server) Read(ctx context.Context, uri string) (_ []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("dpekit: provider panicked", "uri", uri, "panic", r)
+			err = protocol.NewInternal("the document provider failed to read %s", uri)
+		}
+	}()
 	u, err := dpe.Parse(uri)
 	if err != nil {
 		return nil, protocol.AsError(err)
