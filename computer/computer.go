@@ -2,6 +2,7 @@ package computer
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -73,7 +74,8 @@ func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce
 // Computer hosts MCP servers and answers an Agent's requests. Create it
 // with New; it is safe for concurrent use.
 type Computer struct {
-	cfg *config.Config
+	cfgMu sync.Mutex
+	cfg   *config.Config // as written; replaced (copy on write) by PutServer/RemoveServer
 	o   options
 	log *slog.Logger
 
@@ -95,7 +97,7 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 	for _, f := range opts {
 		f(&o)
 	}
-	c := &Computer{cfg: cfg, o: o, log: o.log}
+	c := &Computer{cfg: cfg.Clone(), o: o, log: o.log}
 	topts := []tools.Option{tools.WithLogger(o.log)}
 	if o.confirm != nil {
 		topts = append(topts, tools.WithConfirm(o.confirm))
@@ -133,8 +135,7 @@ func (c *Computer) Start(ctx context.Context) error {
 	}
 	c.started = true
 	c.mu.Unlock()
-	ropts := append([]config.ResolveOption{config.WithLogger(c.log)}, c.o.resolve...)
-	servers, err := c.cfg.Resolve(ctx, ropts...)
+	servers, err := c.config().Resolve(ctx, c.resolveOptions()...)
 	if err != nil {
 		return err
 	}
@@ -318,7 +319,70 @@ func (c *Computer) ReadResource(ctx context.Context, uri string) ([]protocol.Res
 
 // Config is the configuration as written, placeholders kept
 // (client:get_config).
-func (c *Computer) Config() protocol.GetComputerConfigRet { return c.cfg.Ret() }
+func (c *Computer) Config() protocol.GetComputerConfigRet { return c.config().Ret() }
+
+func (c *Computer) config() *config.Config {
+	c.cfgMu.Lock()
+	defer c.cfgMu.Unlock()
+	return c.cfg
+}
+
+func (c *Computer) resolveOptions() []config.ResolveOption {
+	return append([]config.ResolveOption{config.WithLogger(c.log)}, c.o.resolve...)
+}
+
+// PutServer adds an MCP server config, or replaces the one with the same
+// name (restarting it), after validating it and resolving its ${input:ID}
+// placeholders against the config's inputs; then it announces
+// server:update_config (PROTOCOL.md, Computer → Server updates). Call it
+// after Start.
+func (c *Computer) PutServer(ctx context.Context, s protocol.MCPServerConfig) error {
+	m := c.Manager()
+	if m == nil {
+		return protocol.NewInternal("computer not started")
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return protocol.NewBadRequest("server config: %v", err)
+	}
+	if s, err = config.ParseServer(raw); err != nil {
+		return err
+	}
+	cur := c.config()
+	resolved, err := (&config.Config{Servers: []protocol.MCPServerConfig{s}, Inputs: cur.Inputs}).Resolve(ctx, c.resolveOptions()...)
+	if err != nil {
+		return err
+	}
+	if err := m.Put(ctx, resolved[0]); err != nil {
+		return err
+	}
+	c.cfgMu.Lock()
+	next := c.cfg.Clone()
+	next.Put(s)
+	c.cfg = next
+	c.cfgMu.Unlock()
+	c.notify(protocol.EventUpdateConfig)
+	return nil
+}
+
+// RemoveServer stops an MCP server and drops it from the config, then
+// announces server:update_config.
+func (c *Computer) RemoveServer(ctx context.Context, name string) error {
+	m := c.Manager()
+	if m == nil {
+		return protocol.NewInternal("computer not started")
+	}
+	if err := m.Remove(ctx, name); err != nil {
+		return err
+	}
+	c.cfgMu.Lock()
+	next := c.cfg.Clone()
+	next.Remove(name)
+	c.cfg = next
+	c.cfgMu.Unlock()
+	c.notify(protocol.EventUpdateConfig)
+	return nil
+}
 
 // Status snapshots the MCP servers.
 func (c *Computer) Status() []mcpclient.Status {

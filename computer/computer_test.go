@@ -249,3 +249,46 @@ func TestConfirmHook(t *testing.T) {
 	require.Len(t, asked, 2)
 	assert.Equal(t, "a", asked[0].Server)
 }
+
+func TestPutAndRemoveServerAnnounceConfig(t *testing.T) {
+	srv := siotest.Start(t, "127.0.0.1:0", "")
+	cfg, err := config.Parse([]byte(`[]`))
+	require.NoError(t, err)
+	cfg.Inputs = []protocol.MCPServerInput{{PromptString: &protocol.MCPPromptStringInput{ID: "HOST", Default: ptr("added")}}}
+	c := newComputer(t, cfg)
+	require.NoError(t, c.Connect(context.Background(), srv.URL(), "o", "pc"))
+	<-srv.Joined
+	next := func(want string) {
+		t.Helper()
+		for {
+			select {
+			case ev := <-srv.Events:
+				if ev == want {
+					return
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s not emitted", want)
+			}
+		}
+	}
+	s := protocol.MCPServerConfig{Stdio: &protocol.MCPStdioConfig{Name: "n", DefaultToolMeta: &protocol.ToolMeta{AutoApply: ptr(true)},
+		ServerParameters: protocol.MCPStdioParameters{Command: testmcp.Binary(t), Args: []string{"-host", "${input:HOST}"}}}}
+	require.NoError(t, c.PutServer(context.Background(), s))
+	next(protocol.EventUpdateConfig)
+	next(protocol.EventUpdateToolList)
+	assert.Contains(t, c.Config().Servers, "n")
+	assert.Equal(t, "${input:HOST}", c.Config().Servers["n"].Stdio.ServerParameters.Args[1])
+	require.Eventually(t, func() bool { return c.Finder(protocol.GetFinderReq{}).TotalCount == 2 }, 20*time.Second, 10*time.Millisecond)
+	assert.Equal(t, "dpe://added/doc-2", c.Finder(protocol.GetFinderReq{}).Documents[0].URI)
+
+	bad := protocol.MCPServerConfig{Stdio: &protocol.MCPStdioConfig{Name: "bad", ServerParameters: protocol.MCPStdioParameters{Command: ""}}}
+	assert.Equal(t, protocol.CodeBadRequest, protocol.CodeOf(c.PutServer(context.Background(), bad)))
+
+	require.NoError(t, c.RemoveServer(context.Background(), "n"))
+	next(protocol.EventUpdateConfig)
+	assert.NotContains(t, c.Config().Servers, "n")
+	require.Eventually(t, func() bool { return len(c.Tools()) == 0 && c.Finder(protocol.GetFinderReq{}).TotalCount == 0 }, 20*time.Second, 10*time.Millisecond)
+	assert.Equal(t, protocol.CodeNotFound, protocol.CodeOf(c.RemoveServer(context.Background(), "n")))
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -289,6 +289,38 @@ func (c *Config) AddInputs(inputs ...protocol.MCPServerInput) error {
 	return nil
 }
 
+// ParseServer validates one server config (JSON) and applies the Python
+// defaults, as Parse does for each server of a file.
+func ParseServer(raw []byte) (protocol.MCPServerConfig, error) { return parseServer(raw) }
+
+// Put adds s or replaces the server of the same name (order kept).
+func (c *Config) Put(s protocol.MCPServerConfig) {
+	for i := range c.Servers {
+		if c.Servers[i].Name() == s.Name() {
+			c.Servers[i] = s
+			return
+		}
+	}
+	c.Servers = append(c.Servers, s)
+}
+
+// Remove drops the server named name; false when there is none.
+func (c *Config) Remove(name string) bool {
+	for i := range c.Servers {
+		if c.Servers[i].Name() == name {
+			c.Servers = append(c.Servers[:i], c.Servers[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Clone returns a copy whose server and input lists can be changed
+// independently.
+func (c *Config) Clone() *Config {
+	return &Config{Servers: append([]protocol.MCPServerConfig(nil), c.Servers...), Inputs: append([]protocol.MCPServerInput(nil), c.Inputs...)}
+}
+
 // Server returns the server config named name.
 func (c *Config) Server(name string) (protocol.MCPServerConfig, bool) {
 	for _, s := range c.Servers {

@@ -578,3 +578,49 @@ func (q *queue) pop() (event, bool) {
 		<-q.signal
 	}
 }
+
+// Put adds a server config or replaces the one with the same name: a
+// running server of that name is stopped first (its Down hook runs), and
+// the new config is started unless it is disabled.
+func (m *Manager) Put(ctx context.Context, cfg protocol.MCPServerConfig) error {
+	name := cfg.Name()
+	if err := m.StopServer(ctx, name); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return protocol.NewInternal("mcp manager closed")
+	}
+	if _, ok := m.configs[name]; !ok {
+		m.order = append(m.order, name)
+	}
+	m.configs[name] = cfg
+	delete(m.sups, name)
+	m.mu.Unlock()
+	if cfg.Base().Disabled {
+		return nil
+	}
+	return m.StartServer(name)
+}
+
+// Remove stops a server and forgets its config.
+func (m *Manager) Remove(ctx context.Context, name string) error {
+	if err := m.StopServer(ctx, name); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.configs[name]; !ok {
+		return protocol.NewNotFound("mcp server %q is not configured", name).With("server", name)
+	}
+	delete(m.configs, name)
+	delete(m.sups, name)
+	for i, n := range m.order {
+		if n == name {
+			m.order = append(m.order[:i], m.order[i+1:]...)
+			break
+		}
+	}
+	return nil
+}

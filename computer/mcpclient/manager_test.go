@@ -408,3 +408,24 @@ func TestExternalKillNoticed(t *testing.T) {
 		assert.Less(t, down.at.Sub(killedAt), time.Second)
 	})
 }
+
+func TestPutAndRemove(t *testing.T) {
+	r := newRecorder()
+	m := NewManager(nil, WithHooks(r.hooks()))
+	defer m.Close(context.Background())
+	require.NoError(t, m.Start(context.Background()))
+	require.NoError(t, m.Put(context.Background(), stdioConfig(t, "a", "-host", "one")))
+	up := r.wait(t, is("up", "a"))
+	pid := up.conn.PID()
+	require.NoError(t, m.Put(context.Background(), stdioConfig(t, "a", "-host", "two")))
+	r.wait(t, is("down", "a"))
+	up = r.wait(t, is("up", "a"))
+	res, err := up.conn.ListResources(context.Background())
+	require.NoError(t, err)
+	assert.Contains(t, res[0].URI, "://two/")
+	assert.False(t, processAlive(pid))
+	require.NoError(t, m.Remove(context.Background(), "a"))
+	r.wait(t, is("down", "a"))
+	assert.Empty(t, m.Names())
+	assert.Error(t, m.Remove(context.Background(), "a"))
+}
