@@ -76,8 +76,8 @@ func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce
 type Computer struct {
 	cfgMu sync.Mutex
 	cfg   *config.Config // as written; replaced (copy on write) by PutServer/RemoveServer
-	o   options
-	log *slog.Logger
+	o     options
+	log   *slog.Logger
 
 	tools   *tools.Set
 	finder  *finder.Aggregator
