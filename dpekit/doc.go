@@ -67,7 +67,7 @@
 //	                             or {uri, host} for another host's URI
 //	4202 page out of range       details {uri, doc_ref, page_index, page_count}
 //	4203 element not found       details {uri, doc_ref, element_id}
-//	500  provider failure        (logged; the message names only the URI)
+//	500  provider failure/panic  (logged; the message names only the URI)
 //	408  the request's context ended inside the provider
 //
 // A Provider reports a missing document, page or element with [ErrNotFound]

@@ -7,9 +7,8 @@
 // backups ("name~", "#name#") and swap or temporary files are ignored.
 //
 //	Markdown (.md, .markdown)   goldmark with GitHub's extensions; one page per
-//	                            top-level section (see parseMarkdown); heading,
-//	                            text, list, code, table, link, image, separator
-//	                            elements
+//	                            top-level section (below); heading, text, list,
+//	                            code, table, link, image, separator elements
 //	CSV (.csv)                  pages of at most RowsPerPage (100) data rows,
 //	                            each one table element under the file's header
 //	                            row
@@ -19,6 +18,14 @@
 //	PDF (.pdf)                  ledongthuc/pdf; one page per PDF page, one text
 //	                            element per paragraph of its text
 //	any other UTF-8 text        one page holding one text element
+//
+// Markdown sections: the top level is the shallowest heading level, except
+// when the document opens with a single heading of that level (its title,
+// "# Report") followed by deeper ones; then the sections are the next level
+// ("## …"), the title names the document and the first page, which holds the
+// introduction. A section's heading is its page title; deeper headings are
+// heading elements; a paragraph is a text element followed by one link or
+// image element per link or image it holds.
 //
 // Binary files are skipped silently, files that fail to parse with a warning;
 // neither stops the server, and a file is tried again when it changes.

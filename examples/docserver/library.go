@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -272,6 +273,15 @@ func (l *Library) load(e *entry) (*parsed, error) {
 
 var errGone = errors.New("file is gone")
 
+// fileURI is the file:// URI of an absolute path ("file:///C:/x" on Windows).
+func fileURI(abs string) string {
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
+
 func (l *Library) document(e *entry, doc *parsed) dpekit.Document {
 	e.mu.Lock()
 	mod := e.stamp.mod
@@ -280,7 +290,7 @@ func (l *Library) document(e *entry, doc *parsed) dpekit.Document {
 		DocRef:       e.ref,
 		Title:        doc.title,
 		FileType:     doc.fileType,
-		FileURI:      (&url.URL{Scheme: "file", Path: filepath.ToSlash(e.abs)}).String(),
+		FileURI:      fileURI(e.abs),
 		PageCount:    len(doc.pages),
 		Keywords:     doc.keywords,
 		Summary:      doc.summary,
