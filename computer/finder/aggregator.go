@@ -60,7 +60,8 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 // A source's documents are its listed resources whose URI is a valid Level-1
 // dpe:// URI. Each Level 1 is read and must validate against
 // dpe_document.json; otherwise the document is skipped with a warning. The
-// summary's uri is the URI as listed and server is Source.Name().
+// summary's uri is the URI as listed and server is Source.Name(); documents
+// with equal instants keep the server's listing order.
 //
 // All methods are safe for concurrent use. AddSource, ResourceListChanged
 // and ResourceUpdated make MCP calls and return when the cache is current:

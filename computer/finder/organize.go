@@ -76,7 +76,7 @@ func (q Query) page() (offset, limit int) {
 //
 // Timestamps accepted as instants: RFC 3339 ("2026-01-15T08:30:00Z",
 // "2026-03-01T00:00:00+08:00", fractional seconds allowed, "t"/"z" in any
-// case); a date-time without offset ("2026-01-15T08:30:00") and a bare date
+// case, a space for "T" as RFC 3339 §5.6 allows); a date-time without offset ("2026-01-15T08:30:00") and a bare date
 // ("2026-01-15") are read as UTC. Anything else is treated as missing.
 //
 // The returned summaries share their slices and pointers with docs.
@@ -417,7 +417,7 @@ var instantLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999",
 // the accepted forms).
 func ParseInstant(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
-	if len(s) > 10 && (s[10] == 't') {
+	if len(s) > 10 && (s[10] == 't' || s[10] == ' ') {
 		s = s[:10] + "T" + s[11:]
 	}
 	if n := len(s); n > 0 && s[n-1] == 'z' {

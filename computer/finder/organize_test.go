@@ -210,7 +210,7 @@ func TestQueryFrom(t *testing.T) {
 }
 
 func TestParseInstant(t *testing.T) {
-	for _, s := range []string{"2026-01-15T08:30:00Z", "2026-01-15T16:30:00+08:00", "2026-01-15t08:30:00z", "2026-01-15T08:30:00"} {
+	for _, s := range []string{"2026-01-15T08:30:00Z", "2026-01-15T16:30:00+08:00", "2026-01-15t08:30:00z", "2026-01-15T08:30:00", "2026-01-15 08:30:00Z", " 2026-01-15T08:30:00.000Z "} {
 		got, ok := ParseInstant(s)
 		require.True(t, ok, s)
 		assert.Equal(t, int64(1768465800), got.Unix(), s)
