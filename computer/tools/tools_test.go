@@ -161,7 +161,7 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 // env starts testmcp servers "a" (auto_apply by default, "fail" forbidden
 // only for the tool "pid") over the given transport and feeds a Set.
-func env(t *testing.T, transport string, opts ...Option) (*Set, *mcpclient.Manager) {
+func env(t testing.TB, transport string, opts ...Option) (*Set, *mcpclient.Manager) {
 	t.Helper()
 	var cfg protocol.MCPServerConfig
 	b := protocol.MCPServerConfigBase{Name: "a", ForbiddenTools: []string{"pid"},
