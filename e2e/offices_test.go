@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/a2c-smcp/smcp-go/agent"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+type notes struct {
+	mu  sync.Mutex
+	got []agent.Notification
+}
+
+func (n *notes) add(x agent.Notification) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.got = append(n.got, x)
+}
+
+func (n *notes) has(event, computer, agentName string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, x := range n.got {
+		if x.Event == event && x.Computer == computer && x.Agent == agentName {
+			return true
+		}
+	}
+	return false
+}
+
+// Office rules with real roles (PROTOCOL.md, Offices and Routed requests).
+func TestOffices(t *testing.T) {
+	d := startServer(t)
+	var seen notes
+	bot := dialAgent(t, d, "o1", "bot", agent.OnNotification(seen.add))
+	ctx := testContext(t)
+
+	// A Computer entering and leaving is announced to the office.
+	startComputer(t, d, "o1", "desk", []mcpServer{toolServer(t, "tools")})
+	require.Eventually(t, func() bool { return seen.has(protocol.NotifyEnterOffice, "desk", "") }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { _, ok := bot.Tools("desk"); return ok }, 10*time.Second, 10*time.Millisecond,
+		"the Agent fetches an entering Computer's tools")
+	other := startComputer(t, d, "o2", "far", []mcpServer{toolServer(t, "tools")})
+
+	// A second Agent cannot join an office that has one (4101).
+	intruder := dialAgent(t, d, "", "intruder")
+	err := intruder.JoinOffice(ctx, "o1")
+	assert.Equal(t, protocol.CodeRoomFull, protocol.CodeOf(err), "%v", err)
+
+	// An Agent outside any office cannot route requests (4103).
+	_, err = intruder.GetTools(ctx, "desk")
+	assert.Equal(t, protocol.CodeNotInRoom, protocol.CodeOf(err), "%v", err)
+
+	// A Computer of another office is out of reach (4104).
+	_, err = bot.GetTools(ctx, "far")
+	assert.Equal(t, protocol.CodeCrossRoomAccess, protocol.CodeOf(err), "%v", err)
+
+	// The Agent of office o2 reaches its own Computer.
+	require.NoError(t, intruder.JoinOffice(ctx, "o2"))
+	tools, err := intruder.GetTools(ctx, "far")
+	require.NoError(t, err)
+	assert.NotEmpty(t, tools)
+
+	// Closing a Computer announces its leave, and requests to it fail with 404.
+	require.NoError(t, other.Close(ctx))
+	_, err = intruder.GetTools(ctx, "far")
+	assert.Equal(t, protocol.CodeNotFound, protocol.CodeOf(err), "%v", err)
+
+	// Leaving frees the office for another Agent.
+	require.NoError(t, intruder.LeaveOffice(ctx))
+	third := dialAgent(t, d, "o2", "third")
+	assert.Equal(t, "o2", third.Office())
+}
