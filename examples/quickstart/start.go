@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/agent"
@@ -34,9 +35,16 @@ const (
 // Timeouts: every wait of the demo is bounded.
 const (
 	startTimeout   = 60 * time.Second // the Computer starting its MCP server
+	connectTimeout = 10 * time.Second // one attempt to connect a role to the Server
 	requestTimeout = 20 * time.Second // one Agent request
 	stopTimeout    = 15 * time.Second // each part's shutdown
 )
+
+// connectAttempts bounds the attempts to connect a role to the Server and
+// join the office. A fresh Socket.IO connection now and then fails in its
+// first milliseconds on a loaded machine (races in the Socket.IO library);
+// like any long-lived client, the demo tries again.
+const connectAttempts = 3
 
 // demo holds the parts the quickstart started; stop stops those that are
 // set, last started first.
@@ -56,6 +64,9 @@ type demo struct {
 	// finderUpdates receives the refreshed catalog the Agent fetches after
 	// each notify:update_finder.
 	finderUpdates chan *protocol.GetFinderRet
+	// computerEntered receives the name of each Computer that enters the
+	// office (notify:enter_office).
+	computerEntered chan string
 }
 
 // copyDocuments writes the shipped documents (embedded in this program) to
@@ -126,10 +137,10 @@ func (d *demo) startComputer(ctx context.Context) error {
 		return err
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	d.computer = computer.New(cfg, computer.WithLogger(d.log))
-	if err := d.computer.Start(ctx); err != nil {
+	if err := d.computer.Start(startCtx); err != nil {
 		return err
 	}
 	st, err := d.docserverStatus()
@@ -137,7 +148,9 @@ func (d *demo) startComputer(ctx context.Context) error {
 		return err
 	}
 	d.pid = st.PID
-	return d.computer.Connect(ctx, d.url, office, computerName, sio.WithAPIKey(d.apiKey))
+	return retry(ctx, d.log, "connecting the Computer", func(ctx context.Context) error {
+		return d.computer.Connect(ctx, d.url, office, computerName, sio.WithAPIKey(d.apiKey))
+	})
 }
 
 // docserverStatus checks that the document server came up.
@@ -154,30 +167,91 @@ func (d *demo) docserverStatus() (mcpclient.Status, error) {
 	return mcpclient.Status{}, fmt.Errorf("the Computer has no MCP server %q", mcpServerName)
 }
 
-// startAgent connects an Agent to the Server and joins the office. The
-// Agent re-fetches the catalog after every notify:update_finder and hands
-// it to finderUpdates.
+// startAgent connects an Agent to the Server, joins the office and waits
+// for the Computer to be there. The Agent re-fetches the catalog after every
+// notify:update_finder and hands it to finderUpdates.
 func (d *demo) startAgent(ctx context.Context) error {
 	d.finderUpdates = make(chan *protocol.GetFinderRet, 16)
+	d.computerEntered = make(chan string, 16)
 	onFinderChanged := func(computer string, catalog *protocol.GetFinderRet) {
 		select {
 		case d.finderUpdates <- catalog:
 		default: // nobody is reading: keep going
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	ag, err := agent.Dial(ctx, d.url,
-		agent.WithAPIKey(d.apiKey),
-		agent.WithName(agentName),
-		agent.WithLogger(d.log),
-		agent.WithTimeout(requestTimeout),
-		agent.OnFinderChanged(onFinderChanged))
+	onEnterOffice := func(n protocol.EnterOfficeNotification) {
+		if n.Computer == nil {
+			return
+		}
+		select {
+		case d.computerEntered <- *n.Computer:
+		default:
+		}
+	}
+	err := retry(ctx, d.log, "connecting the Agent", func(ctx context.Context) error {
+		ag, err := agent.Dial(ctx, d.url,
+			agent.WithAPIKey(d.apiKey),
+			agent.WithName(agentName),
+			agent.WithLogger(d.log),
+			agent.WithTimeout(requestTimeout),
+			agent.OnFinderChanged(onFinderChanged),
+			agent.OnEnterOffice(onEnterOffice))
+		if err != nil {
+			return err
+		}
+		if err := ag.JoinOffice(ctx, office); err != nil {
+			_ = ag.Close()
+			return err
+		}
+		d.agent = ag
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	d.agent = ag
-	return ag.JoinOffice(ctx, office)
+	return d.waitForComputer(ctx)
+}
+
+// waitForComputer returns once the Computer is in the office: it is listed
+// (server:list_room) or enters it (notify:enter_office), for instance after
+// its connection had to be made again.
+func (d *demo) waitForComputer(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	sessions, err := d.agent.ListRoom(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(agent.ComputerNames(sessions), computerName) {
+		return nil
+	}
+	d.log.Warn("the Computer is not in the office yet; waiting for it", "computer", computerName)
+	for {
+		select {
+		case name := <-d.computerEntered:
+			if name == computerName {
+				return nil
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("the Computer %q did not enter the office: %w", computerName, ctx.Err())
+		}
+	}
+}
+
+// retry runs connect up to connectAttempts times, each attempt bounded by
+// connectTimeout, until it succeeds. A refused API key is not retried.
+func retry(ctx context.Context, log *slog.Logger, what string, connect func(context.Context) error) error {
+	var err error
+	for attempt := 1; attempt <= connectAttempts; attempt++ {
+		attemptCtx, cancel := context.WithTimeout(ctx, connectTimeout)
+		err = connect(attemptCtx)
+		cancel()
+		if err == nil || ctx.Err() != nil || protocol.CodeOf(err) == protocol.CodeUnauthorized {
+			return err
+		}
+		log.Warn(what+" failed; trying again", "attempt", attempt, "err", err)
+	}
+	return err
 }
 
 // stop closes the Agent, the Computer (which stops the document server's
@@ -199,6 +273,10 @@ func (d *demo) stop() error {
 		if err := d.server.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop the Server: %w", err))
 		}
+		cancel()
+	}
+	if d.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		if err := d.http.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop the HTTP server: %w", err))
 		}
