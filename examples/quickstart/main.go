@@ -61,16 +61,14 @@ func main() {
 	err := run(ctx, newLogger(*verbose))
 	interrupted := ctx.Err() != nil
 	stop()
-	switch {
-	case err == nil:
-		fmt.Printf("\nDone in %.1f s: everything stopped, temporary copy removed.\n", time.Since(began).Seconds())
-	case interrupted:
-		fmt.Fprintln(os.Stderr, "quickstart: interrupted:", err)
-		os.Exit(130)
-	default:
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		if interrupted {
+			os.Exit(130)
+		}
 		os.Exit(1)
 	}
+	fmt.Printf("\nDone in %.1f s: everything stopped, temporary copy removed.\n", time.Since(began).Seconds())
 }
 
 // newLogger keeps standard output for the demo: logs go to standard error.
@@ -87,7 +85,14 @@ func newLogger(verbose bool) *slog.Logger {
 // run starts the three roles, walks the Finder and stops everything.
 func run(ctx context.Context, log *slog.Logger) (err error) {
 	d := &demo{log: log}
-	defer func() { err = errors.Join(err, d.stop()) }()
+	defer func() {
+		if ctx.Err() != nil {
+			err = errors.New("interrupted") // what failed next was its consequence
+		}
+		if stopErr := d.stop(); stopErr != nil {
+			err = errors.Join(err, fmt.Errorf("stop: %w", stopErr))
+		}
+	}()
 
 	docs, err := fs.Sub(shipped, "docs")
 	if err != nil {

@@ -146,6 +146,7 @@ func TestQuickstartInterrupted(t *testing.T) {
 	case err == nil:
 		t.Log("the walk ended before the signal arrived")
 	case errors.As(err, &exit) && exit.ExitCode() == 130:
+		t.Log("interrupted during the walk")
 		assert.Contains(t, stderr.String(), "quickstart: interrupted")
 	default:
 		t.Fatalf("want exit 0 or 130, got %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), stderr.String())
