@@ -94,6 +94,7 @@ func run(ctx context.Context, log *slog.Logger) (err error) {
 		}
 	}()
 
+	fmt.Println("smcp-go quickstart: an Agent browses documents through a Server and a Computer")
 	docs, err := fs.Sub(shipped, "docs")
 	if err != nil {
 		return err
@@ -117,7 +118,6 @@ func run(ctx context.Context, log *slog.Logger) (err error) {
 
 // showStarted describes what runs now.
 func showStarted(d *demo) {
-	fmt.Println("smcp-go quickstart: an Agent browses documents through a Server and a Computer")
 	section(1, "Started")
 	table(
 		[]string{"Server", d.url + " (Socket.IO namespace /smcp, API key made for this run)"},
