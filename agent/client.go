@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -47,7 +48,8 @@ type Client struct {
 	connGen   uint64 // incremented on every connect
 	connected bool   // the first connect happened
 
-	firstConnect chan error // Dial's wait; nil after Dial
+	firstConnect chan error      // Dial's wait
+	dialErr      *protocol.Error // the last failed attempt during Dial
 
 	ctx      context.Context // the Client's lifetime, cancelled by Close
 	cancel   context.CancelFunc
@@ -57,8 +59,9 @@ type Client struct {
 	spawnMu  sync.Mutex
 	noSpawn  bool // Close began: goOwned starts nothing more
 
-	tools    *toolCache
-	notifier *notifier
+	tools     *toolCache
+	notifier  *notifier
+	watch     connWatch
 }
 
 type connState int
@@ -132,6 +135,14 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 		h.Set("x-api-key", cfg.apiKey)
 		o.SetExtraHeaders(h)
 	}
+	// The Socket.IO client loses the error of a refused websocket dial (it
+	// is raised before the manager listens) and waits for the attempt's
+	// timeout instead; a plain TCP dial first makes an unreachable server
+	// fail at once with the system's reason.
+	if err := probe(ctx, nsURL, cfg.timeout); err != nil {
+		cancel()
+		return nil, err
+	}
 	sock, err := sio.Connect(nsURL, o)
 	if err != nil {
 		cancel()
@@ -146,8 +157,14 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	_ = sock.On("connect_error", func(args ...any) { c.onConnectError(args) })
 	c.notifier.register(sock)
 	c.notifier.start()
+	c.listenOpen(sock.Io())
+	c.goOwned(c.watchConnection)
 
-	sock.Connect()
+	// Connect dials the websocket synchronously, without a handshake
+	// timeout: a server that accepts TCP and never answers would block
+	// here forever. Dial waits on its context instead; such a dial stays
+	// blocked until the server closes the connection.
+	go sock.Connect()
 
 	wait := ctx
 	if _, ok := ctx.Deadline(); !ok {
@@ -162,16 +179,50 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 			return nil, err
 		}
 	case <-wait.Done():
+		c.mu.Lock()
+		last := c.dialErr
+		c.mu.Unlock()
 		c.Close()
-		return nil, protocol.Errorf(protocol.CodeTimeout, "connect to %s: no answer before the deadline", nsURL)
+		perr := protocol.Errorf(protocol.CodeTimeout, "connect to %s: no answer before the deadline", nsURL)
+		if last != nil {
+			perr = protocol.Errorf(protocol.CodeTimeout, "connect to %s: no answer before the deadline (last attempt: %s)", nsURL, last.Message)
+		}
+		return nil, perr
 	}
 	c.log.Debug("connected", "url", nsURL, "sid", string(sock.Id()))
 	return c, nil
 }
 
 // connectAttemptTimeout bounds one connection attempt of the Socket.IO
-// manager (the first one and every reconnection).
-const connectAttemptTimeout = 10 * time.Second
+// manager (the first one and every reconnection). An attempt while the
+// Server is down lasts this long (LIBRARY-NOTES.md), so it also bounds how
+// late a reconnection can notice the Server is back.
+const connectAttemptTimeout = 5 * time.Second
+
+// probe dials the Server's TCP address once.
+func probe(ctx context.Context, nsURL string, limit time.Duration) error {
+	u, _ := url.Parse(nsURL)
+	host := u.Host
+	if u.Port() == "" {
+		switch u.Scheme {
+		case "https", "wss":
+			host = net.JoinHostPort(u.Hostname(), "443")
+		default:
+			host = net.JoinHostPort(u.Hostname(), "80")
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(dctx, "tcp", host)
+	if err != nil {
+		if dctx.Err() != nil {
+			return protocol.Errorf(protocol.CodeTimeout, "connect to %s: no answer before the deadline", nsURL)
+		}
+		return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", nsURL, err).With("url", nsURL)
+	}
+	return conn.Close()
+}
 
 // namespaceURL returns serverURL with the /smcp namespace as path.
 func namespaceURL(serverURL string) (string, error) {
@@ -360,28 +411,39 @@ func (c *Client) onDisconnect(reason string) {
 	c.log.Warn("disconnected; reconnecting", "reason", reason)
 }
 
+// onConnectError handles a failed connection attempt. A refusal by the
+// Server (its middleware's error, e.g. 401) ends Dial at once: the client
+// does not retry it. Any other failure — typically an attempt that timed
+// out — is retried by the Socket.IO manager with backoff, during Dial as
+// after it: the library sometimes misses the handshake of a fresh
+// connection (its open event can fire before the manager listens) and only
+// the next attempt succeeds.
 func (c *Client) onConnectError(args []any) {
-	err := connectError(c.url, args)
+	err, refused := connectError(c.url, args)
 	c.mu.Lock()
 	first := !c.connected
-	c.mu.Unlock()
 	if first {
+		c.dialErr = err
+	}
+	c.mu.Unlock()
+	if first && refused {
 		select {
 		case c.firstConnect <- err:
 		default:
 		}
 		return
 	}
-	c.log.Debug("reconnection attempt failed", "error", err)
+	c.log.Debug("connection attempt failed; retrying", "error", err)
 }
 
 // connectError turns a Socket.IO connect_error into a *protocol.Error: the
 // code a refusing middleware put in its data ({"code": 401}) when there is
-// one, else 500.
-func connectError(url string, args []any) *protocol.Error {
+// one, else 500. refused tells a refusal by the Server from a failed
+// attempt.
+func connectError(url string, args []any) (perr *protocol.Error, refused bool) {
 	err, _ := firstArg[error](args)
 	if err == nil {
-		return protocol.Errorf(protocol.CodeInternal, "connect to %s failed", url)
+		return protocol.Errorf(protocol.CodeInternal, "connect to %s failed", url), false
 	}
 	var ext *types.ExtendedError
 	if errors.As(err, &ext) {
@@ -391,9 +453,9 @@ func connectError(url string, args []any) *protocol.Error {
 				code = protocol.Code(int(n))
 			}
 		}
-		return protocol.Errorf(code, "connection refused by the server: %s", ext.Message).With("url", url)
+		return protocol.Errorf(code, "connection refused by the server: %s", ext.Message).With("url", url), true
 	}
-	return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", url, err)
+	return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", url, err), false
 }
 
 func firstArg[T any](args []any) (T, bool) {

@@ -343,6 +343,8 @@ func (n *notifier) refresh(computer string, bits dirty) {
 			if h.toolsChanged != nil {
 				h.toolsChanged(computer, tools)
 			}
+		default:
+			log.Debug("tools discarded: the Computer left or the office changed during the fetch")
 		}
 	}
 	if bits&dirtyConfig != 0 && h.configChanged != nil {

@@ -1,0 +1,169 @@
+package agent_test
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/a2c-smcp/smcp-go/agent"
+	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+func TestDialURLs(t *testing.T) {
+	p := startPeer(t)
+	for _, u := range []string{p.URL, p.URL + "/", p.URL + "/smcp", p.URL + "/smcp/", "ws://" + p.Addr()} {
+		t.Run(u, func(t *testing.T) {
+			c, err := agent.Dial(ctxT(t), u)
+			require.NoError(t, err)
+			require.True(t, c.Connected())
+			require.Equal(t, agent.DefaultName, c.Name())
+			require.NoError(t, c.Close())
+		})
+	}
+	for _, u := range []string{"", "ftp://x", "http://", "http://h:1/other", "://x", "http://a b"} {
+		t.Run("bad "+u, func(t *testing.T) {
+			_, err := agent.Dial(ctxT(t), u)
+			requireCode(t, err, protocol.CodeBadRequest)
+		})
+	}
+	t.Run("empty name", func(t *testing.T) {
+		_, err := agent.Dial(ctxT(t), p.URL, agent.WithName(""))
+		requireCode(t, err, protocol.CodeBadRequest)
+	})
+	t.Run("polling first", func(t *testing.T) {
+		log, _ := newLogger()
+		c, err := agent.Dial(ctxT(t), p.URL, agent.WithPolling(), agent.WithName("poller"), agent.WithLogger(log))
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.JoinOffice(ctxT(t), "o"))
+		_, err = c.GetTools(ctxT(t), "alpha")
+		require.NoError(t, err)
+	})
+}
+
+func TestDialUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	start := time.Now()
+	_, err = agent.Dial(ctxT(t), "http://"+addr)
+	perr := requireCode(t, err, protocol.CodeInternal)
+	require.Contains(t, perr.Message, addr)
+	require.Less(t, time.Since(start), 10*time.Second, "fails on the first refused attempt")
+}
+
+func TestDialDeadline(t *testing.T) {
+	// A listener that accepts and never answers.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
+	defer cancel()
+	_, err = agent.Dial(ctx, "http://"+ln.Addr().String())
+	requireCode(t, err, protocol.CodeTimeout)
+}
+
+func TestAPIKey(t *testing.T) {
+	p := startPeer(t, func(o *peer.Options) { o.APIKey = "s3cret" })
+	t.Run("sent as header and auth payload", func(t *testing.T) {
+		c, err := agent.Dial(ctxT(t), p.URL, agent.WithAPIKey("s3cret"))
+		require.NoError(t, err)
+		defer c.Close()
+		hs := p.Handshakes()
+		last := hs[len(hs)-1]
+		require.Equal(t, "s3cret", last.Header.Get("x-api-key"))
+		require.Equal(t, "s3cret", last.Auth["api_key"])
+	})
+	for _, key := range []string{"", "wrong"} {
+		t.Run("refused with "+key, func(t *testing.T) {
+			var opts []agent.Option
+			if key != "" {
+				opts = append(opts, agent.WithAPIKey(key))
+			}
+			_, err := agent.Dial(ctxT(t), p.URL, opts...)
+			perr := requireCode(t, err, protocol.CodeUnauthorized)
+			require.Contains(t, perr.Message, "unauthorized")
+		})
+	}
+}
+
+// TestRequestIDs: ids are unique within a Client and across Clients.
+func TestRequestIDs(t *testing.T) {
+	p := startPeer(t)
+	a, _ := joined(t, p)
+	b, _ := dial(t, p, agent.WithName("other"))
+	require.NoError(t, b.JoinOffice(ctxT(t), "office-2"))
+	done := make(chan error, 40)
+	for i := 0; i < 20; i++ {
+		go func() { _, err := a.GetTools(ctxT(t), "alpha"); done <- err }()
+		go func() { _, err := b.GetTools(ctxT(t), "beta"); done <- err }()
+	}
+	for i := 0; i < 40; i++ {
+		require.NoError(t, <-done)
+	}
+	seen := map[string]bool{}
+	prefixes := map[string]bool{}
+	for _, r := range p.Received(protocol.EventGetTools, protocol.EventListRoom) {
+		id := r.Payload["req_id"].(string)
+		require.False(t, seen[id], "duplicate req_id %s", id)
+		seen[id] = true
+		prefixes[id[:strings.LastIndex(id, "-")]] = true
+	}
+	require.Len(t, prefixes, 2, "one random prefix per Client")
+}
+
+// TestNoGoroutineLeak: Clients that came and went, with notifications,
+// refreshes and a reconnection, leave no goroutine of theirs running. Only
+// goroutines running code of package agent are counted: the Socket.IO client
+// library itself keeps two goroutines per connection after Disconnect (its
+// manager's and engine socket's task queues are never closed, v3.0.1 and
+// v3.0.6 alike), which is outside this package's reach.
+func TestNoGoroutineLeak(t *testing.T) {
+	p := startPeer(t)
+	for i := 0; i < 5; i++ {
+		r := newRecorder()
+		c, err := agent.Dial(ctxT(t), p.URL, append(r.options(), agent.WithName("leak"))...)
+		require.NoError(t, err)
+		require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))
+		require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))
+		r.until(t, "catalog", func(r *recorder) bool { return len(r.finder) == 1 })
+		p.Reply(protocol.EventGetDesktop, peer.Silent())
+		require.NoError(t, p.Broadcast(protocol.NotifyUpdateDesktop, notifyPayload("computer", "alpha")))
+		require.NoError(t, p.WaitCount(ctxT(t), protocol.EventGetDesktop, i+1))
+		// The detector sees the dispatcher and the waiting refresh.
+		require.GreaterOrEqual(t, agentGoroutines(), 2)
+		// Close while a refresh waits for its answer.
+		require.NoError(t, c.Close())
+		require.Zero(t, agentGoroutines(), "goroutines of package agent still running after Close")
+	}
+}
+
+// agentGoroutines counts the goroutines executing a function of package
+// agent (not its tests, not the peer).
+func agentGoroutines() int {
+	buf := make([]byte, 1<<22)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "smcp-go/agent.(") || strings.Contains(g, "smcp-go/agent.call") || strings.Contains(g, "smcp-go/agent.decode") {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,157 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/a2c-smcp/smcp-go/agent"
+	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// TestReconnectRejoinsOffice restarts the server on the same port: the
+// Client reconnects, joins its office again, refreshes its tool cache, and
+// a request made during the outage completes once it is back.
+func TestReconnectRejoinsOffice(t *testing.T) {
+	p := startPeer(t)
+	reconnected := make(chan error, 4)
+	c, r, _ := joinedWithRecorder(t, p, agent.OnReconnect(func(err error) { reconnected <- err }))
+
+	p.Stop()
+	require.Eventually(t, func() bool { return !c.Connected() }, wait, 10*time.Millisecond)
+
+	t.Run("a request with a short deadline fails with 408", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(ctxT(t), 100*time.Millisecond)
+		defer cancel()
+		_, err := c.GetTools(ctx, "alpha")
+		perr := requireCode(t, err, protocol.CodeTimeout)
+		require.Contains(t, perr.Message, "not connected")
+	})
+
+	pending := make(chan error, 1)
+	go func() {
+		_, err := c.GetConfig(ctxT(t), "alpha")
+		pending <- err
+	}()
+	toolsBefore := func() int { r.mu.Lock(); defer r.mu.Unlock(); return r.toolsN }()
+
+	require.NoError(t, p.Restart())
+	select {
+	case err := <-reconnected:
+		require.NoError(t, err)
+	case <-time.After(wait):
+		t.Fatal("no reconnection")
+	}
+	require.True(t, c.Connected())
+	require.Equal(t, "office-1", c.Office())
+	require.NoError(t, <-pending, "the request made during the outage waited for the rejoin")
+
+	joins := p.Received(protocol.EventJoinOffice)
+	require.Len(t, joins, 2, "joined, then rejoined")
+	require.NotEqual(t, joins[0].SID, joins[1].SID, "a new session")
+	require.Equal(t, map[string]any{"role": "agent", "name": "tester", "office_id": "office-1"}, joins[1].Payload)
+	// The rejoin came before any other request on the new session.
+	for _, r := range p.Received() {
+		if r.SID == joins[1].SID {
+			require.Equal(t, protocol.EventJoinOffice, r.Event)
+			break
+		}
+	}
+
+	r.until(t, "tool cache refresh after the rejoin", func(r *recorder) bool { return r.toolsN >= toolsBefore+2 })
+	require.Len(t, p.Handshakes(), 2)
+
+	// Notifications flow on the new session.
+	require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))
+	r.until(t, "catalog after reconnect", func(r *recorder) bool { return len(r.finder) == 1 })
+}
+
+// TestReconnectRejoinRefused: when the office cannot be joined again, the
+// Client reports it, forgets the office and stays usable.
+func TestReconnectRejoinRefused(t *testing.T) {
+	p := startPeer(t)
+	reconnected := make(chan error, 4)
+	c, lb := joined(t, p, agent.OnReconnect(func(err error) { reconnected <- err }))
+	p.Stop()
+	require.Eventually(t, func() bool { return !c.Connected() }, wait, 10*time.Millisecond)
+	p.Reply(protocol.EventJoinOffice, peer.Values(false, "4101 RoomFull: office-1 already has an agent"))
+	require.NoError(t, p.Restart())
+	select {
+	case err := <-reconnected:
+		requireCode(t, err, protocol.CodeRoomFull)
+	case <-time.After(wait):
+		t.Fatalf("no reconnection report; log:\n%s", lb.String())
+	}
+	require.Equal(t, "", c.Office())
+	require.True(t, c.Connected())
+	require.GreaterOrEqual(t, p.Count(protocol.EventJoinOffice), 5, "the rejoin was retried")
+	require.Contains(t, lb.String(), "could not rejoin the office")
+	_, err := c.GetTools(ctxT(t), "alpha")
+	require.NoError(t, err)
+}
+
+// TestReconnectWithoutOffice: a Client in no office just reconnects.
+func TestReconnectWithoutOffice(t *testing.T) {
+	p := startPeer(t)
+	reconnected := make(chan error, 4)
+	c, _ := dial(t, p, agent.OnReconnect(func(err error) { reconnected <- err }))
+	p.Stop()
+	require.Eventually(t, func() bool { return !c.Connected() }, wait, 10*time.Millisecond)
+	require.NoError(t, p.Restart())
+	select {
+	case err := <-reconnected:
+		require.NoError(t, err)
+	case <-time.After(wait):
+		t.Fatal("no reconnection")
+	}
+	require.Zero(t, p.Count(protocol.EventJoinOffice))
+}
+
+// TestCloseDuringOutage: Close fails a waiting request with ErrClosed.
+func TestCloseDuringOutage(t *testing.T) {
+	p := startPeer(t)
+	c, _ := joined(t, p)
+	p.Stop()
+	require.Eventually(t, func() bool { return !c.Connected() }, wait, 10*time.Millisecond)
+	pending := make(chan error, 1)
+	go func() {
+		_, err := c.GetTools(ctxT(t), "alpha")
+		pending <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let it start waiting (the result is the same if not)
+	require.NoError(t, c.Close())
+	select {
+	case err := <-pending:
+		require.ErrorIs(t, err, agent.ErrClosed)
+		requireCode(t, err, protocol.CodeInternal)
+	case <-time.After(wait):
+		t.Fatal("Close did not end the waiting request")
+	}
+}
+
+func TestCloseFailsCallsInFlightAndAfter(t *testing.T) {
+	p := startPeer(t)
+	c, _ := joined(t, p)
+	p.Reply(protocol.EventGetConfig, peer.Silent())
+	pending := make(chan error, 1)
+	go func() {
+		_, err := c.GetConfig(ctxT(t), "alpha")
+		pending <- err
+	}()
+	require.NoError(t, p.WaitCount(ctxT(t), protocol.EventGetConfig, 1))
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close(), "Close is idempotent")
+	err := <-pending
+	require.True(t, errors.Is(err, agent.ErrClosed), "%v", err)
+	_, err = c.GetTools(ctxT(t), "alpha")
+	require.ErrorIs(t, err, agent.ErrClosed)
+	require.ErrorIs(t, c.JoinOffice(ctxT(t), "x"), agent.ErrClosed)
+	res, err := c.CallTool(ctxT(t), "alpha", "echo", nil, time.Second)
+	require.Nil(t, res)
+	require.ErrorIs(t, err, agent.ErrClosed)
+	require.False(t, c.Connected())
+}
