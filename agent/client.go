@@ -59,9 +59,9 @@ type Client struct {
 	spawnMu  sync.Mutex
 	noSpawn  bool // Close began: goOwned starts nothing more
 
-	tools     *toolCache
-	notifier  *notifier
-	watch     connWatch
+	tools    *toolCache
+	notifier *notifier
+	watch    connWatch
 }
 
 type connState int

@@ -75,7 +75,12 @@ func (r *recorder) options() []agent.Option {
 			r.mu.Unlock()
 			r.poke()
 		}),
-		agent.OnToolCallCancel(func(n protocol.CancelToolCallReq) { r.mu.Lock(); r.cancel = append(r.cancel, n); r.mu.Unlock(); r.poke() }),
+		agent.OnToolCallCancel(func(n protocol.CancelToolCallReq) {
+			r.mu.Lock()
+			r.cancel = append(r.cancel, n)
+			r.mu.Unlock()
+			r.poke()
+		}),
 	}
 }
 
