@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	engine "github.com/zishang520/socket.io/servers/engine/v3"
+	"github.com/zishang520/socket.io/servers/engine/v3/transports"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 )
@@ -93,6 +95,9 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.io = socket.NewServer(nil, so)
 	s.engine = s.io.ServeHandler(nil)
+	if err := s.io.Engine().On("connection", releaseOnClose); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.stopped.Load() {
 			http.Error(w, "smcp server closed", http.StatusServiceUnavailable)
@@ -332,6 +337,25 @@ func (s *Server) shutdown(ctx context.Context) error {
 	}
 	s.log.Info("server closed")
 	return ctx.Err()
+}
+
+// releaseOnClose works around engine v3.0.2: when the peer closes a
+// websocket first, the transport is marked closed without running DoClose,
+// so its write-queue goroutine never ends (one goroutine leaked per
+// connection). Running DoClose once the engine socket has closed stops the
+// queue; closing the already-closed connection again is harmless. It runs on
+// its own short-lived goroutine: the close event is still being emitted
+// under the connection's one-shot listener, which DoClose would re-enter.
+func releaseOnClose(args ...any) {
+	conn, ok := args[0].(engine.Socket)
+	if !ok {
+		return
+	}
+	_ = conn.Once("close", func(...any) {
+		if t := conn.Transport(); t != nil && t.Name() == transports.WEBSOCKET {
+			go t.DoClose(nil)
+		}
+	})
 }
 
 func splitAck(args []any) ([]any, socket.Ack) {

@@ -1,0 +1,185 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"testing"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/stretchr/testify/require"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
+)
+
+// TestCloseNotifiesOffices: Close makes every session leave its office: the
+// Agent receives notify:leave_office for each Computer (Computers leave
+// first, by name) before its transport closes, then the endpoint answers
+// 503. The observers are raw websocket clients: the Go client v3.0.1 can drop
+// events that arrive just before a transport close.
+func TestCloseNotifiesOffices(t *testing.T) {
+	ts := startServer(t)
+	agent := dialRaw(t, ts.url)
+	agent.send(`42/smcp,1["server:join_office",{"role":"agent","name":"a1","office_id":"o1"}]`)
+	require.Equal(t, `43/smcp,1[true,null]`, agent.read())
+	dial(t, ts.url).mustJoin(computerRole, "c1", "o1")
+	c2 := dialRaw(t, ts.url)
+	c2.send(`42/smcp,1["server:join_office",{"role":"computer","name":"c2","office_id":"o1"}]`)
+	require.Equal(t, `43/smcp,1[true,null]`, c2.read())
+	require.Equal(t, `42/smcp,["notify:enter_office",{"computer":"c1","office_id":"o1"}]`, agent.read())
+	require.Equal(t, `42/smcp,["notify:enter_office",{"computer":"c2","office_id":"o1"}]`, agent.read())
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, ts.srv.Close(ctx))
+	require.Equal(t, []string{
+		`42/smcp,["notify:leave_office",{"computer":"c1","office_id":"o1"}]`,
+		`42/smcp,["notify:leave_office",{"computer":"c2","office_id":"o1"}]`,
+	}, agent.rest(), "the agent hears both leaves, then the transport closes")
+	require.Equal(t, []string{`42/smcp,["notify:leave_office",{"computer":"c1","office_id":"o1"}]`}, c2.rest())
+
+	resp, err := http.Get(ts.url + "/socket.io/?EIO=4&transport=polling")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.NoError(t, ts.srv.Close(ctx), "a second Close is a no-op")
+}
+
+// TestCloseDrainsInFlight: a request in flight when Close starts still gets
+// its answer before the transport closes; new connections are refused
+// meanwhile. The Agent is a raw websocket client (see
+// TestCloseNotifiesOffices).
+func TestCloseDrainsInFlight(t *testing.T) {
+	ts := startServer(t)
+	c := dial(t, ts.url).mustJoin(computerRole, "c1", "o1")
+	held := make(chan socket.Ack, 1)
+	_ = c.sock.On(types.EventName(protocol.EventGetTools), func(args ...any) { held <- args[len(args)-1].(socket.Ack) })
+	agent := dialRaw(t, ts.url)
+	agent.send(`42/smcp,1["server:join_office",{"role":"agent","name":"a1","office_id":"o1"}]`)
+	require.Equal(t, `43/smcp,1[true,null]`, agent.read())
+	agent.send(`42/smcp,2["client:get_tools",{"agent":"a1","computer":"c1","req_id":"drain"}]`)
+	ack := <-held
+
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		closed <- ts.srv.Close(ctx)
+	}()
+	require.Eventually(t, func() bool {
+		_, err := connect(t, ts.url, dialOpts{})
+		var ee *types.ExtendedError
+		if !errors.As(err, &ee) {
+			return false
+		}
+		data, _ := ee.Data.(map[string]any)
+		return data["code"] == float64(protocol.CodeInternal) && ee.Message == "server is shutting down"
+	}, wait, 10*time.Millisecond, "new connections are refused while closing")
+
+	ack([]any{map[string]any{"req_id": "drain", "tools": []any{}}}, nil)
+	require.Equal(t, []string{
+		`43/smcp,2[{"req_id":"drain","tools":[]}]`,
+		`42/smcp,["notify:leave_office",{"computer":"c1","office_id":"o1"}]`,
+	}, agent.rest())
+	require.NoError(t, <-closed)
+}
+
+// TestCloseDeadline: when ctx ends first, requests still in flight get a 500
+// and Close reports the deadline.
+func TestCloseDeadline(t *testing.T) {
+	ts := startServer(t)
+	c := dial(t, ts.url).mustJoin(computerRole, "c1", "o1")
+	got := make(chan struct{}, 1)
+	_ = c.sock.On(types.EventName(protocol.EventGetTools), func(...any) { got <- struct{}{} })
+	agent := dialRaw(t, ts.url)
+	agent.send(`42/smcp,1["server:join_office",{"role":"agent","name":"a1","office_id":"o1"}]`)
+	require.Equal(t, `43/smcp,1[true,null]`, agent.read())
+	agent.send(`42/smcp,2["client:get_tools",{"agent":"a1","computer":"c1","req_id":"stuck"}]`)
+	<-got
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, ts.srv.Close(ctx), context.DeadlineExceeded)
+	rest := agent.rest()
+	require.NotEmpty(t, rest)
+	require.Equal(t, `43/smcp,2[{"error":{"code":500,"message":"server is shutting down","details":{"req_id":"stuck"}}}]`, rest[0])
+}
+
+// TestCloseWithPollingClient: a long-poll request pending at Close does not
+// keep the HTTP server from shutting down.
+func TestCloseWithPollingClient(t *testing.T) {
+	srv, err := server.New(server.WithAPIKeys(testKey), server.WithLogger(testLogger(t)))
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/socket.io/", srv.Handler())
+	hs := httptest.NewServer(mux)
+	_, err = connect(t, hs.URL, dialOpts{polling: true})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, srv.Close(ctx))
+	done := make(chan struct{})
+	go func() {
+		hs.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Fatal("the HTTP server could not close")
+	}
+}
+
+// TestHandlerPanic: a panicking handler answers 500, is logged, and the
+// connection and the office carry on.
+func TestHandlerPanic(t *testing.T) {
+	logs, logOpt := captureLogs(t)
+	ts := startServer(t, logOpt, server.WithTestHook(func(event string) {
+		if event == protocol.EventListRoom {
+			panic(errors.New("boom"))
+		}
+	}))
+	a, _ := office(t, ts, "o1", "a1", "c1")
+	e := requireError(t, a.call(protocol.EventListRoom, map[string]any{"agent": "a1", "req_id": "p", "office_id": "o1"}), protocol.CodeInternal)
+	require.Equal(t, "internal error while handling server:list_room", e.Message)
+	logs.waitLine(t, "handler panicked", map[string]any{"event": protocol.EventListRoom, "panic": "boom"})
+	a.mustJoin(agentRole, "a1", "o1")
+}
+
+// TestNoGoroutineLeak: a server that served an office and closed leaves no
+// goroutine behind. The peers are raw websocket clients: the Go client
+// library keeps goroutines of its own.
+func TestNoGoroutineLeak(t *testing.T) {
+	base := runtime.NumGoroutine()
+	t.Run("serve", func(t *testing.T) {
+		ts := startServer(t)
+		c := dialRaw(t, ts.url)
+		c.send(`42/smcp,1["server:join_office",{"role":"computer","name":"c1","office_id":"o1"}]`)
+		require.Equal(t, `43/smcp,1[true,null]`, c.read())
+		a := dialRaw(t, ts.url)
+		a.send(`42/smcp,1["server:join_office",{"role":"agent","name":"a1","office_id":"o1"}]`)
+		require.Equal(t, `43/smcp,1[true,null]`, a.read())
+		require.Equal(t, `42/smcp,["notify:enter_office",{"agent":"a1","office_id":"o1"}]`, c.read())
+		a.send(`42/smcp,2["client:get_tools",{"agent":"a1","computer":"c1","req_id":"r"}]`)
+		require.Equal(t, `42/smcp,0["client:get_tools",{"agent":"a1","computer":"c1","req_id":"r"}]`, c.read())
+		c.send(`43/smcp,0[{"req_id":"r","tools":[]}]`)
+		require.Equal(t, `43/smcp,2[{"req_id":"r","tools":[]}]`, a.read())
+		a.send(`42/smcp,3["client:get_tools",{"agent":"a1","computer":"c1","req_id":"never"}]`) // left in flight
+		require.Equal(t, `42/smcp,1["client:get_tools",{"agent":"a1","computer":"c1","req_id":"never"}]`, c.read())
+	})
+	// Polled from this goroutine: require.Eventually would add goroutines of
+	// its own to the count.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
+		t.Fatalf("goroutines: %d before, %d after", base, n)
+	}
+}
