@@ -1,0 +1,243 @@
+// Command smcp-server runs the A2C-SMCP signalling Server (PROTOCOL.md) on
+// one HTTP listener: the Socket.IO endpoint at /socket.io/ (namespace /smcp)
+// and a liveness probe at /healthz.
+//
+// Every flag has an environment equivalent (SMCP_<FLAG>, dashes as
+// underscores); a flag given on the command line wins. API keys are required
+// unless --insecure-no-auth is given. SIGINT or SIGTERM starts a graceful
+// shutdown: routed requests in flight get --shutdown-timeout to finish, every
+// office hears its members leave, then the listener closes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "smcp-server:", err)
+		os.Exit(1)
+	}
+}
+
+type settings struct {
+	listen          string
+	apiKeys         string
+	apiKeyHeader    string
+	insecureNoAuth  bool
+	corsOrigins     string
+	logLevel        string
+	logFormat       string
+	requestTimeout  time.Duration
+	toolCallMargin  time.Duration
+	maxPayload      int64
+	validateAnswers bool
+	shutdownTimeout time.Duration
+}
+
+// parse reads the flags, taking each default from its SMCP_* variable.
+func parse(args []string, getenv func(string) string, stderr io.Writer) (*settings, error) {
+	s := &settings{}
+	fs := flag.NewFlagSet("smcp-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	str := func(p *string, name, def, usage string) {
+		fs.StringVar(p, name, envOr(getenv, name, def), usage+" ("+envName(name)+")")
+	}
+	str(&s.listen, "listen", "127.0.0.1:8080", "listen address")
+	str(&s.apiKeys, "api-keys", "", "comma-separated API keys accepted from the x-api-key header or the auth payload's api_key")
+	str(&s.apiKeyHeader, "api-key-header", server.DefaultAPIKeyHeader, "header carrying the API key")
+	str(&s.corsOrigins, "cors-origins", "", `comma-separated origins allowed to connect from a browser ("*" for any)`)
+	str(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	str(&s.logFormat, "log-format", "json", "log format: json or text")
+
+	var errs []error
+	boolean := func(p *bool, name string, usage string) {
+		def := false
+		if v := getenv(envName(name)); v != "" {
+			b, err := parseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(name), err))
+			}
+			def = b
+		}
+		fs.BoolVar(p, name, def, usage+" ("+envName(name)+")")
+	}
+	boolean(&s.insecureNoAuth, "insecure-no-auth", "accept every connection without an API key (development only)")
+	boolean(&s.validateAnswers, "validate-answers", "validate Computer answers against the ack schemas")
+
+	duration := func(p *time.Duration, name string, def time.Duration, usage string) {
+		if v := getenv(envName(name)); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(name), err))
+			}
+			def = d
+		}
+		fs.DurationVar(p, name, def, usage+" ("+envName(name)+")")
+	}
+	duration(&s.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "how long a routed request other than client:tool_call waits for the Computer")
+	duration(&s.toolCallMargin, "tool-call-margin", server.DefaultToolCallMargin, "added to a client:tool_call's own timeout")
+	duration(&s.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
+
+	maxPayload := int64(server.DefaultMaxPayloadBytes)
+	if v := getenv(envName("max-payload-bytes")); v != "" {
+		if _, err := fmt.Sscan(v, &maxPayload); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", envName("max-payload-bytes"), err))
+		}
+	}
+	fs.Int64Var(&s.maxPayload, "max-payload-bytes", maxPayload, "largest Socket.IO message accepted ("+envName("max-payload-bytes")+")")
+
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return s, nil
+}
+
+func envName(flagName string) string {
+	return "SMCP_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func envOr(getenv func(string) string, flagName, def string) string {
+	if v := getenv(envName(flagName)); v != "" {
+		return v
+	}
+	return def
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean", v)
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: want json or text", format)
+}
+
+// run serves until ctx ends, then shuts down gracefully. ready, when not
+// nil, receives the bound address once the listener is up.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready chan<- string) error {
+	s, err := parse(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(s.logLevel, s.logFormat, stderr)
+	if err != nil {
+		return err
+	}
+	opts := []server.Option{
+		server.WithLogger(log),
+		server.WithRequestTimeout(s.requestTimeout),
+		server.WithToolCallMargin(s.toolCallMargin),
+		server.WithMaxPayloadBytes(s.maxPayload),
+		server.WithValidateAnswers(s.validateAnswers),
+	}
+	keys := splitList(s.apiKeys)
+	switch {
+	case s.insecureNoAuth && len(keys) > 0:
+		return errors.New("--insecure-no-auth and --api-keys exclude each other")
+	case s.insecureNoAuth:
+		log.Warn("authentication disabled (--insecure-no-auth): every connection is accepted")
+		opts = append(opts, server.WithAuth(server.InsecureNoAuth()))
+	case len(keys) == 0:
+		return errors.New("no API keys: set --api-keys (or SMCP_API_KEYS), or --insecure-no-auth for development")
+	default:
+		opts = append(opts, server.WithAPIKeys(keys...), server.WithAPIKeyHeader(s.apiKeyHeader))
+	}
+	if origins := splitList(s.corsOrigins); len(origins) > 0 {
+		opts = append(opts, server.WithCORSOrigins(origins...))
+	}
+	srv, err := server.New(opts...)
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/socket.io/", srv.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	})
+	ln, err := net.Listen("tcp", s.listen)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	log.Info("smcp-server listening", "addr", ln.Addr().String())
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	select {
+	case err := <-served:
+		_ = srv.Close(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", s.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout)
+	defer cancel()
+	closeErr := srv.Close(sctx)
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+		closeErr = errors.Join(closeErr, err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		closeErr = errors.Join(closeErr, err)
+	}
+	if closeErr != nil {
+		log.Warn("shutdown incomplete", "error", closeErr.Error())
+		return nil // a deadline during shutdown is reported, not fatal
+	}
+	log.Info("stopped")
+	return nil
+}

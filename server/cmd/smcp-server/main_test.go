@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParse(t *testing.T) {
+	s, err := parse(nil, env(map[string]string{
+		"SMCP_LISTEN":            ":9999",
+		"SMCP_API_KEYS":          "a,b",
+		"SMCP_REQUEST_TIMEOUT":   "3s",
+		"SMCP_VALIDATE_ANSWERS":  "yes",
+		"SMCP_MAX_PAYLOAD_BYTES": "1024",
+		"SMCP_LOG_FORMAT":        "text",
+	}), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, ":9999", s.listen)
+	require.Equal(t, "a,b", s.apiKeys)
+	require.Equal(t, 3*time.Second, s.requestTimeout)
+	require.True(t, s.validateAnswers)
+	require.Equal(t, int64(1024), s.maxPayload)
+	require.Equal(t, "text", s.logFormat)
+
+	s, err = parse([]string{"--listen", ":1", "--request-timeout", "1m", "--validate-answers=false"},
+		env(map[string]string{"SMCP_LISTEN": ":2", "SMCP_VALIDATE_ANSWERS": "1"}), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, ":1", s.listen, "a flag wins over its variable")
+	require.Equal(t, time.Minute, s.requestTimeout)
+	require.False(t, s.validateAnswers)
+
+	for name, vars := range map[string]map[string]string{
+		"bad duration": {"SMCP_REQUEST_TIMEOUT": "soon"},
+		"bad boolean":  {"SMCP_INSECURE_NO_AUTH": "maybe"},
+		"bad number":   {"SMCP_MAX_PAYLOAD_BYTES": "big"},
+	} {
+		_, err := parse(nil, env(vars), io.Discard)
+		require.Error(t, err, name)
+	}
+	_, err = parse([]string{"extra"}, env(nil), io.Discard)
+	require.Error(t, err)
+}
+
+func TestRunRefusesWithoutKeys(t *testing.T) {
+	ctx := context.Background()
+	err := run(ctx, []string{"--listen", "127.0.0.1:0"}, env(nil), io.Discard, nil)
+	require.ErrorContains(t, err, "no API keys")
+	err = run(ctx, []string{"--listen", "127.0.0.1:0", "--insecure-no-auth", "--api-keys", "k"}, env(nil), io.Discard, nil)
+	require.ErrorContains(t, err, "exclude each other")
+	err = run(ctx, []string{"--listen", "127.0.0.1:0", "--api-keys", "k", "--log-level", "loud"}, env(nil), io.Discard, nil)
+	require.ErrorContains(t, err, "log level")
+}
+
+// syncBuffer is a concurrency-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRunServesAndShutsDown runs the command in-process: /healthz answers,
+// a client with the key joins an office, and cancelling the context (what
+// SIGINT/SIGTERM do) closes the client's connection and returns.
+func TestRunServesAndShutsDown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &syncBuffer{}
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0"}, env(map[string]string{"SMCP_API_KEYS": "k1"}), logs, ready)
+	}()
+	addr := <-ready
+
+	resp, err := http.Get("http://" + addr + "/healthz")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.JSONEq(t, `{"status":"ok"}`, string(body))
+
+	ws := joinRaw(t, addr, "k1")
+	cancel()
+	require.NoError(t, <-done)
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		if _, _, err := ws.ReadMessage(); err != nil {
+			break // closed by the shutdown
+		}
+	}
+	require.Contains(t, logs.String(), `"msg":"stopped"`)
+	require.NotContains(t, logs.String(), "k1\"", "the API key is not logged")
+}
+
+// joinRaw connects a raw websocket client to /smcp with the key and joins an
+// office as a Computer.
+func joinRaw(t *testing.T, addr, key string) *websocket.Conn {
+	t.Helper()
+	ws, resp, err := websocket.DefaultDialer.Dial("ws://"+addr+"/socket.io/?EIO=4&transport=websocket", http.Header{"X-Api-Key": {key}})
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = ws.Close() })
+	read := func() string {
+		_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, b, err := ws.ReadMessage()
+		require.NoError(t, err)
+		return string(b)
+	}
+	require.True(t, strings.HasPrefix(read(), "0{"))
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte("40/smcp,")))
+	require.True(t, strings.HasPrefix(read(), `40/smcp,{"sid"`))
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(`42/smcp,1["server:join_office",{"role":"computer","name":"c","office_id":"o"}]`)))
+	require.Equal(t, `43/smcp,1[true,null]`, read())
+	return ws
+}
+
+// TestBinarySignals builds the real binary, checks that it does not link
+// the Socket.IO client (whose package installs a signal handler), and stops
+// it with SIGTERM: it must exit 0 after a graceful shutdown.
+func TestBinarySignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	deps, err := exec.Command("go", "list", "-deps", ".").Output()
+	require.NoError(t, err)
+	require.NotContains(t, string(deps), "socket.io/clients", "the binary must not install the client's signal handler")
+
+	bin := filepath.Join(t.TempDir(), "smcp-server")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--log-format", "json")
+			cmd.Env = append(os.Environ(), "SMCP_API_KEYS=secret-key")
+			stderr, err := cmd.StderrPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			lines := bufio.NewScanner(stderr)
+			var addr string
+			var all []string
+			for lines.Scan() {
+				all = append(all, lines.Text())
+				var rec map[string]any
+				if json.Unmarshal(lines.Bytes(), &rec) == nil && rec["msg"] == "smcp-server listening" {
+					addr, _ = rec["addr"].(string)
+					break
+				}
+			}
+			require.NotEmpty(t, addr, strings.Join(all, "\n"))
+			ws := joinRaw(t, addr, "secret-key")
+			require.NoError(t, cmd.Process.Signal(sig))
+			for lines.Scan() {
+				all = append(all, lines.Text())
+			}
+			require.NoError(t, cmd.Wait(), strings.Join(all, "\n"))
+			joined := strings.Join(all, "\n")
+			require.Contains(t, joined, `"msg":"stopped"`)
+			require.NotContains(t, joined, "secret-key")
+			_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, _, err = ws.ReadMessage()
+			require.Error(t, err, "the client's connection is closed")
+		})
+	}
+}
