@@ -176,7 +176,7 @@ func TestInvalidAnswerListsViolations(t *testing.T) {
 // never sent.
 func TestBadRequestsFailLocally(t *testing.T) {
 	p := startPeer(t)
-	c, _ := joined(t, p)
+	c, _, _ := joinedWithRecorder(t, p) // the join's background sync is over
 	before := len(p.Received())
 	cases := []struct {
 		name string
@@ -238,10 +238,13 @@ func TestServerEndsSessionMidRequest(t *testing.T) {
 // TestClientTimeoutOption: WithTimeout bounds requests without a deadline.
 func TestClientTimeoutOption(t *testing.T) {
 	p := startPeer(t)
-	c, _ := joined(t, p, agent.WithTimeout(200*time.Millisecond))
+	c, lb := joined(t, p, agent.WithTimeout(200*time.Millisecond))
 	p.Reply(protocol.EventGetConfig, peer.Silent())
 	start := time.Now()
 	_, err := c.GetConfig(context.Background(), "alpha")
+	if protocol.CodeOf(err) != protocol.CodeTimeout {
+		t.Log(lb.String())
+	}
 	perr := requireCode(t, err, protocol.CodeTimeout)
 	require.Contains(t, perr.Message, "client:get_config")
 	require.Less(t, time.Since(start), 10*time.Second)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	engine "github.com/zishang520/socket.io/clients/engine/v3"
 	sio "github.com/zishang520/socket.io/clients/socket/v3"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
@@ -275,6 +276,7 @@ func (c *Client) Close() error {
 		c.mu.Unlock()
 		c.cancel()
 		close(c.closedCh)
+		c.drain(closeDrain)
 		c.sock.Disconnect()
 		c.spawnMu.Lock()
 		c.noSpawn = true
@@ -282,6 +284,28 @@ func (c *Client) Close() error {
 		c.wg.Wait()
 	})
 	return nil
+}
+
+// closeDrain bounds how long Close waits for queued packets to be written.
+const closeDrain = time.Second
+
+// drain waits, at most limit, until the engine has written every queued
+// packet: the transport drops what is still queued when it closes, and the
+// last emit may matter (CallTool's server:tool_call_cancel right before a
+// program exits).
+func (c *Client) drain(limit time.Duration) {
+	e := c.sock.Io().Engine()
+	if e == nil || e.ReadyState() != engine.SocketStateOpen {
+		return
+	}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		t := e.Transport()
+		if t == nil || (t.Writable() && e.WriteBuffer().Len() == 0) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // goOwned runs fn on a goroutine owned by the Client, unless Close began.

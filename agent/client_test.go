@@ -19,7 +19,7 @@ func TestDialURLs(t *testing.T) {
 	p := startPeer(t)
 	for _, u := range []string{p.URL, p.URL + "/", p.URL + "/smcp", p.URL + "/smcp/", "ws://" + p.Addr()} {
 		t.Run(u, func(t *testing.T) {
-			c, err := agent.Dial(ctxT(t), u)
+			c, err := agent.Dial(ctxT(t), u, testLog())
 			require.NoError(t, err)
 			require.True(t, c.Connected())
 			require.Equal(t, agent.DefaultName, c.Name())
@@ -28,12 +28,12 @@ func TestDialURLs(t *testing.T) {
 	}
 	for _, u := range []string{"", "ftp://x", "http://", "http://h:1/other", "://x", "http://a b"} {
 		t.Run("bad "+u, func(t *testing.T) {
-			_, err := agent.Dial(ctxT(t), u)
+			_, err := agent.Dial(ctxT(t), u, testLog())
 			requireCode(t, err, protocol.CodeBadRequest)
 		})
 	}
 	t.Run("empty name", func(t *testing.T) {
-		_, err := agent.Dial(ctxT(t), p.URL, agent.WithName(""))
+		_, err := agent.Dial(ctxT(t), p.URL, agent.WithName(""), testLog())
 		requireCode(t, err, protocol.CodeBadRequest)
 	})
 	t.Run("polling first", func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestDialUnreachable(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	start := time.Now()
-	_, err = agent.Dial(ctxT(t), "http://"+addr)
+	_, err = agent.Dial(ctxT(t), "http://"+addr, testLog())
 	perr := requireCode(t, err, protocol.CodeInternal)
 	require.Contains(t, perr.Message, addr)
 	require.Less(t, time.Since(start), 10*time.Second, "fails on the first refused attempt")
@@ -75,14 +75,14 @@ func TestDialDeadline(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
 	defer cancel()
-	_, err = agent.Dial(ctx, "http://"+ln.Addr().String())
+	_, err = agent.Dial(ctx, "http://"+ln.Addr().String(), testLog())
 	requireCode(t, err, protocol.CodeTimeout)
 }
 
 func TestAPIKey(t *testing.T) {
 	p := startPeer(t, func(o *peer.Options) { o.APIKey = "s3cret" })
 	t.Run("sent as header and auth payload", func(t *testing.T) {
-		c, err := agent.Dial(ctxT(t), p.URL, agent.WithAPIKey("s3cret"))
+		c, err := agent.Dial(ctxT(t), p.URL, agent.WithAPIKey("s3cret"), testLog())
 		require.NoError(t, err)
 		defer c.Close()
 		hs := p.Handshakes()
@@ -92,7 +92,7 @@ func TestAPIKey(t *testing.T) {
 	})
 	for _, key := range []string{"", "wrong"} {
 		t.Run("refused with "+key, func(t *testing.T) {
-			var opts []agent.Option
+			opts := []agent.Option{testLog()}
 			if key != "" {
 				opts = append(opts, agent.WithAPIKey(key))
 			}
@@ -138,7 +138,8 @@ func TestNoGoroutineLeak(t *testing.T) {
 	p := startPeer(t)
 	for i := 0; i < 5; i++ {
 		r := newRecorder()
-		c, err := agent.Dial(ctxT(t), p.URL, append(r.options(), agent.WithName("leak"))...)
+		log, _ := newLogger()
+		c, err := agent.Dial(ctxT(t), p.URL, append(r.options(), agent.WithName("leak"), agent.WithLogger(log))...)
 		require.NoError(t, err)
 		require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))
 		require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))

@@ -102,3 +102,9 @@ func mustJSON(t *testing.T, v any) any {
 	require.NoError(t, json.Unmarshal(b, &out))
 	return out
 }
+
+// testLog is a Dial option that keeps the Client's log out of the output.
+func testLog() agent.Option {
+	log, _ := newLogger()
+	return agent.WithLogger(log)
+}

@@ -126,10 +126,7 @@ func Start(opts Options) (*Peer, error) {
 func (p *Peer) Addr() string { return p.addr }
 
 func (p *Peer) serve(ln net.Listener) {
-	opts := socket.DefaultServerOptions()
-	opts.SetPingInterval(2 * time.Second)
-	opts.SetPingTimeout(2 * time.Second)
-	io := socket.NewServer(nil, opts)
+	io := socket.NewServer(nil, socket.DefaultServerOptions())
 	mux := http.NewServeMux()
 	mux.Handle("/socket.io/", io.ServeHandler(nil))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}

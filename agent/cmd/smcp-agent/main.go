@@ -1,0 +1,54 @@
+// Command smcp-agent is an A2C-SMCP Agent on the command line: it joins an
+// office of an SMCP Server and lists its sessions, lists and calls the
+// tools of its Computers, reads their desktops, and browses their documents
+// (catalog → document → page → element), or watches the office's
+// notifications.
+//
+//	smcp-agent [global flags] COMMAND [args] [flags]
+//
+//	room                          sessions of the office
+//	tools [COMPUTER]              tools of one Computer, or of all
+//	call COMPUTER TOOL            call a tool (--params JSON, --tool-timeout)
+//	desktop COMPUTER              the Computer's desktop (--size, --window)
+//	finder COMPUTER               its document catalog (--keywords a,b --type pdf --offset N --limit N)
+//	open URI                      a document (--pages --offset N --limit N)
+//	page URI N                    page N (--format markdown|text|json --categories table,chart)
+//	element URI ID                one element
+//	watch                         print notifications until interrupted
+//
+// Global flags, anywhere on the line, with their environment variables:
+// --server (SMCP_SERVER, default http://127.0.0.1:8000), --office
+// (SMCP_OFFICE, required), --name (SMCP_AGENT_NAME, default smcp-agent),
+// --api-key (SMCP_API_KEY), --timeout (per request, default 30s), --json
+// (machine-readable output), --verbose (log to stderr).
+//
+// open, page and element take --computer; without it they use the office's
+// only Computer, or the one whose catalog holds the URI's host, and fail
+// saying so when several do.
+//
+// Output is readable tables by default and JSON with --json. A failure
+// prints "error <code>: <message>" on stderr and exits 1 (2 for a usage
+// error, 130 when interrupted).
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	// The Socket.IO client swallows the first SIGINT/SIGTERM of the process
+	// (LIBRARY-NOTES.md, signal trap): handle them here and shut down
+	// explicitly. After the first signal the default behaviour comes back,
+	// so a second Ctrl-C ends a stuck shutdown.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}

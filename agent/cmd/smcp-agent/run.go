@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/agent"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+const defaultServer = "http://127.0.0.1:8000"
+
+// globals are the flags every command accepts.
+type globals struct {
+	server, office, name, apiKey string
+	timeout                      time.Duration
+	json, verbose                bool
+}
+
+// register adds the global flags to fs with the current values as
+// defaults (so registering them again after a first parse keeps what was
+// parsed).
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.server, "server", g.server, "Server URL (env SMCP_SERVER)")
+	fs.StringVar(&g.office, "office", g.office, "office to join (env SMCP_OFFICE)")
+	fs.StringVar(&g.name, "name", g.name, "agent name (env SMCP_AGENT_NAME)")
+	fs.StringVar(&g.apiKey, "api-key", g.apiKey, "API key (env SMCP_API_KEY)")
+	fs.DurationVar(&g.timeout, "timeout", g.timeout, "timeout of each request")
+	fs.BoolVar(&g.json, "json", g.json, "print JSON")
+	fs.BoolVar(&g.verbose, "verbose", g.verbose, "log to stderr")
+}
+
+// command is one subcommand.
+type command struct {
+	name, args, help string
+	// flags registers the command's own flags.
+	flags func(fs *flag.FlagSet, o *opts)
+	// nargs is the number of positional arguments: min and max.
+	min, max int
+	run      func(ctx context.Context, e *env, args []string) error
+}
+
+// opts holds every command's own flags.
+type opts struct {
+	params        string
+	toolTimeout   time.Duration
+	size          int
+	window        string
+	keywords      string
+	fileType      string
+	offset, limit int
+	pages         bool
+	computer      string
+	format        string
+	categories    string
+}
+
+// env is what a running command works with.
+type env struct {
+	g      globals
+	o      opts
+	fs     *flag.FlagSet
+	client *agent.Client
+	out    io.Writer
+	errOut io.Writer
+	// set tells which flags were given on the command line.
+	set map[string]bool
+	// watch serialises the output of the watch command.
+	watch *watcher
+}
+
+func commands() []*command {
+	return []*command{
+		{name: "room", help: "list the sessions of the office", run: cmdRoom},
+		{name: "tools", args: "[COMPUTER]", help: "list the tools of a Computer, or of every Computer", max: 1, run: cmdTools},
+		{name: "call", args: "COMPUTER TOOL", help: "call a tool", min: 2, max: 2, run: cmdCall, flags: func(fs *flag.FlagSet, o *opts) {
+			fs.StringVar(&o.params, "params", "{}", "tool arguments as a JSON object")
+			fs.DurationVar(&o.toolTimeout, "tool-timeout", agent.DefaultToolTimeout, "tool timeout")
+		}},
+		{name: "desktop", args: "COMPUTER", help: "show a Computer's desktop", min: 1, max: 1, run: cmdDesktop, flags: func(fs *flag.FlagSet, o *opts) {
+			fs.IntVar(&o.size, "size", -1, "number of windows (default all)")
+			fs.StringVar(&o.window, "window", "", "one window:// URI")
+		}},
+		{name: "finder", args: "COMPUTER", help: "list a Computer's documents", min: 1, max: 1, run: cmdFinder, flags: func(fs *flag.FlagSet, o *opts) {
+			fs.StringVar(&o.keywords, "keywords", "", "comma-separated keywords (any matches)")
+			fs.StringVar(&o.fileType, "type", "", "file type, e.g. pdf")
+			fs.IntVar(&o.offset, "offset", 0, "first document")
+			fs.IntVar(&o.limit, "limit", 0, "number of documents, 1-100 (default 20)")
+		}},
+		{name: "open", args: "URI", help: "show a document's metadata, or its page index with --pages", min: 1, max: 1, run: cmdOpen, flags: func(fs *flag.FlagSet, o *opts) {
+			fs.BoolVar(&o.pages, "pages", false, "include the page index")
+			fs.IntVar(&o.offset, "offset", 0, "first page of the index")
+			fs.IntVar(&o.limit, "limit", 0, "pages in the index, 1-100 (default 20)")
+			fs.StringVar(&o.computer, "computer", "", "Computer to read through")
+		}},
+		{name: "page", args: "URI N", help: "show page N of a document", min: 2, max: 2, run: cmdPage, flags: func(fs *flag.FlagSet, o *opts) {
+			fs.StringVar(&o.format, "format", "markdown", "markdown, text or json")
+			fs.StringVar(&o.categories, "categories", "", "comma-separated element categories to keep")
+			fs.StringVar(&o.computer, "computer", "", "Computer to read through")
+		}},
+		{name: "element", args: "URI ID", help: "show one element of a document", min: 2, max: 2, run: cmdElement, flags: func(fs *flag.FlagSet, o *opts) {
+			fs.StringVar(&o.computer, "computer", "", "Computer to read through")
+		}},
+		{name: "watch", help: "print the office's notifications until interrupted", run: cmdWatch},
+	}
+}
+
+// usageError is a command-line mistake (exit 2).
+type usageError struct{ msg string }
+
+func (u *usageError) Error() string { return u.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// run executes the command line args and returns the exit code. getenv
+// supplies the environment (os.Getenv in main).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	g := globals{
+		server:  getenv("SMCP_SERVER"),
+		office:  getenv("SMCP_OFFICE"),
+		name:    getenv("SMCP_AGENT_NAME"),
+		apiKey:  getenv("SMCP_API_KEY"),
+		timeout: 30 * time.Second,
+	}
+	if g.server == "" {
+		g.server = defaultServer
+	}
+	if g.name == "" {
+		g.name = agent.DefaultName
+	}
+	top := flag.NewFlagSet("smcp-agent", flag.ContinueOnError)
+	top.SetOutput(io.Discard)
+	g.register(top)
+	cmds := commands()
+	top.Usage = func() { printUsage(stderr, top, cmds) }
+	if err := top.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout, top, cmds)
+			return exitOK
+		}
+		return fail(stderr, usagef("%v", err))
+	}
+	if top.NArg() == 0 {
+		printUsage(stderr, top, cmds)
+		return exitUsage
+	}
+	name := top.Arg(0)
+	var cmd *command
+	for _, c := range cmds {
+		if c.name == name {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		return fail(stderr, usagef("unknown command %q (run smcp-agent -h)", name))
+	}
+
+	e := &env{out: stdout, errOut: stderr, set: map[string]bool{}}
+	fs := flag.NewFlagSet("smcp-agent "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	g.register(fs)
+	if cmd.flags != nil {
+		cmd.flags(fs, &e.o)
+	}
+	e.fs = fs
+	pos, err := parseInterleaved(fs, top.Args()[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printCommandUsage(stdout, cmd, fs)
+			return exitOK
+		}
+		return fail(stderr, usagef("%s: %v", cmd.name, err))
+	}
+	top.Visit(func(f *flag.Flag) { e.set[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) { e.set[f.Name] = true })
+	if len(pos) < cmd.min || len(pos) > cmd.max {
+		return fail(stderr, usagef("usage: smcp-agent %s %s", cmd.name, cmd.args))
+	}
+	e.g = g
+	if g.office == "" {
+		return fail(stderr, usagef("no office: give --office or set SMCP_OFFICE"))
+	}
+	if g.timeout <= 0 {
+		return fail(stderr, usagef("--timeout must be positive"))
+	}
+
+	level := slog.LevelWarn + 100 // silent
+	if g.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	dialOpts := []agent.Option{agent.WithName(g.name), agent.WithLogger(logger), agent.WithTimeout(g.timeout)}
+	if g.apiKey != "" {
+		dialOpts = append(dialOpts, agent.WithAPIKey(g.apiKey))
+	}
+	if cmd.name == "watch" {
+		dialOpts = append(dialOpts, watchOptions(e)...)
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, g.timeout)
+	c, err := agent.Dial(dialCtx, g.server, dialOpts...)
+	cancel()
+	if err != nil {
+		return failCtx(ctx, stderr, err)
+	}
+	defer c.Close()
+	e.client = c
+	if err := c.JoinOffice(ctx, g.office); err != nil {
+		return failCtx(ctx, stderr, err)
+	}
+	if err := cmd.run(ctx, e, pos); err != nil {
+		return failCtx(ctx, stderr, err)
+	}
+	return exitOK
+}
+
+// parseInterleaved parses flags placed before, between or after the
+// positional arguments (the standard flag package stops at the first
+// positional one) and returns the positional arguments. "--" ends flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// flag.Parse consumed a "--" if it stopped there: everything left
+		// is positional.
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// fail prints err as "error <code>: <message>" and returns the exit code.
+func fail(w io.Writer, err error) int {
+	var u *usageError
+	if errors.As(err, &u) {
+		fmt.Fprintf(w, "error %d: %s\n", protocol.CodeBadRequest, u.msg)
+		return exitUsage
+	}
+	perr := protocol.AsError(err)
+	fmt.Fprintf(w, "error %d: %s\n", int(perr.Code), perr.Message)
+	return exitError
+}
+
+// failCtx is fail, or "interrupted" when the command was interrupted.
+func failCtx(ctx context.Context, w io.Writer, err error) int {
+	if ctx.Err() != nil {
+		fmt.Fprintln(w, "interrupted")
+		return exitInterrupted
+	}
+	return fail(w, err)
+}
+
+func printUsage(w io.Writer, fs *flag.FlagSet, cmds []*command) {
+	fmt.Fprintln(w, "usage: smcp-agent [flags] COMMAND [args] [flags]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-22s %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
+	}
+	fmt.Fprintln(w, "\nflags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: smcp-agent %s %s [flags]\n\n%s\n\nflags:\n", c.name, c.args, c.help)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// printJSON writes v as indented JSON.
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
