@@ -127,7 +127,10 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	}
 	o.SetForceNew(true)
 	o.SetAutoConnect(false)
-	o.SetReconnectionDelay(1000)
+	// First retry after 250 ms (±50 %), doubling up to 5 s: quick enough
+	// to recover from a dropped handshake (see openwatch.go), gentle with
+	// a Server that is down.
+	o.SetReconnectionDelay(250)
 	o.SetReconnectionDelayMax(5000)
 	o.SetTimeout(connectAttemptTimeout)
 	if cfg.apiKey != "" {
@@ -532,19 +535,22 @@ type ackResult struct {
 // unless raw is set (the rejoin itself). Every wait is bounded by the
 // context and the Client's default timeout.
 func (c *Client) send(ctx context.Context, event string, payload any, raw bool) ([]any, error) {
-	return c.sendLimit(ctx, event, payload, raw, c.cfg.timeout)
+	vals, _, err := c.sendLimit(ctx, event, payload, raw, c.cfg.timeout)
+	return vals, err
 }
 
-// sendLimit is send with an explicit bound instead of the default timeout.
-func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw bool, limit time.Duration) ([]any, error) {
+// sendLimit is send with an explicit bound instead of the default timeout;
+// sent reports whether the request left (an error before it did means the
+// Computer never saw it).
+func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw bool, limit time.Duration) (vals []any, sent bool, err error) {
 	select {
 	case <-c.closedCh:
-		return nil, closedError(event)
+		return nil, false, closedError(event)
 	default:
 	}
 	data, err := encodeRequest(event, payload)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < limit {
 		limit = time.Until(dl)
@@ -553,10 +559,10 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 	defer stop()
 	if raw {
 		if !c.sock.Connected() {
-			return nil, connectionLostError(event, "not connected")
+			return nil, false, connectionLostError(event, "not connected")
 		}
 	} else if err := c.waitReady(wctx, event); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 
 	ch := make(chan ackResult, 1)
@@ -571,24 +577,24 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 	err = c.sock.Timeout(remaining).Emit(event, data, ack)
 	c.emitMu.Unlock()
 	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeInternal, "%s: emit: %v", event, err)
+		return nil, false, protocol.Errorf(protocol.CodeInternal, "%s: emit: %v", event, err)
 	}
 	select {
 	case r := <-ch:
 		if r.err != nil {
 			if strings.Contains(r.err.Error(), "timed out") {
-				return nil, timeoutError(event, "within "+limit.Round(time.Millisecond).String())
+				return nil, true, timeoutError(event, "within "+limit.Round(time.Millisecond).String())
 			}
-			return nil, connectionLostError(event, r.err.Error())
+			return nil, true, connectionLostError(event, r.err.Error())
 		}
-		return r.vals, nil
+		return r.vals, true, nil
 	case <-wctx.Done():
 		if ctx.Err() == context.Canceled {
-			return nil, timeoutError(event, "(canceled by the caller)")
+			return nil, true, timeoutError(event, "(canceled by the caller)")
 		}
-		return nil, timeoutError(event, "within "+limit.Round(time.Millisecond).String())
+		return nil, true, timeoutError(event, "within "+limit.Round(time.Millisecond).String())
 	case <-c.closedCh:
-		return nil, closedError(event)
+		return nil, true, closedError(event)
 	}
 }
 
@@ -633,9 +639,25 @@ func encodeRequest(event string, payload any) (any, error) {
 	return data, nil
 }
 
+// request is send for requests that may be repeated: when the connection
+// drops before the answer, it waits for the reconnection (and the rejoin)
+// and sends the request once more, within the same deadline. Every request
+// but client:tool_call is safe to repeat: they read, or (join, leave) end in
+// the same state.
+func (c *Client) request(ctx context.Context, event string, payload any) ([]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.timeout)
+	defer cancel()
+	vals, err := c.send(ctx, event, payload, false)
+	if err != nil && errors.Is(err, ErrConnectionLost) && ctx.Err() == nil {
+		c.log.Debug("connection lost before the answer; repeating the request after reconnecting", "event", event, "error", err)
+		vals, err = c.send(ctx, event, payload, false)
+	}
+	return vals, err
+}
+
 // call sends a one-value request and decodes its answer into T.
 func call[T any](ctx context.Context, c *Client, event, reqID string, payload any) (*T, error) {
-	vals, err := c.send(ctx, event, payload, false)
+	vals, err := c.request(ctx, event, payload)
 	if err != nil {
 		return nil, err
 	}

@@ -10,17 +10,25 @@ import (
 	"github.com/a2c-smcp/smcp-go/agent"
 )
 
-// TestDialRepeatedly dials many times in a row: with the connection
-// watchdog every dial connects (the Socket.IO client alone loses a few
-// percent of its handshakes under -race; see openwatch.go).
+// TestDialRepeatedly connects, joins and lists the office many times in a
+// row. The Socket.IO client alone loses a few percent of its handshakes
+// under -race, or connects its namespace twice and gets disconnected (see
+// openwatch.go); with the watchdog and the repeat of interrupted requests,
+// every round succeeds.
 func TestDialRepeatedly(t *testing.T) {
 	p := startPeer(t)
-	log, _ := newLogger()
-	for i := 0; i < 60; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	for i := 0; i < 100; i++ {
+		log, lb := newLogger()
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		c, err := agent.Dial(ctx, p.URL, agent.WithLogger(log))
+		if err == nil {
+			err = c.JoinOffice(ctx, "office-1")
+			if err == nil {
+				_, err = c.ListRoom(ctx)
+			}
+			require.NoError(t, c.Close())
+		}
 		cancel()
-		require.NoError(t, err, "dial %d", i)
-		require.NoError(t, c.Close())
+		require.NoError(t, err, "round %d; log:\n%s", i, lb.String())
 	}
 }

@@ -29,6 +29,8 @@ type FinderQuery struct {
 // anything is sent.
 func (c *Client) GetFinder(ctx context.Context, computer string, q FinderQuery) (*protocol.GetFinderRet, error) {
 	id := c.nextReqID()
+	// Zero offset and limit are omitted (the protocol's defaults apply);
+	// out-of-range ones fail the request schema here, with 400.
 	req := protocol.GetFinderReq{
 		Agent: c.cfg.name, ReqID: id, Computer: computer,
 		Keywords: slices.Clone(q.Keywords), Offset: q.Offset, Limit: q.Limit,
@@ -36,11 +38,6 @@ func (c *Client) GetFinder(ctx context.Context, computer string, q FinderQuery) 
 	if q.FileType != "" {
 		ft := q.FileType
 		req.FileType = &ft
-	}
-	if q.Offset < 0 {
-		// The generated struct omits a zero offset, and encodes a negative
-		// one, which the schema refuses; say so plainly.
-		return nil, protocol.NewBadRequest("%s: offset %d is negative", protocol.EventGetFinder, q.Offset)
 	}
 	ret, err := call[protocol.GetFinderRet](ctx, c, protocol.EventGetFinder, id, req)
 	if err != nil {

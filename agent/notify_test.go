@@ -259,11 +259,12 @@ func TestInvalidNotificationsDropped(t *testing.T) {
 }
 
 // TestNotificationCoalescing: a burst of notify:update_finder while a
-// refresh is in flight costs that refresh and one more, not one per
+// refresh is in flight costs that refresh and exactly one more (which
+// starts after the last notification, so the result is fresh), not one per
 // notification.
 func TestNotificationCoalescing(t *testing.T) {
 	p := startPeer(t)
-	c, r, _ := joinedWithRecorder(t, p)
+	c, r, lb := joinedWithRecorder(t, p)
 	release := make(chan struct{})
 	p.Handle(protocol.EventGetFinder, func(ctx context.Context, req map[string]any) peer.Reply {
 		select {
@@ -272,8 +273,12 @@ func TestNotificationCoalescing(t *testing.T) {
 		}
 		return p.World.Handler(protocol.EventGetFinder)(ctx, req)
 	})
+	// The first notification starts a refresh, held in the peer...
+	require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))
+	require.NoError(t, p.WaitCount(ctxT(t), protocol.EventGetFinder, 1))
+	// ...while the rest of the burst arrives.
 	const burst = 50
-	for i := 0; i < burst; i++ {
+	for i := 1; i < burst; i++ {
 		require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))
 	}
 	// Another Computer's refresh is independent.
@@ -284,6 +289,11 @@ func TestNotificationCoalescing(t *testing.T) {
 	_, err := c.GetConfig(ctxT(t), "alpha")
 	require.NoError(t, err)
 	close(release)
+	defer func() {
+		if t.Failed() {
+			t.Logf("finder callbacks %d; get_finder requests %d\n%s", len(r.finder), p.Count(protocol.EventGetFinder), lb.String())
+		}
+	}()
 	r.until(t, "the refreshes", func(r *recorder) bool { return len(r.finder) == 3 })
 	byComputer := map[any]int{}
 	for _, req := range p.Received(protocol.EventGetFinder) {

@@ -25,7 +25,13 @@ func (c *Client) JoinOffice(ctx context.Context, office string) error {
 // the rejoin after a reconnection, which must not wait for readiness.
 func (c *Client) join(ctx context.Context, office string, gated bool) error {
 	req := protocol.EnterOfficeReq{Role: protocol.RoleAgent, Name: c.cfg.name, OfficeID: office}
-	vals, err := c.send(ctx, protocol.EventJoinOffice, req, !gated)
+	var vals []any
+	var err error
+	if gated {
+		vals, err = c.request(ctx, protocol.EventJoinOffice, req)
+	} else {
+		vals, err = c.send(ctx, protocol.EventJoinOffice, req, true)
+	}
 	if err != nil {
 		return err
 	}
@@ -50,7 +56,7 @@ func (c *Client) LeaveOffice(ctx context.Context) error {
 	if office == "" {
 		return protocol.NewNotInRoom("%s: the agent is in no office", protocol.EventLeaveOffice)
 	}
-	vals, err := c.send(ctx, protocol.EventLeaveOffice, protocol.LeaveOfficeReq{OfficeID: office}, false)
+	vals, err := c.request(ctx, protocol.EventLeaveOffice, protocol.LeaveOfficeReq{OfficeID: office})
 	if err != nil {
 		return err
 	}

@@ -30,8 +30,15 @@ import (
 // lostOpenGrace that the manager did not open for gets its "open" replayed
 // (the manager's own open handler unsubscribes itself, so a replay after
 // an open it did see reaches nobody); a manager open for lostAckGrace
-// without the namespace connected gets its CONNECT sent again
-// (Socket.Connect does exactly that on an open manager).
+// without the namespace connected has its engine closed, and the manager
+// reconnects. (Sending the CONNECT again would not do: the Server has the
+// namespace connected already and closes a connection that connects it
+// twice.)
+//
+// A third race cannot be fixed from outside: Socket.Connect dials
+// synchronously and then, finding the manager already open, sends its
+// CONNECT a second time; the Server closes that connection and the client
+// reconnects. Client.request repeats a request interrupted that way.
 const (
 	lostOpenGrace = 300 * time.Millisecond
 	lostAckGrace  = time.Second
@@ -58,7 +65,7 @@ type watchAction int
 const (
 	watchNothing watchAction = iota
 	watchReplayOpen
-	watchResendConnect
+	watchReconnect
 )
 
 // check decides what to do about e, the manager's engine, while the
@@ -87,7 +94,7 @@ func (w *connWatch) check(e engine.Socket, now time.Time) watchAction {
 	}
 	w.since = now
 	w.retries++
-	return watchResendConnect
+	return watchReconnect
 }
 
 // reset forgets the watched engine (the namespace connected).
@@ -121,9 +128,9 @@ func (c *Client) watchConnection() {
 			case watchReplayOpen:
 				c.log.Debug("the Socket.IO manager missed its engine's open; replaying it")
 				e.Emit("open")
-			case watchResendConnect:
-				c.log.Debug("no answer to the namespace connect; sending it again")
-				c.sock.Connect()
+			case watchReconnect:
+				c.log.Debug("no answer to the namespace connect; reconnecting")
+				e.Close()
 			}
 		}
 	}

@@ -155,3 +155,34 @@ func TestCloseFailsCallsInFlightAndAfter(t *testing.T) {
 	require.ErrorIs(t, err, agent.ErrClosed)
 	require.False(t, c.Connected())
 }
+
+// TestRequestRepeatedAfterConnectionDrop: a read interrupted by a dropped
+// connection is sent again once the Client has reconnected and rejoined; a
+// tool call is not (it may have run).
+func TestRequestRepeatedAfterConnectionDrop(t *testing.T) {
+	p := startPeer(t)
+	c, _ := joined(t, p)
+	drops := 0
+	p.Handle(protocol.EventGetConfig, func(ctx context.Context, req map[string]any) peer.Reply {
+		drops++
+		if drops == 1 {
+			return peer.Reply{Drop: true}
+		}
+		return p.World.Handler(protocol.EventGetConfig)(ctx, req)
+	})
+	cfg, err := c.GetConfig(ctxT(t), "alpha")
+	require.NoError(t, err)
+	require.Contains(t, cfg.Servers, "docs")
+	reqs := p.Received(protocol.EventGetConfig)
+	require.Len(t, reqs, 2)
+	require.NotEqual(t, reqs[0].SID, reqs[1].SID, "sent again on the new session")
+	require.Equal(t, reqs[0].Payload["req_id"], reqs[1].Payload["req_id"])
+	joins := p.Received(protocol.EventJoinOffice)
+	require.Len(t, joins, 2, "rejoined before repeating")
+
+	p.Reply(protocol.EventToolCall, peer.Reply{Drop: true})
+	_, err = c.CallTool(ctxT(t), "alpha", "echo", nil, time.Second)
+	requireCode(t, err, protocol.CodeInternal)
+	require.ErrorIs(t, err, agent.ErrConnectionLost)
+	require.Len(t, p.Received(protocol.EventToolCall), 1)
+}

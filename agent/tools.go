@@ -86,10 +86,15 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 	id := c.nextReqID()
 	req := protocol.ToolCallReq{Agent: c.cfg.name, ReqID: id, Computer: computer, ToolName: tool, Params: params, Timeout: seconds}
 
-	wait := time.Duration(seconds)*time.Second + ToolCallGrace
 	// The tool call has its own bound; the Client's default request timeout
 	// does not apply to it.
-	vals, err := c.sendTool(ctx, req, wait)
+	wait := time.Duration(seconds)*time.Second + ToolCallGrace
+	vals, sent, err := c.sendLimit(ctx, protocol.EventToolCall, req, false, wait)
+	if !sent {
+		// Never left (bad request, no connection in time, closed): nothing
+		// to cancel.
+		return nil, err
+	}
 	if err == nil {
 		res, derr := decodeAnswer[protocol.CallToolResult](protocol.EventToolCall, "", vals)
 		if derr == nil {
@@ -109,12 +114,6 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 	}
 	msg := fmt.Sprintf("tool call %s on %s timed out: %s; cancel sent (req_id %s)", tool, computer, protocol.AsError(err).Message, id)
 	return timeoutResult(msg, id), nil
-}
-
-// sendTool sends a client:tool_call with its own wait bound instead of the
-// Client's default request timeout.
-func (c *Client) sendTool(ctx context.Context, req protocol.ToolCallReq, wait time.Duration) ([]any, error) {
-	return c.sendLimit(ctx, protocol.EventToolCall, req, false, wait)
 }
 
 func timeoutResult(msg, reqID string) *protocol.CallToolResult {

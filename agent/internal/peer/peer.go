@@ -31,8 +31,11 @@ type Reply struct {
 	// Silent sends no ack at all.
 	Silent bool
 	// Disconnect ends the session from the server side instead of
-	// answering.
+	// answering ("io server disconnect": the client does not reconnect).
 	Disconnect bool
+	// Drop closes the connection instead of answering, as a network
+	// failure would (the client reconnects).
+	Drop bool
 }
 
 // Answer replies with one ack value.
@@ -94,7 +97,9 @@ type Peer struct {
 	received  []Received
 	changed   chan struct{} // closed and replaced on every received event
 	handshake []Handshake
-	wg        sync.WaitGroup
+	// disconnects are "sid: reason" of every session that ended.
+	disconnects []string
+	wg          sync.WaitGroup
 }
 
 // Handshake is what a connecting client sent.
@@ -158,7 +163,13 @@ func (p *Peer) serve(ln net.Listener) {
 	_ = nsp.On("connection", func(args ...any) {
 		s := args[0].(*socket.Socket)
 		sctx, scancel := context.WithCancel(ctx)
-		_ = s.On("disconnect", func(...any) { scancel() })
+		_ = s.On("disconnect", func(args ...any) {
+			scancel()
+			reason, _ := firstString(args)
+			p.mu.Lock()
+			p.disconnects = append(p.disconnects, string(s.Id())+": "+reason)
+			p.mu.Unlock()
+		})
 		for _, info := range protocol.Events() {
 			if info.Direction == protocol.DirectionNotify {
 				continue
@@ -202,6 +213,8 @@ func (p *Peer) onEvent(ctx context.Context, s *socket.Socket, event string, args
 		switch {
 		case r.Disconnect:
 			s.Disconnect(true)
+		case r.Drop:
+			s.Conn().Close(true)
 		case r.Silent || ack == nil:
 		default:
 			vals := r.Values
@@ -211,6 +224,21 @@ func (p *Peer) onEvent(ctx context.Context, s *socket.Socket, event string, args
 			ack(vals, nil)
 		}
 	}()
+}
+
+func firstString(args []any) (string, bool) {
+	if len(args) == 0 {
+		return "", false
+	}
+	s, ok := args[0].(string)
+	return s, ok
+}
+
+// Disconnects returns "sid: reason" for every session that ended.
+func (p *Peer) Disconnects() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.disconnects)
 }
 
 func firstMap(args []any) (map[string]any, bool) {
