@@ -464,11 +464,15 @@ func TestWatch(t *testing.T) {
 			done := make(chan int, 1)
 			go func() { done <- run(ctx, args, &out, &errOut, func(k string) string { return env[k] }) }()
 			// The initial tool sync shows both Computers.
-			require.Eventually(t, func() bool { return strings.Count(out.String(), "beta") >= 1 && strings.Count(out.String(), "alpha") >= 1 }, wait, 10*time.Millisecond, out.String())
+			require.Eventually(t, func() bool {
+				return strings.Count(out.String(), "beta") >= 1 && strings.Count(out.String(), "alpha") >= 1
+			}, wait, 10*time.Millisecond, out.String())
 			require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, map[string]any{"computer": "alpha"}))
 			require.NoError(t, p.Broadcast(protocol.NotifyLeaveOffice, map[string]any{"office_id": "office-1", "computer": "beta"}))
 			if asJSON {
-				require.Eventually(t, func() bool { return strings.Contains(out.String(), `"event":"catalog"`) && strings.Contains(out.String(), `"event":"notify:leave_office"`) }, wait, 10*time.Millisecond, out.String())
+				require.Eventually(t, func() bool {
+					return strings.Contains(out.String(), `"event":"catalog"`) && strings.Contains(out.String(), `"event":"notify:leave_office"`)
+				}, wait, 10*time.Millisecond, out.String())
 			} else {
 				require.Eventually(t, func() bool {
 					s := out.String()
