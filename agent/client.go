@@ -269,9 +269,11 @@ func (c *Client) Connected() bool {
 	return c.state == stateReady
 }
 
-// Close disconnects, fails the calls in flight with ErrClosed and waits for
-// the Client's goroutines (notification callbacks in progress included) to
-// return. It is safe to call more than once.
+// Close disconnects (after writing what is still queued, at most one
+// second), fails the calls in flight with ErrClosed and waits for the
+// Client's goroutines, notification callbacks in progress included, to
+// return — so a callback must not call Close itself (start a goroutine for
+// it). It is safe to call more than once.
 func (c *Client) Close() error {
 	c.closeMu.Do(func() {
 		c.mu.Lock()
