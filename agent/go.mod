@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/a2c-smcp/smcp-go/protocol v0.0.0
 	github.com/stretchr/testify v1.12.1
+	github.com/zishang520/socket.io/clients/engine/v3 v3.0.1
 	github.com/zishang520/socket.io/clients/socket/v3 v3.0.1
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.2
 	github.com/zishang520/socket.io/v3 v3.0.2
@@ -23,7 +24,6 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
-	github.com/zishang520/socket.io/clients/engine/v3 v3.0.1 // indirect
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.2 // indirect
 	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.2 // indirect
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.2 // indirect

@@ -19,7 +19,7 @@
 // Global flags, anywhere on the line, with their environment variables:
 // --server (SMCP_SERVER, default http://127.0.0.1:8000), --office
 // (SMCP_OFFICE, required), --name (SMCP_AGENT_NAME, default smcp-agent),
-// --api-key (SMCP_API_KEY), --timeout (per request, default 30s), --json
+// --api-key (SMCP_API_KEY), --timeout (per request, default 35s), --json
 // (machine-readable output), --verbose (log to stderr).
 //
 // open, page and element take --computer; without it they use the office's

@@ -135,7 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		office:  getenv("SMCP_OFFICE"),
 		name:    getenv("SMCP_AGENT_NAME"),
 		apiKey:  getenv("SMCP_API_KEY"),
-		timeout: 30 * time.Second,
+		timeout: agent.DefaultTimeout,
 	}
 	if g.server == "" {
 		g.server = defaultServer

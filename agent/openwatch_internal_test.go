@@ -1,0 +1,53 @@
+package agent
+
+import (
+	"testing"
+	"time"
+
+	engine "github.com/zishang520/socket.io/clients/engine/v3"
+)
+
+// fakeEngine is an engine connection whose state the test sets; the
+// watchdog uses nothing else of it.
+type fakeEngine struct {
+	engine.Socket
+	state engine.SocketState
+}
+
+func (f *fakeEngine) ReadyState() engine.SocketState { return f.state }
+
+func TestConnWatch(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	open := &fakeEngine{state: engine.SocketStateOpen}
+	opening := &fakeEngine{state: engine.SocketStateOpening}
+	steps := []struct {
+		name  string
+		setup func(w *connWatch)
+		e     engine.Socket
+		now   time.Duration
+		want  watchAction
+	}{
+		{"no engine", nil, nil, 0, watchNothing},
+		{"engine still opening", nil, opening, 0, watchNothing},
+		{"engine open: start watching", nil, open, 0, watchNothing},
+		{"within the open grace", nil, open, lostOpenGrace - time.Millisecond, watchNothing},
+		{"open lost: replay", nil, open, lostOpenGrace, watchReplayOpen},
+		{"just replayed", nil, open, lostOpenGrace + watchTick, watchNothing},
+		{"still lost: replay again", nil, open, 2 * lostOpenGrace, watchReplayOpen},
+		{"manager opened: watch the ack", func(w *connWatch) { w.managerOpened(open) }, open, 2*lostOpenGrace + watchTick, watchNothing},
+		{"ack lost: reconnect", nil, open, 2*lostOpenGrace + lostAckGrace, watchReconnect},
+		{"just reconnected", nil, open, 2*lostOpenGrace + lostAckGrace + watchTick, watchNothing},
+		{"connected: reset", func(w *connWatch) { w.reset() }, open, 10 * time.Second, watchNothing},
+		{"a new engine starts over", nil, &fakeEngine{state: engine.SocketStateOpen}, 10 * time.Second, watchNothing},
+	}
+	var w connWatch
+	for _, s := range steps {
+		if s.setup != nil {
+			s.setup(&w)
+		}
+		if got := w.check(s.e, at(s.now)); got != s.want {
+			t.Fatalf("%s: got action %d, want %d", s.name, got, s.want)
+		}
+	}
+}
