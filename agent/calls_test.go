@@ -233,6 +233,12 @@ func TestServerEndsSessionMidRequest(t *testing.T) {
 		return errors.Is(err, agent.ErrConnectionLost)
 	}, wait, 20*time.Millisecond)
 	require.False(t, c.Connected())
+	select {
+	case <-c.Done():
+	case <-time.After(wait):
+		t.Fatal("Done not closed")
+	}
+	require.ErrorIs(t, c.Err(), agent.ErrConnectionLost)
 }
 
 // TestClientTimeoutOption: WithTimeout bounds requests without a deadline.

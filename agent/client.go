@@ -45,6 +45,8 @@ type Client struct {
 	readyCh   chan struct{} // closed while state is ready, closed or dead
 	readyOpen bool          // readyCh is still open
 	deadErr   error
+	doneCh    chan struct{} // closed when the Client is closed or dead
+	doneOpen  bool
 	office    string
 	connGen   uint64 // incremented on every connect
 	connected bool   // the first connect happened
@@ -111,6 +113,8 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 		reqPrefix:    hex.EncodeToString(prefix),
 		readyCh:      make(chan struct{}),
 		readyOpen:    true,
+		doneCh:       make(chan struct{}),
+		doneOpen:     true,
 		firstConnect: make(chan error, 1),
 		ctx:          life,
 		cancel:       cancel,
@@ -168,7 +172,16 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	// timeout: a server that accepts TCP and never answers would block
 	// here forever. Dial waits on its context instead; such a dial stays
 	// blocked until the server closes the connection.
-	go sock.Connect()
+	//
+	// The manager is opened first, and the socket connected after: when
+	// Socket.Connect opens the manager itself, a fast handshake makes it
+	// send its namespace CONNECT twice (see openwatch.go) and the Server
+	// closes the connection. Opened this way, the window shrinks to the few
+	// instructions between the socket's subscription and its state check.
+	go func() {
+		sock.Io().Open(nil)
+		sock.Connect()
+	}()
 
 	wait := ctx
 	if _, ok := ctx.Deadline(); !ok {
@@ -269,6 +282,26 @@ func (c *Client) Connected() bool {
 	return c.state == stateReady
 }
 
+// Done returns a channel closed when the Client can no longer work: Close
+// was called, or the Server ended the session ("io server disconnect",
+// after which the Socket.IO client does not reconnect). A lost connection
+// that the Client is reconnecting does not close it.
+func (c *Client) Done() <-chan struct{} { return c.doneCh }
+
+// Err returns why Done is closed: an error matching ErrClosed or
+// ErrConnectionLost; nil while the Client works.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case stateClosed:
+		return closedError("client")
+	case stateDead:
+		return c.deadErr
+	}
+	return nil
+}
+
 // Close disconnects (after writing what is still queued, at most one
 // second), fails the calls in flight with ErrClosed and waits for the
 // Client's goroutines, notification callbacks in progress included, to
@@ -333,6 +366,10 @@ func (c *Client) setStateLocked(st connState) {
 		return
 	}
 	c.state = st
+	if (st == stateClosed || st == stateDead) && c.doneOpen {
+		close(c.doneCh)
+		c.doneOpen = false
+	}
 	switch st {
 	case stateReady, stateClosed, stateDead:
 		if c.readyOpen {

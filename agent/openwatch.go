@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -35,6 +36,13 @@ import (
 // namespace connected already and closes a connection that connects it
 // twice.)
 //
+// The same ordering loses the error of a refused dial (the websocket dial is
+// synchronous and reports its failure before the manager listens): every
+// attempt while the Server is down would wait for its attempt timeout. An
+// engine that closed without the manager having heard of it, for
+// lostOpenGrace, gets its "error" replayed, and the manager schedules its
+// next attempt at once (its error handler, too, unsubscribes itself).
+//
 // A third race cannot be fixed from outside: Socket.Connect dials
 // synchronously and then, finding the manager already open, sends its
 // CONNECT a second time; the Server closes that connection and the client
@@ -46,11 +54,13 @@ const (
 )
 
 type connWatch struct {
-	mu      sync.Mutex
-	opened  engine.Socket // the engine the manager last opened for
-	engine  engine.Socket // the open engine being watched
-	since   time.Time     // when it was seen open, or last acted on
-	retries int
+	mu       sync.Mutex
+	opened   engine.Socket // the engine the manager last opened for
+	errored  engine.Socket // the engine the manager last heard fail
+	replayed engine.Socket // the engine whose error was replayed
+	engine   engine.Socket // the engine being watched
+	since    time.Time     // when it was first seen, or last acted on
+	retries  int
 }
 
 // managerOpened records that the manager saw its engine open.
@@ -60,12 +70,20 @@ func (w *connWatch) managerOpened(e engine.Socket) {
 	w.opened = e
 }
 
+// managerErrored records that the manager heard its engine fail.
+func (w *connWatch) managerErrored(e engine.Socket) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.errored = e
+}
+
 type watchAction int
 
 const (
 	watchNothing watchAction = iota
 	watchReplayOpen
 	watchReconnect
+	watchReplayError
 )
 
 // check decides what to do about e, the manager's engine, while the
@@ -73,6 +91,9 @@ const (
 func (w *connWatch) check(e engine.Socket, now time.Time) watchAction {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if e != nil && e.ReadyState() == engine.SocketStateClosed {
+		return w.checkClosed(e, now)
+	}
 	if e == nil || e.ReadyState() != engine.SocketStateOpen {
 		w.engine = nil
 		return watchNothing
@@ -97,6 +118,25 @@ func (w *connWatch) check(e engine.Socket, now time.Time) watchAction {
 	return watchReconnect
 }
 
+// checkClosed handles a closed engine: nothing to do when the manager saw
+// it open (its close handler took over) or fail, else its error was lost.
+func (w *connWatch) checkClosed(e engine.Socket, now time.Time) watchAction {
+	if e == w.opened || e == w.errored || e == w.replayed {
+		w.engine = nil
+		return watchNothing
+	}
+	if w.engine != e {
+		w.engine, w.since, w.retries = e, now, 0
+		return watchNothing
+	}
+	if now.Sub(w.since) < lostOpenGrace {
+		return watchNothing
+	}
+	w.replayed = e
+	w.engine = nil
+	return watchReplayError
+}
+
 // reset forgets the watched engine (the namespace connected).
 func (w *connWatch) reset() {
 	w.mu.Lock()
@@ -104,9 +144,14 @@ func (w *connWatch) reset() {
 	w.engine = nil
 }
 
+// errLostDialError stands for the error of a connection attempt that the
+// Socket.IO client raised before anyone listened.
+var errLostDialError = errors.New("connection attempt failed (server unreachable)")
+
 // listenOpen subscribes to the manager's open; call before connecting.
 func (c *Client) listenOpen(mgr *sio.Manager) {
 	_ = mgr.On("open", func(...any) { c.watch.managerOpened(mgr.Engine()) })
+	_ = mgr.On("error", func(...any) { c.watch.managerErrored(mgr.Engine()) })
 }
 
 // watchConnection runs the watchdog until the Client closes.
@@ -131,6 +176,9 @@ func (c *Client) watchConnection() {
 			case watchReconnect:
 				c.log.Debug("no answer to the namespace connect; reconnecting")
 				e.Close()
+			case watchReplayError:
+				c.log.Debug("the Socket.IO manager missed its connection attempt's failure; replaying it")
+				e.Emit("error", errLostDialError)
 			}
 		}
 	}

@@ -41,6 +41,24 @@ func TestConnWatch(t *testing.T) {
 		{"connected: reset", func(w *connWatch) { w.reset() }, open, 10 * time.Second, watchNothing},
 		{"a new engine starts over", nil, &fakeEngine{state: engine.SocketStateOpen}, 10 * time.Second, watchNothing},
 	}
+	closedA := &fakeEngine{state: engine.SocketStateClosed}
+	closedB := &fakeEngine{state: engine.SocketStateClosed}
+	steps = append(steps, []struct {
+		name  string
+		setup func(w *connWatch)
+		e     engine.Socket
+		now   time.Duration
+		want  watchAction
+	}{
+		{"closed engine: start watching", nil, closedA, 20 * time.Second, watchNothing},
+		{"within the grace", nil, closedA, 20*time.Second + lostOpenGrace - time.Millisecond, watchNothing},
+		{"error lost: replay", nil, closedA, 20*time.Second + lostOpenGrace, watchReplayError},
+		{"replayed once only", nil, closedA, 30 * time.Second, watchNothing},
+		{"the manager heard it fail", func(w *connWatch) { w.managerErrored(closedB) }, closedB, 40 * time.Second, watchNothing},
+		{"...and later", nil, closedB, 50 * time.Second, watchNothing},
+		{"closed after the manager opened it", func(*connWatch) { open.state = engine.SocketStateClosed }, open, 60 * time.Second, watchNothing},
+		{"...and later", nil, open, 70 * time.Second, watchNothing},
+	}...)
 	var w connWatch
 	for _, s := range steps {
 		if s.setup != nil {

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,11 @@ func TestReconnectRejoinsOffice(t *testing.T) {
 	require.True(t, c.Connected())
 	require.Equal(t, "office-1", c.Office())
 	require.NoError(t, <-pending, "the request made during the outage waited for the rejoin")
+	select {
+	case <-c.Done():
+		t.Fatal("Done closed by a reconnection")
+	default:
+	}
 
 	joins := p.Received(protocol.EventJoinOffice)
 	require.Len(t, joins, 2, "joined, then rejoined")
@@ -143,8 +149,11 @@ func TestCloseFailsCallsInFlightAndAfter(t *testing.T) {
 		pending <- err
 	}()
 	require.NoError(t, p.WaitCount(ctxT(t), protocol.EventGetConfig, 1))
+	require.NoError(t, c.Err())
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "Close is idempotent")
+	<-c.Done()
+	require.ErrorIs(t, c.Err(), agent.ErrClosed)
 	err := <-pending
 	require.True(t, errors.Is(err, agent.ErrClosed), "%v", err)
 	_, err = c.GetTools(ctxT(t), "alpha")
@@ -185,4 +194,27 @@ func TestRequestRepeatedAfterConnectionDrop(t *testing.T) {
 	requireCode(t, err, protocol.CodeInternal)
 	require.ErrorIs(t, err, agent.ErrConnectionLost)
 	require.Len(t, p.Received(protocol.EventToolCall), 1)
+}
+
+// TestReconnectAfterOutage: attempts made while the Server is down fail at
+// once (the Socket.IO client alone would wait for each attempt's timeout,
+// see openwatch.go), so the Client is back soon after the Server is.
+func TestReconnectAfterOutage(t *testing.T) {
+	p := startPeer(t)
+	reconnected := make(chan error, 4)
+	c, lb := joined(t, p, agent.OnReconnect(func(err error) { reconnected <- err }))
+	p.Stop()
+	require.Eventually(t, func() bool { return !c.Connected() }, wait, 10*time.Millisecond)
+	// Let a few attempts hit the closed port.
+	require.Eventually(t, func() bool { return strings.Count(lb.String(), "connection attempt failed") >= 2 }, wait, 10*time.Millisecond)
+	require.NoError(t, p.Restart())
+	back := time.Now()
+	select {
+	case err := <-reconnected:
+		require.NoError(t, err)
+	case <-time.After(wait):
+		t.Fatalf("no reconnection; log:\n%s", lb.String())
+	}
+	t.Logf("back %v after the Server", time.Since(back))
+	require.Equal(t, "office-1", c.Office())
 }

@@ -352,6 +352,11 @@ func cmdWatch(ctx context.Context, e *env, _ []string) error {
 		fmt.Fprintf(e.out, "watching office %s (Ctrl-C to stop)\n", e.g.office)
 		e.watch.mu.Unlock()
 	}
-	<-ctx.Done()
-	return nil
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-e.client.Done():
+		// The Server ended the session: nothing more will come.
+		return e.client.Err()
+	}
 }

@@ -499,3 +499,28 @@ func TestWatch(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchEndsWhenTheServerEndsTheSession: watch exits with the error
+// instead of waiting forever.
+func TestWatchEndsWhenTheServerEndsTheSession(t *testing.T) {
+	p := startPeer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	var out, errOut syncBuffer
+	env := map[string]string{"SMCP_SERVER": p.URL, "SMCP_OFFICE": "office-1"}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"watch"}, &out, &errOut, func(k string) string { return env[k] }) }()
+	// Settled: the initial tool sync is over.
+	require.Eventually(t, func() bool {
+		return strings.Contains(out.String(), "tools of alpha") && strings.Contains(out.String(), "tools of beta")
+	},
+		wait, 10*time.Millisecond)
+	p.DisconnectAll()
+	select {
+	case code := <-done:
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut.String(), "error 500: connection: connection to the server lost: the server ended the session")
+	case <-time.After(wait):
+		t.Fatalf("watch did not end; disconnects %v", p.Disconnects())
+	}
+}

@@ -212,7 +212,7 @@ func (p *Peer) onEvent(ctx context.Context, s *socket.Socket, event string, args
 		r := h(ctx, payload)
 		switch {
 		case r.Disconnect:
-			s.Disconnect(true)
+			s.Disconnect(false)
 		case r.Drop:
 			s.Conn().Close(true)
 		case r.Silent || ack == nil:
@@ -349,7 +349,7 @@ func (p *Peer) DisconnectAll() {
 	io := p.io
 	p.mu.Unlock()
 	if io != nil {
-		io.Of(protocol.Namespace, nil).DisconnectSockets(true)
+		io.Of(protocol.Namespace, nil).DisconnectSockets(false)
 	}
 }
 
