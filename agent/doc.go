@@ -77,8 +77,12 @@
 // # Connection
 //
 // Dial sends the API key both as the header x-api-key and as the auth
-// payload key api_key. The Client reconnects by itself (250 ms to 5 s
-// backoff) and rejoins its office. It works around three races of the
-// Socket.IO Go client (see openwatch.go) that otherwise leave a connection
-// attempt stuck or make the Server close it.
+// payload key api_key; an unreachable Server fails at once, a refusal is the
+// Server's code (401). The Client reconnects by itself (250 ms to 5 s
+// backoff) and rejoins its office, OnReconnect reporting it. When the Server
+// ends the session ("io server disconnect"), the Socket.IO client does not
+// reconnect: Done is closed and Err says why. The Client works around races
+// of the Socket.IO Go client (lost open, lost namespace ack, lost dial
+// error, double namespace connect; see openwatch.go) that otherwise leave a
+// connection attempt stuck for its timeout, or for good.
 package agent
