@@ -17,7 +17,7 @@
 //	watch                         print notifications until interrupted
 //
 // Global flags, anywhere on the line, with their environment variables:
-// --server (SMCP_SERVER, default http://127.0.0.1:8000), --office
+// --server (SMCP_SERVER, default http://127.0.0.1:8080), --office
 // (SMCP_OFFICE, required), --name (SMCP_AGENT_NAME, default smcp-agent),
 // --api-key (SMCP_API_KEY), --timeout (per request, default 35s), --json
 // (machine-readable output), --verbose (log to stderr).

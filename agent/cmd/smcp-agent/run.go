@@ -23,7 +23,8 @@ const (
 	exitInterrupted = 130
 )
 
-const defaultServer = "http://127.0.0.1:8000"
+// defaultServer matches smcp-server's default listen address.
+const defaultServer = "http://127.0.0.1:8080"
 
 // globals are the flags every command accepts.
 type globals struct {
