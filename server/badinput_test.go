@@ -22,15 +22,32 @@ type rawConn struct {
 
 func dialRaw(t testing.TB, url string) *rawConn {
 	t.Helper()
+	for range 5 {
+		if r := dialRawOnce(t, url); r != nil {
+			return r
+		}
+		t.Logf("namespace connect lost; retrying") // see connect in helpers_test.go
+	}
+	t.Fatal("could not connect")
+	return nil
+}
+
+func dialRawOnce(t testing.TB, url string) *rawConn {
 	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/socket.io/?EIO=4&transport=websocket"
 	ws, resp, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"X-Api-Key": {testKey}})
 	require.NoError(t, err)
 	_ = resp.Body.Close()
-	t.Cleanup(func() { _ = ws.Close() })
 	r := &rawConn{t: t, ws: ws}
 	require.True(t, strings.HasPrefix(r.read(), "0{"), "engine open")
 	r.send("40" + protocol.Namespace + ",")
-	require.True(t, strings.HasPrefix(r.read(), "40"+protocol.Namespace+",{\"sid\""), "namespace connect")
+	_ = ws.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_, b, err := ws.ReadMessage()
+	if err != nil {
+		_ = ws.Close()
+		return nil
+	}
+	require.True(t, strings.HasPrefix(string(b), "40"+protocol.Namespace+",{\"sid\""), "namespace connect: %s", b)
+	t.Cleanup(func() { _ = ws.Close() })
 	return r
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"testing"
@@ -154,7 +155,18 @@ func TestHandlerPanic(t *testing.T) {
 // TestNoGoroutineLeak: a server that served an office and closed leaves no
 // goroutine behind. The peers are raw websocket clients: the Go client
 // library keeps goroutines of its own.
+//
+// It runs in a fresh process (the test binary re-executed for this test
+// only), so that goroutines other tests' Go clients leave behind do not
+// blur the count.
 func TestNoGoroutineLeak(t *testing.T) {
+	if os.Getenv("SMCP_LEAK_CHILD") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNoGoroutineLeak$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "SMCP_LEAK_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return
+	}
 	base := runtime.NumGoroutine()
 	t.Run("serve", func(t *testing.T) {
 		ts := startServer(t)

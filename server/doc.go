@@ -1,4 +1,91 @@
 // Package server is the A2C-SMCP signalling Server: authentication, offices
 // (Socket.IO rooms), routing of client:* requests to one Computer, and
-// notify:* broadcasts (PROTOCOL.md).
+// notify:* broadcasts (PROTOCOL.md), on github.com/zishang520/socket.io
+// servers/socket v3.
+//
+//	srv, err := server.New(server.WithAPIKeys(key))
+//	mux.Handle("/socket.io/", srv.Handler()) // clients connect to <base>/smcp
+//	...
+//	err = srv.Close(ctx)
+//
+// # Authentication (PROTOCOL.md, Connection and auth)
+//
+// Every connection to /smcp goes through an AuthProvider, which sees the
+// handshake headers, the Socket.IO auth payload and the remote address. The
+// default provider, APIKeyAuth, accepts a key from the header x-api-key (the
+// name is configurable) or from the auth payload's "api_key" string (browsers
+// cannot set headers on websockets), compared in constant time with every
+// configured key. A refusal is a Socket.IO connect error whose data is
+// {"code": 401|403|500, "message"}. New refuses to build a Server without
+// authentication; InsecureNoAuth must be chosen explicitly. Keys and auth
+// payloads are never logged. The default namespace "/" refuses everyone.
+//
+// # Offices (PROTOCOL.md, Offices)
+//
+// server:join_office and server:leave_office answer two ack values,
+// (true, null) or (false, reason). The reason is the text of the
+// *protocol.Error behind the refusal, "<code> <Name>: <message>", so clients
+// that only show it still see the protocol code, e.g.
+//
+//	4101 RoomFull: office "o1" already has an agent
+//
+// Codes used: 400 (schema), 403 (role fixed per session; Agent already in
+// another office; name held by another live session, including a second
+// Computer of the same name in one office; renaming inside the office one is
+// in), 4101 (second Agent), 4102 (leaving an office that does not exist),
+// 4103 (leaving an office the session is not in). Joining the office one is
+// in under the same name is a no-op success without broadcast. A Computer
+// joining another office leaves its old one first (notify:leave_office there)
+// and may take a new name. Names are registered namespace-wide while a
+// session is in an office and released when it leaves or disconnects; a role,
+// once set by a successful join, stays for the session's life.
+// notify:enter_office follows a join and notify:leave_office precedes a
+// leave (explicit, switch, disconnect), both skipping the session itself.
+// Disconnect cleanup is idempotent.
+//
+// # Routing (PROTOCOL.md, Routed requests)
+//
+// Every client:* request (client:read_resource included) is checked in this
+// order: schema (400, listing every failing path), sender is an Agent (403
+// for a Computer) inside an office (4103), the agent field is the sender's
+// registered name (403), the Computer exists (404), it shares the office
+// (4104). It is then emitted to that Computer's socket only, under a timer of
+// the Server's own: the request's timeout plus WithToolCallMargin (5 s) for
+// client:tool_call, WithRequestTimeout (30 s) for the others; expiry answers
+// 408. The Computer's single ack value goes back unchanged; any other number
+// of values is a 500. With WithValidateAnswers the value is first checked
+// against the event's ack schema (500 listing the paths when it fails). A
+// Computer that disconnects fails its requests in flight at once with 404
+// ("computer ... disconnected before answering", details.reason
+// "computer_disconnected"); an answer to an Agent that left is dropped.
+//
+// # Updates and cancellation
+//
+// server:update_{config,tool_list,desktop,finder} are accepted from a
+// Computer inside an office naming itself, and broadcast as notify:update_*
+// {computer} to its office, skipping it. server:tool_call_cancel is accepted
+// from the Agent named in it, inside an office, and broadcast unchanged as
+// notify:tool_call_cancel to that office, skipping it. These events define no
+// ack: a refusal is a log line (with req_id when there is one). A client that
+// asks for an ack anyway gets no value on success and the ErrorPayload on
+// refusal. notify:* events sent by clients are refused (403).
+//
+// # Bad input
+//
+// Requests of a known event with other than one payload argument are 400;
+// unknown events are logged and, when the sender asked for an ack, answered
+// 400. A packet the Socket.IO decoder cannot parse closes that connection
+// (library rule). A message larger than WithMaxPayloadBytes (8 MiB) closes
+// its sender's connection: one Socket.IO message carries one event or one
+// ack, so the engine's limit is the per-event limit. Handlers recover
+// panics: the sender gets a 500 and the panic is logged. Nothing of this
+// affects other connections or offices.
+//
+// # Shutdown
+//
+// Close refuses new connections, lets routed requests in flight finish until
+// its context ends (then answers them 500), makes every session leave its
+// office (notify:leave_office to the remaining members, flushed to the
+// transports while the context allows), then closes the transports: clients
+// see a transport close and reconnect to the next server.
 package server

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
@@ -77,6 +78,10 @@ func (s *Server) broadcastCancel(sess *session, m map[string]any) *protocol.Erro
 	s.broadcastLocked(sess.office, sess, protocol.NotifyCancelToolCall, m)
 	return nil
 }
+
+// maxShutdownFlush caps how long Close waits for its notifications to reach
+// the transports.
+const maxShutdownFlush = 2 * time.Second
 
 // notifyShutdown makes every session leave its office as Close begins: each
 // office peer receives notify:leave_office for the sessions leaving before
@@ -151,6 +156,10 @@ func (s *Server) notifyShutdown(ctx context.Context) {
 		}
 		waits = append(waits, flushed, to.gone)
 	}
+	// A live peer flushes in milliseconds; a polling peer that is gone
+	// without closing never polls again, so the wait is capped as well.
+	ctx, cancel := context.WithTimeout(ctx, maxShutdownFlush)
+	defer cancel()
 	for i := 0; i < len(waits); i += 2 {
 		select {
 		case <-waits[i]:

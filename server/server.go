@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	engine "github.com/zishang520/socket.io/servers/engine/v3"
@@ -39,6 +40,12 @@ type Server struct {
 	closeOnce sync.Once
 	stopped   atomic.Bool // the Socket.IO server is closed
 	authWG    sync.WaitGroup
+
+	// reqs cancels the HTTP requests still held by the engine (long polls)
+	// once the Socket.IO server is closed.
+	reqMu  sync.Mutex
+	reqSeq uint64
+	reqs   map[uint64]context.CancelFunc
 
 	mu       sync.Mutex
 	closing  bool
@@ -71,6 +78,7 @@ func New(opts ...Option) (*Server, error) {
 		offices:  map[string]map[*session]struct{}{},
 		calls:    map[*call]struct{}{},
 		drained:  make(chan struct{}),
+		reqs:     map[uint64]context.CancelFunc{},
 	}
 	for _, info := range protocol.Events() {
 		s.known[info.Name] = info
@@ -99,11 +107,24 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		s.reqMu.Lock()
 		if s.stopped.Load() {
+			s.reqMu.Unlock()
 			http.Error(w, "smcp server closed", http.StatusServiceUnavailable)
 			return
 		}
-		s.engine.ServeHTTP(w, r)
+		s.reqSeq++
+		id := s.reqSeq
+		s.reqs[id] = cancel
+		s.reqMu.Unlock()
+		defer func() {
+			s.reqMu.Lock()
+			delete(s.reqs, id)
+			s.reqMu.Unlock()
+		}()
+		s.engine.ServeHTTP(w, r.WithContext(ctx))
 	})
 
 	// Only /smcp is served: the default namespace refuses every client.
@@ -293,9 +314,11 @@ func (s *Server) refuse(sess *session, event, reqID string, r *reply, e *protoco
 // routed requests in flight get until ctx ends to be answered (then a 500),
 // every session's office peers receive its notify:leave_office (flushed to
 // the transports while ctx allows), and the transports close, so clients
-// see a transport close and reconnect to the next server. Close returns
-// ctx.Err() when ctx ended before the drain completed; calling it again
-// returns nil.
+// see a transport close and reconnect to the next server. When ctx has a
+// deadline, the drain stops a quarter of the budget (at most a second)
+// early, so that the 500s and notifications can still be flushed. Close
+// returns the context's error when the drain did not complete; calling it
+// again returns nil.
 func (s *Server) Close(ctx context.Context) error {
 	err := errAlreadyClosed
 	s.closeOnce.Do(func() { err = s.shutdown(ctx) })
@@ -316,14 +339,30 @@ func (s *Server) shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	s.log.Info("server closing")
 
+	// The drain may use the caller's budget but a quarter of it (at most a
+	// second), kept for the final answers and notifications to be flushed.
+	drainCtx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		reserve := min(time.Until(dl)/4, time.Second)
+		var cancel context.CancelFunc
+		drainCtx, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
+		defer cancel()
+	}
+	var drainErr error
 	select {
 	case <-s.drained:
-	case <-ctx.Done():
+	case <-drainCtx.Done():
+		drainErr = drainCtx.Err()
 	}
 	s.failAll(protocol.NewInternal("server is shutting down"))
 	s.cancel()
 	s.notifyShutdown(ctx)
+	s.reqMu.Lock()
 	s.stopped.Store(true)
+	for _, cancel := range s.reqs {
+		cancel() // long polls the engine still holds
+	}
+	s.reqMu.Unlock()
 	s.io.Close(nil)
 
 	done := make(chan struct{})
@@ -336,6 +375,9 @@ func (s *Server) shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	s.log.Info("server closed")
+	if drainErr != nil {
+		return drainErr
+	}
 	return ctx.Err()
 }
 

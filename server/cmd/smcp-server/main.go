@@ -31,6 +31,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
 		fmt.Fprintln(os.Stderr, "smcp-server:", err)
 		os.Exit(1)
 	}
@@ -60,7 +63,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 		fs.StringVar(p, name, envOr(getenv, name, def), usage+" ("+envName(name)+")")
 	}
 	str(&s.listen, "listen", "127.0.0.1:8080", "listen address")
-	str(&s.apiKeys, "api-keys", "", "comma-separated API keys accepted from the x-api-key header or the auth payload's api_key")
+	// The keys' variable is read after parsing so that -h never prints them.
+	fs.StringVar(&s.apiKeys, "api-keys", "", "comma-separated API keys accepted from the x-api-key header or the auth payload's api_key ("+envName("api-keys")+")")
 	str(&s.apiKeyHeader, "api-key-header", server.DefaultAPIKeyHeader, "header carrying the API key")
 	str(&s.corsOrigins, "cors-origins", "", `comma-separated origins allowed to connect from a browser ("*" for any)`)
 	str(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -111,6 +115,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if s.apiKeys == "" {
+		s.apiKeys = getenv(envName("api-keys"))
 	}
 	return s, nil
 }

@@ -32,6 +32,17 @@ const socket = io(url + "/smcp", {
   forceNew: true,
 });
 
+// The Go server library (servers/socket v3.0.2) can drop a namespace CONNECT
+// that arrives right after the engine handshake, and socket.io-client has no
+// timeout for it: retry a connect that has not completed.
+let attempts = 0;
+const retry = setInterval(() => {
+  if (socket.connected) return clearInterval(retry);
+  if (++attempts > 3) fail("no namespace connect");
+  socket.disconnect().connect();
+}, 5000);
+retry.unref();
+
 const seen = new Set();
 socket.onAny((event, data) => {
   if (!event.startsWith("notify:")) return;
