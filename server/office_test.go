@@ -203,10 +203,11 @@ func TestDisconnectLeaves(t *testing.T) {
 	a.noEvent(protocol.NotifyLeaveOffice) // exactly once
 
 	// The name is free, and the agent's office was not disturbed.
-	dial(t, ts.url).mustJoin(computerRole, "c1", "o1")
+	c2 := dial(t, ts.url).mustJoin(computerRole, "c1", "o1")
 	require.Equal(t, map[string]any{"office_id": "o1", "computer": "c1"}, a.next(protocol.NotifyEnterOffice))
 
 	a.sock.Disconnect()
+	require.Equal(t, map[string]any{"office_id": "o1", "agent": "a1"}, c2.next(protocol.NotifyLeaveOffice))
 	a2 := dial(t, ts.url).mustJoin(agentRole, "a1", "o1") // seat and name free again
 	a2.noEvent(protocol.NotifyLeaveOffice)
 }
