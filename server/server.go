@@ -41,12 +41,6 @@ type Server struct {
 	stopped   atomic.Bool // the Socket.IO server is closed
 	authWG    sync.WaitGroup
 
-	// reqs cancels the HTTP requests still held by the engine (long polls)
-	// once the Socket.IO server is closed.
-	reqMu  sync.Mutex
-	reqSeq uint64
-	reqs   map[uint64]context.CancelFunc
-
 	mu       sync.Mutex
 	closing  bool
 	sessions map[socket.SocketId]*session
@@ -78,7 +72,6 @@ func New(opts ...Option) (*Server, error) {
 		offices:  map[string]map[*session]struct{}{},
 		calls:    map[*call]struct{}{},
 		drained:  make(chan struct{}),
-		reqs:     map[uint64]context.CancelFunc{},
 	}
 	for _, info := range protocol.Events() {
 		s.known[info.Name] = info
@@ -107,24 +100,11 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		s.reqMu.Lock()
 		if s.stopped.Load() {
-			s.reqMu.Unlock()
 			http.Error(w, "smcp server closed", http.StatusServiceUnavailable)
 			return
 		}
-		s.reqSeq++
-		id := s.reqSeq
-		s.reqs[id] = cancel
-		s.reqMu.Unlock()
-		defer func() {
-			s.reqMu.Lock()
-			delete(s.reqs, id)
-			s.reqMu.Unlock()
-		}()
-		s.engine.ServeHTTP(w, r.WithContext(ctx))
+		s.engine.ServeHTTP(w, r)
 	})
 
 	// Only /smcp is served: the default namespace refuses every client.
@@ -357,12 +337,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 	s.failAll(protocol.NewInternal("server is shutting down"))
 	s.cancel()
 	s.notifyShutdown(ctx)
-	s.reqMu.Lock()
 	s.stopped.Store(true)
-	for _, cancel := range s.reqs {
-		cancel() // long polls the engine still holds
-	}
-	s.reqMu.Unlock()
 	s.io.Close(nil)
 
 	done := make(chan struct{})
