@@ -15,7 +15,9 @@ type AgentCallData struct {
 
 // client:tool_call answer: the MCP CallToolResult as JSON. An error the Computer
 // raises itself (4001-4005) is an isError result whose structuredContent carries
-// {error, error_type, code}.
+// {error, error_type, code}. null is accepted for optional fields, and a "meta"
+// key is ignored: the Python SDK (pydantic model_dump) sends absent fields as null
+// and _meta as "meta".
 type CallToolResult struct {
 	// Meta corresponds to the JSON schema field "_meta".
 	Meta map[string]any `json:"_meta,omitempty,omitzero"`
@@ -63,7 +65,9 @@ type CodeContent struct {
 }
 
 // MCP content block of a tool result (text, image, audio, resource_link,
-// resource).
+// resource). null is accepted for optional fields, and a "meta" key is ignored:
+// the Python SDK (pydantic model_dump) sends absent fields as null and _meta as
+// "meta".
 type ContentBlock struct {
 	// Meta corresponds to the JSON schema field "_meta".
 	Meta map[string]any `json:"_meta,omitempty,omitzero"`
@@ -855,7 +859,9 @@ type ReadResourceRet struct {
 }
 
 // MCP resource contents: text or base64 blob (MCP 2025-11-25,
-// ReadResourceResult.contents).
+// ReadResourceResult.contents). null is accepted for optional fields, and a "meta"
+// key is ignored: the Python SDK (pydantic model_dump) sends absent fields as null
+// and _meta as "meta".
 type ResourceContents struct {
 	// Meta corresponds to the JSON schema field "_meta".
 	Meta map[string]any `json:"_meta,omitempty,omitzero"`
