@@ -107,6 +107,10 @@ type Client struct {
 	wg      sync.WaitGroup
 }
 
+// errConnectionLost marks a request whose connection closed before the
+// Server answered: transient, the reconnection retries.
+var errConnectionLost = errors.New("connection lost before the answer")
+
 // routed are the client:* events a Computer answers.
 var routed = []string{protocol.EventToolCall, protocol.EventGetTools, protocol.EventGetConfig,
 	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource}
@@ -164,7 +168,12 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 	_ = sock.On("disconnect", func(args ...any) {
 		c.mu.Lock()
 		c.joined = false
+		closed := c.closed
 		c.mu.Unlock()
+		if closed {
+			c.log.Debug("disconnected", "reason", fmt.Sprint(args...))
+			return
+		}
 		c.log.Warn("disconnected from the server", "reason", fmt.Sprint(args...))
 	})
 	_ = sock.On("connect_error", func(args ...any) {
@@ -317,6 +326,13 @@ func (c *Client) join(gen int) {
 			c.first(nil)
 			return
 		}
+		if errors.Is(err, errConnectionLost) {
+			// The connection dropped under the join (the Server may close a
+			// connection whose first event raced its namespace handshake):
+			// the client reconnects and the next connect joins again.
+			c.log.Debug("join lost with the connection; the reconnection joins again", "err", err)
+			return
+		}
 		if first {
 			// The first join of Dial fails fast: the user sees why.
 			c.mu.Lock()
@@ -344,10 +360,13 @@ func (c *Client) joinOnce() error {
 	if err != nil {
 		return err
 	}
-	if len(vals) >= 1 {
-		if ok, _ := vals[0].(bool); ok {
-			return nil
-		}
+	if len(vals) == 0 {
+		// The library answers an ack with no values when the connection
+		// closes before the Server answered.
+		return fmt.Errorf("join office %q: %w", c.office, errConnectionLost)
+	}
+	if ok, _ := vals[0].(bool); ok {
+		return nil
 	}
 	reason := "refused"
 	if len(vals) >= 2 && vals[1] != nil {
