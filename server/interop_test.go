@@ -251,10 +251,12 @@ func TestInteropPythonAgent(t *testing.T) {
 }
 
 // TestInteropPythonComputer: a Go Agent calls a tool on the reference SDK's
-// Computer client, which runs a real stdio MCP server (FastMCP).
+// Computer client, which runs a real stdio MCP server (FastMCP). The Server
+// validates the Python Computer's answers against our schemas: they must
+// hold for the reference SDK's output (nulls for absent fields included).
 func TestInteropPythonComputer(t *testing.T) {
 	py := python(t)
-	ts := startServer(t)
+	ts := startServer(t, server.WithValidateAnswers(true))
 	comp := startPeer(t, []string{
 		"SMCP_URL=" + ts.url, "SMCP_API_KEY=" + testKey, "SMCP_OFFICE=o1", "SMCP_COMPUTER=pyc",
 	}, py, "py_computer.py")
