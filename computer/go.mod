@@ -2,7 +2,15 @@ module github.com/a2c-smcp/smcp-go/computer
 
 go 1.26.0
 
-require github.com/mark3labs/mcp-go v1.2.1
+require (
+	github.com/mark3labs/mcp-go v1.2.1
+	github.com/sosodev/duration v1.4.0
+	github.com/stretchr/testify v1.12.1
+	github.com/zishang520/socket.io/clients/socket/v3 v3.0.1
+	github.com/zishang520/socket.io/servers/socket/v3 v3.0.2
+	github.com/zishang520/socket.io/v3 v3.0.2
+	golang.org/x/term v0.47.0
+)
 
 require (
 	github.com/andybalholm/brotli v1.2.1 // indirect
@@ -15,23 +23,17 @@ require (
 	github.com/quic-go/quic-go v0.59.0 // indirect
 	github.com/quic-go/webtransport-go v0.10.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
-	github.com/sosodev/duration v1.4.0 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	github.com/zishang520/socket.io/clients/engine/v3 v3.0.1 // indirect
-	github.com/zishang520/socket.io/clients/socket/v3 v3.0.1 // indirect
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.2 // indirect
 	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.2 // indirect
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.2 // indirect
-	github.com/zishang520/socket.io/servers/socket/v3 v3.0.2 // indirect
-	github.com/zishang520/socket.io/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.50.0 // indirect
 	golang.org/x/net v0.53.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/term v0.47.0 // indirect
 	resty.dev/v3 v3.0.0-beta.6 // indirect
 )
 
