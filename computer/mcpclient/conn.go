@@ -167,6 +167,7 @@ func (c *Conn) raw(ctx context.Context, method string, params any) (json.RawMess
 	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}
 	resp, err := c.client.GetTransport().SendRequest(ctx, req)
 	if err != nil {
+		settleDeadline(ctx)
 		if ctx.Err() != nil {
 			if c.ctx.Err() == nil {
 				c.cancelRemote(id, ctx.Err())
@@ -187,6 +188,31 @@ func (c *Conn) raw(ctx context.Context, method string, params any) (json.RawMess
 		return nil, e
 	}
 	return resp.Result, nil
+}
+
+// settleDeadline waits out the last moment of ctx's deadline when a request
+// failed right at it: mcp-go's SSE transport arms its own timer for the
+// context's remaining time, and that timer can fire a hair before the context
+// reports DeadlineExceeded, so the failure would not be recognised as the
+// caller's timeout.
+func settleDeadline(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return
+	}
+	if left := time.Until(dl); left < 10*time.Millisecond {
+		// The context's own timer may itself run late on a loaded machine:
+		// allow it a bounded grace past the deadline.
+		t := time.NewTimer(max(left, 0) + 50*time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
 }
 
 // cancelRemote tells the server to stop working on a request whose context
