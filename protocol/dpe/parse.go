@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/protocol/internal/uriscan"
 )
 
 // The validation rules of finder-spec.md, "校验规则".
@@ -53,31 +54,14 @@ func invalid(raw string, rule int, reason string) *protocol.Error {
 	}
 }
 
-func isSchemeChar(c byte, first bool) bool {
-	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
-		return true
-	}
-	return !first && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')
-}
-
 func parse(raw string, u *URI) *protocol.Error {
 	// Rule 1: the scheme.
-	colon := -1
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c == ':' {
-			colon = i
-			break
-		}
-		if !isSchemeChar(c, i == 0) {
-			break
-		}
-	}
+	colon := uriscan.SchemeEnd(raw)
 	if colon <= 0 {
 		return invalid(raw, RuleScheme, "missing scheme: a dpe:// URI starts with \"dpe://\"")
 	}
 	if !strings.EqualFold(raw[:colon], "dpe") {
-		return invalid(raw, RuleScheme, "scheme must be \"dpe\", got "+show(raw[:colon]))
+		return invalid(raw, RuleScheme, "scheme must be \"dpe\", got "+uriscan.Show(raw[:colon]))
 	}
 	rest := raw[colon+1:]
 
@@ -103,7 +87,7 @@ func parse(raw string, u *URI) *protocol.Error {
 		case c == ':':
 			return invalid(raw, RuleHost, "a port is not allowed in the host")
 		default:
-			return invalid(raw, RuleHost, "host contains "+quoteByte(c)+"; a host is letters, digits, '-', '.', '_' and '~'")
+			return invalid(raw, RuleHost, "host contains "+uriscan.QuoteByte(c)+"; a host is letters, digits, '-', '.', '_' and '~'")
 		}
 	}
 	if end == 0 {
@@ -126,7 +110,7 @@ func parse(raw string, u *URI) *protocol.Error {
 
 	// Rules 4 to 8: the query.
 	if hasQuery {
-		parseQuery(query, u)
+		u.Query = uriscan.ParseQuery(query, u.Query)
 		return checkQuery(raw, u.Query)
 	}
 	return nil
@@ -141,7 +125,7 @@ func parsePath(raw, path string, u *URI) *protocol.Error {
 	if seg == "" {
 		return invalid(raw, RuleSubPath, "doc-ref is empty")
 	}
-	doc, why := decodeSegment(seg)
+	doc, why := uriscan.DecodeSegment(seg)
 	if why != "" {
 		return invalid(raw, RuleSubPath, "doc-ref: "+why)
 	}
@@ -162,9 +146,9 @@ func parsePath(raw, path string, u *URI) *protocol.Error {
 		if extra {
 			return invalid(raw, RuleSubPath, "nothing may follow \"pages/{N}\"")
 		}
-		n, ok, big := parseUint(num, maxIndex)
+		n, ok, big := uriscan.ParseUint(num, maxIndex)
 		if !ok {
-			return invalid(raw, RuleSubPath, "page index must be a non-negative integer, got "+show(num))
+			return invalid(raw, RuleSubPath, "page index must be a non-negative integer, got "+uriscan.Show(num))
 		}
 		if big {
 			return invalid(raw, RuleSubPath, "page index is larger than 2147483647")
@@ -182,7 +166,7 @@ func parsePath(raw, path string, u *URI) *protocol.Error {
 		if id == "" {
 			return invalid(raw, RuleSubPath, "element id is empty")
 		}
-		dec, why := decodeSegment(id)
+		dec, why := uriscan.DecodeSegment(id)
 		if why != "" {
 			return invalid(raw, RuleSubPath, "element id: "+why)
 		}
@@ -198,34 +182,6 @@ func parsePath(raw, path string, u *URI) *protocol.Error {
 		return invalid(raw, RuleSubPath, "empty path segment after the doc-ref")
 	}
 	return invalid(raw, RuleSubPath, "sub-path must be \"pages/{N}\" or \"elements/{ID}\"; a doc-ref is one segment (encode '/' as %2F)")
-}
-
-// parseQuery splits and decodes the query; it never fails (see
-// decodeQueryComponent). Empty pieces ("a=1&&b=2") are skipped. The values
-// share one backing array, each sliced with capacity 1 so that appending to
-// one never overwrites another.
-func parseQuery(query string, u *URI) {
-	n := strings.Count(query, "&") + 1
-	vals := make([]string, 0, n)
-	for query != "" {
-		var kv string
-		kv, query, _ = strings.Cut(query, "&")
-		if kv == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		if u.Query == nil {
-			u.Query = make(url.Values, n)
-		}
-		key := decodeQueryComponent(k)
-		i := len(vals)
-		vals = append(vals, decodeQueryComponent(v))
-		if prev, ok := u.Query[key]; ok {
-			u.Query[key] = append(prev, vals[i])
-		} else {
-			u.Query[key] = vals[i : i+1 : i+1]
-		}
-	}
 }
 
 // single returns the only value of a known parameter, or a rule failure when
@@ -251,7 +207,7 @@ func checkQuery(raw string, q url.Values) *protocol.Error {
 		switch Format(v) {
 		case FormatJSON, FormatMarkdown, FormatText:
 		default:
-			return invalid(raw, RuleFormat, "format must be json, markdown or text, got "+show(v))
+			return invalid(raw, RuleFormat, "format must be json, markdown or text, got "+uriscan.Show(v))
 		}
 	}
 	if v, ok, e := single(raw, q, ParamDepth, RuleDepth); e != nil {
@@ -260,15 +216,15 @@ func checkQuery(raw string, q url.Values) *protocol.Error {
 		switch Depth(v) {
 		case DepthMetadata, DepthPages:
 		default:
-			return invalid(raw, RuleDepth, "depth must be metadata or pages, got "+show(v))
+			return invalid(raw, RuleDepth, "depth must be metadata or pages, got "+uriscan.Show(v))
 		}
 	}
 	if v, ok, e := single(raw, q, ParamOffset, RuleOffset); e != nil {
 		return e
 	} else if ok {
-		_, num, big := parseUint(v, maxIndex)
+		_, num, big := uriscan.ParseUint(v, maxIndex)
 		if !num {
-			return invalid(raw, RuleOffset, "offset must be a non-negative integer, got "+show(v))
+			return invalid(raw, RuleOffset, "offset must be a non-negative integer, got "+uriscan.Show(v))
 		}
 		if big {
 			return invalid(raw, RuleOffset, "offset is larger than 2147483647")
@@ -277,9 +233,9 @@ func checkQuery(raw string, q url.Values) *protocol.Error {
 	if v, ok, e := single(raw, q, ParamLimit, RuleLimit); e != nil {
 		return e
 	} else if ok {
-		n, num, big := parseUint(v, MaxLimit)
+		n, num, big := uriscan.ParseUint(v, MaxLimit)
 		if !num || big || n < 1 {
-			return invalid(raw, RuleLimit, "limit must be an integer in [1, 100], got "+show(v))
+			return invalid(raw, RuleLimit, "limit must be an integer in [1, 100], got "+uriscan.Show(v))
 		}
 	}
 	if v, ok, e := single(raw, q, ParamCategories, RuleCategories); e != nil {
@@ -290,22 +246,9 @@ func checkQuery(raw string, q url.Values) *protocol.Error {
 				if s == "" {
 					return invalid(raw, RuleCategories, "categories has an empty item")
 				}
-				return invalid(raw, RuleCategories, "unknown element category "+show(s)+" (names are lower case, e.g. table, pivot_table)")
+				return invalid(raw, RuleCategories, "unknown element category "+uriscan.Show(s)+" (names are lower case, e.g. table, pivot_table)")
 			}
 		}
 	}
 	return nil
-}
-
-// show quotes a value for a reason, cut to 64 bytes.
-func show(v string) string {
-	const max = 64
-	if len(v) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(v[cut]) {
-			cut--
-		}
-		return strconv.Quote(v[:cut]) + "…"
-	}
-	return strconv.Quote(v)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/protocol/internal/uriscan"
 )
 
 // mode selects Markdown or plain-text output (rules in the package doc).
@@ -590,8 +591,8 @@ func writeLink(b *strings.Builder, label, url string) {
 		switch c := url[i]; c {
 		case ' ', '(', ')', '<', '>', '\n', '\r', '\t':
 			b.WriteByte('%')
-			b.WriteByte(upperhex[c>>4])
-			b.WriteByte(upperhex[c&15])
+			b.WriteByte(uriscan.UpperHex[c>>4])
+			b.WriteByte(uriscan.UpperHex[c&15])
 		default:
 			b.WriteByte(c)
 		}

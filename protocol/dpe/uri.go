@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/protocol/internal/uriscan"
 )
 
 // Level is the addressing level of a dpe:// URI (finder-spec.md, "四级渐进式寻址").
@@ -117,7 +118,7 @@ func (u *URI) SubPath() string {
 	case LevelPage:
 		return "pages/" + strconv.Itoa(u.PageIndex)
 	case LevelElement:
-		return "elements/" + escapeSegment(u.ElementID)
+		return "elements/" + uriscan.EscapeSegment(u.ElementID)
 	}
 	return ""
 }
@@ -141,7 +142,7 @@ func (u *URI) Depth() Depth {
 // Offset returns the "offset" parameter, 0 when absent (or not a valid
 // offset, which a parsed URI never has).
 func (u *URI) Offset() int {
-	if n, ok, big := parseUint(u.Query.Get(ParamOffset), maxIndex); ok && !big {
+	if n, ok, big := uriscan.ParseUint(u.Query.Get(ParamOffset), maxIndex); ok && !big {
 		return n
 	}
 	return 0
@@ -150,7 +151,7 @@ func (u *URI) Offset() int {
 // Limit returns the "limit" parameter, DefaultLimit when absent (or not a
 // valid limit, which a parsed URI never has).
 func (u *URI) Limit() int {
-	if n, ok, big := parseUint(u.Query.Get(ParamLimit), MaxLimit); ok && !big && n >= 1 {
+	if n, ok, big := uriscan.ParseUint(u.Query.Get(ParamLimit), MaxLimit); ok && !big && n >= 1 {
 		return n
 	}
 	return DefaultLimit
@@ -180,12 +181,12 @@ func (u *URI) String() string {
 	n := len("dpe://") + len(u.Host)
 	lvl := u.Level()
 	if lvl != LevelCatalog {
-		n += 1 + escapedLen(u.DocRef, false)
+		n += 1 + uriscan.EscapedLen(u.DocRef, false)
 		switch lvl {
 		case LevelPage:
 			n += len("/pages/") + 10
 		case LevelElement:
-			n += len("/elements/") + escapedLen(u.ElementID, false)
+			n += len("/elements/") + uriscan.EscapedLen(u.ElementID, false)
 		}
 	}
 	n += queryLen(u.Query)
@@ -194,7 +195,7 @@ func (u *URI) String() string {
 	b.WriteString(u.Host)
 	if lvl != LevelCatalog {
 		b.WriteByte('/')
-		writeEscaped(&b, u.DocRef, false)
+		uriscan.WriteEscaped(&b, u.DocRef, false)
 		switch lvl {
 		case LevelPage:
 			b.WriteString("/pages/")
@@ -202,7 +203,7 @@ func (u *URI) String() string {
 			b.Write(strconv.AppendInt(num[:0], int64(u.PageIndex), 10))
 		case LevelElement:
 			b.WriteString("/elements/")
-			writeEscaped(&b, u.ElementID, false)
+			uriscan.WriteEscaped(&b, u.ElementID, false)
 		}
 	}
 	writeQuery(&b, u.Query)
@@ -213,7 +214,7 @@ func queryLen(q url.Values) int {
 	n := 0
 	for k, vs := range q {
 		for _, v := range vs {
-			n += 2 + escapedLen(k, true) + escapedLen(v, true)
+			n += 2 + uriscan.EscapedLen(k, true) + uriscan.EscapedLen(v, true)
 		}
 	}
 	return n
@@ -231,9 +232,9 @@ func writeQuery(b *strings.Builder, q url.Values) {
 		for _, v := range vs {
 			b.WriteByte(sep)
 			sep = '&'
-			writeEscaped(b, k, true)
+			uriscan.WriteEscaped(b, k, true)
 			b.WriteByte('=')
-			writeEscaped(b, v, true)
+			uriscan.WriteEscaped(b, v, true)
 		}
 	}
 	known := 0
@@ -320,12 +321,12 @@ func ElementURI(host, docRef, elementID string) *URI {
 // docRef, for instance, yields a URI that breaks rule 3).
 func Build(host, docRef, subPath string, params url.Values) string {
 	var b strings.Builder
-	b.Grow(len("dpe://") + len(host) + 2 + escapedLen(docRef, false) + len(subPath) + queryLen(params))
+	b.Grow(len("dpe://") + len(host) + 2 + uriscan.EscapedLen(docRef, false) + len(subPath) + queryLen(params))
 	b.WriteString("dpe://")
 	b.WriteString(host)
 	if docRef != "" || subPath != "" {
 		b.WriteByte('/')
-		writeEscaped(&b, docRef, false)
+		uriscan.WriteEscaped(&b, docRef, false)
 	}
 	if subPath != "" {
 		b.WriteByte('/')

@@ -1,12 +1,12 @@
 package window
 
 import (
-	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/protocol/internal/uriscan"
 )
 
 // maxDetailURI bounds the raw URI echoed in error details.
@@ -39,30 +39,13 @@ func invalid(raw, reason string) *protocol.Error {
 	}
 }
 
-func isSchemeChar(c byte, first bool) bool {
-	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
-		return true
-	}
-	return !first && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')
-}
-
 func parse(raw string, u *URI) *protocol.Error {
-	colon := -1
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c == ':' {
-			colon = i
-			break
-		}
-		if !isSchemeChar(c, i == 0) {
-			break
-		}
-	}
+	colon := uriscan.SchemeEnd(raw)
 	if colon <= 0 {
 		return invalid(raw, "missing scheme: a window URI starts with \"window://\"")
 	}
 	if !strings.EqualFold(raw[:colon], "window") {
-		return invalid(raw, "scheme must be \"window\", got "+show(raw[:colon]))
+		return invalid(raw, "scheme must be \"window\", got "+uriscan.Show(raw[:colon]))
 	}
 	rest := raw[colon+1:]
 	if !strings.HasPrefix(rest, "//") {
@@ -86,7 +69,7 @@ func parse(raw string, u *URI) *protocol.Error {
 		case c == ':':
 			return invalid(raw, "a port is not allowed in the host")
 		default:
-			return invalid(raw, "host contains "+quoteByte(c)+"; a host is letters, digits, '-', '.', '_' and '~'")
+			return invalid(raw, "host contains "+uriscan.QuoteByte(c)+"; a host is letters, digits, '-', '.', '_' and '~'")
 		}
 	}
 	if end == 0 {
@@ -108,7 +91,7 @@ func parse(raw string, u *URI) *protocol.Error {
 			if seg == "" {
 				return invalid(raw, "empty path segment (a trailing '/' or \"//\")")
 			}
-			dec, why := decodeSegment(seg)
+			dec, why := uriscan.DecodeSegment(seg)
 			if why != "" {
 				return invalid(raw, "path segment: "+why)
 			}
@@ -119,36 +102,10 @@ func parse(raw string, u *URI) *protocol.Error {
 		}
 	}
 	if hasQuery {
-		parseQuery(query, u)
+		u.Query = uriscan.ParseQuery(query, u.Query)
 		return checkQuery(raw, u)
 	}
 	return nil
-}
-
-// parseQuery splits and decodes the query; it never fails. Empty pieces are
-// skipped. Values share one backing array, each with capacity 1.
-func parseQuery(query string, u *URI) {
-	n := strings.Count(query, "&") + 1
-	vals := make([]string, 0, n)
-	for query != "" {
-		var kv string
-		kv, query, _ = strings.Cut(query, "&")
-		if kv == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		if u.Query == nil {
-			u.Query = make(url.Values, n)
-		}
-		key := decodeQueryComponent(k)
-		i := len(vals)
-		vals = append(vals, decodeQueryComponent(v))
-		if prev, ok := u.Query[key]; ok {
-			u.Query[key] = append(prev, vals[i])
-		} else {
-			u.Query[key] = vals[i : i+1 : i+1]
-		}
-	}
 }
 
 // trimSpace trims ASCII whitespace, as Python's str.strip does for ASCII.
@@ -161,9 +118,9 @@ func checkQuery(raw string, u *URI) *protocol.Error {
 		if len(vs) != 1 {
 			return invalid(raw, "priority is given more than once")
 		}
-		n, num, big := parseUint(trimSpace(vs[0]), MaxPriority)
+		n, num, big := uriscan.ParseUint(trimSpace(vs[0]), MaxPriority)
 		if !num || big {
-			return invalid(raw, "priority must be an integer in [0, 100], got "+show(vs[0]))
+			return invalid(raw, "priority must be an integer in [0, 100], got "+uriscan.Show(vs[0]))
 		}
 		u.Priority = n
 		vs[0] = strconv.Itoa(n)
@@ -180,7 +137,7 @@ func checkQuery(raw string, u *URI) *protocol.Error {
 			u.Fullscreen = false
 			vs[0] = "false"
 		default:
-			return invalid(raw, "fullscreen must be true/1/yes/on or false/0/no/off, got "+show(vs[0]))
+			return invalid(raw, "fullscreen must be true/1/yes/on or false/0/no/off, got "+uriscan.Show(vs[0]))
 		}
 	}
 	return nil
@@ -201,17 +158,4 @@ func asciiLower(s string) string {
 		}
 	}
 	return s
-}
-
-// show quotes a value for a reason, cut to 64 bytes.
-func show(v string) string {
-	const max = 64
-	if len(v) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(v[cut]) {
-			cut--
-		}
-		return strconv.Quote(v[:cut]) + "…"
-	}
-	return strconv.Quote(v)
 }

@@ -46,6 +46,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/a2c-smcp/smcp-go/protocol/internal/uriscan"
 )
 
 // Priority bounds and the names of the two parameters the protocol defines.
@@ -79,11 +81,11 @@ func (u *URI) String() string {
 	var b strings.Builder
 	n := len("window://") + len(u.Host)
 	for _, s := range u.Segments {
-		n += 1 + escapedLen(s, false)
+		n += 1 + uriscan.EscapedLen(s, false)
 	}
 	for k, vs := range u.Query {
 		for _, v := range vs {
-			n += 2 + escapedLen(k, true) + escapedLen(v, true)
+			n += 2 + uriscan.EscapedLen(k, true) + uriscan.EscapedLen(v, true)
 		}
 	}
 	b.Grow(n + 32)
@@ -91,15 +93,15 @@ func (u *URI) String() string {
 	b.WriteString(u.Host)
 	for _, s := range u.Segments {
 		b.WriteByte('/')
-		writeEscaped(&b, s, false)
+		uriscan.WriteEscaped(&b, s, false)
 	}
 	sep := byte('?')
 	param := func(k, v string) {
 		b.WriteByte(sep)
 		sep = '&'
-		writeEscaped(&b, k, true)
+		uriscan.WriteEscaped(&b, k, true)
 		b.WriteByte('=')
-		writeEscaped(&b, v, true)
+		uriscan.WriteEscaped(&b, v, true)
 	}
 	if u.Priority != 0 || u.Query.Has(ParamPriority) {
 		param(ParamPriority, strconv.Itoa(u.Priority))
