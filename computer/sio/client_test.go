@@ -70,7 +70,15 @@ func TestDialJoinAndAnswer(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	assert.True(t, c.Joined())
-	assert.Equal(t, []string{"secret|secret"}, f.Auths())
+	// Every namespace handshake carries the key both as header and as auth
+	// payload. The client library occasionally sends the namespace CONNECT
+	// twice on one connection (docs/DECISIONS.md, Socket.IO defects), so the
+	// count is not fixed.
+	auths := f.Auths()
+	require.NotEmpty(t, auths)
+	for _, a := range auths {
+		assert.Equal(t, "secret|secret", a)
+	}
 	assert.Equal(t, map[string]any{"role": "computer", "name": "pc", "office_id": "office-1"}, f.Joins()[0])
 
 	vals := f.Request(protocol.EventGetTools, req(nil))
