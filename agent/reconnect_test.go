@@ -69,7 +69,9 @@ func TestReconnectRejoinsOffice(t *testing.T) {
 	}
 
 	r.until(t, "tool cache refresh after the rejoin", func(r *recorder) bool { return r.toolsN >= toolsBefore+2 })
-	require.Len(t, p.Handshakes(), 2)
+	// One handshake per connection; the client library may repeat a
+	// namespace CONNECT (docs/DECISIONS.md), so this is a lower bound.
+	require.GreaterOrEqual(t, len(p.Handshakes()), 2)
 
 	// Notifications flow on the new session.
 	require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))
