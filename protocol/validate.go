@@ -45,84 +45,80 @@ func (p Part) String() string {
 // maxReportedViolations bounds the paths listed in a validation error.
 const maxReportedViolations = 16
 
-var (
-	compileOnce sync.Once
-	compiled    map[string]*jsonschema.Schema
-	compileErr  error
-	printer     = message.NewPrinter(language.English)
-)
+var printer = message.NewPrinter(language.English)
 
-// refuseLoader keeps validation hermetic: every schema is registered from
-// the embedded copy, and a reference to anything else is an error instead of
-// a network or file access.
-type refuseLoader struct{}
+// schemas compiles the embedded schemas on first use, one file (and what it
+// references) at a time: a process only keeps the validators it needs. The
+// Server, which validates requests only, holds a small fraction of the set.
+var schemas = &schemaSet{}
 
-func (refuseLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("schema %s is not embedded in the protocol module", url)
+type schemaSet struct {
+	ready sync.Map // file name -> *jsonschema.Schema
+
+	mu sync.Mutex // guards c: jsonschema.Compiler is not safe for concurrent use
+	c  *jsonschema.Compiler
 }
 
-// compileAll compiles every embedded schema once. The schemas are copied
-// into protocol/schema by `mage generate`; a broken copy is a build defect,
-// reported by every Validate call and by the package tests.
-func compileAll() {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(refuseLoader{})
-	names, err := fs.Glob(schemaFS, "schema/*.json")
+// embeddedLoader keeps validation hermetic: a schema is read from the copy
+// embedded in this package, and a reference to anything else is an error
+// instead of a network or file access.
+type embeddedLoader struct{}
+
+func (embeddedLoader) Load(url string) (any, error) {
+	name, ok := strings.CutPrefix(url, SchemaBase)
+	if !ok || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("schema %s is not embedded in the protocol module", url)
+	}
+	b, err := schemaFS.ReadFile("schema/" + name)
 	if err != nil {
-		compileErr = err
-		return
+		return nil, fmt.Errorf("schema %s is not embedded in the protocol module", url)
 	}
-	for _, name := range names {
-		b, err := schemaFS.ReadFile(name)
-		if err != nil {
-			compileErr = err
-			return
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			compileErr = fmt.Errorf("%s: %w", name, err)
-			return
-		}
-		if err := c.AddResource(SchemaBase+path.Base(name), doc); err != nil {
-			compileErr = fmt.Errorf("%s: %w", name, err)
-			return
-		}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
+}
+
+func (set *schemaSet) get(file string) (*jsonschema.Schema, error) {
+	if s, ok := set.ready.Load(file); ok {
+		return s.(*jsonschema.Schema), nil
 	}
-	out := make(map[string]*jsonschema.Schema, len(names))
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if s, ok := set.ready.Load(file); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	if file == "events.json" || file == "errors.json" || !fs.ValidPath("schema/"+file) {
+		return nil, Errorf(CodeInternal, "no schema %s", file)
+	}
+	if _, err := fs.Stat(schemaFS, "schema/"+file); err != nil {
+		return nil, Errorf(CodeInternal, "no schema %s", file)
+	}
+	if set.c == nil {
+		set.c = jsonschema.NewCompiler()
+		set.c.DefaultDraft(jsonschema.Draft2020)
+		set.c.UseLoader(embeddedLoader{})
+	}
+	s, err := set.c.Compile(SchemaBase + file)
+	if err != nil {
+		// The schemas are copied into protocol/schema by `mage generate`;
+		// a broken copy is a build defect, reported here and by the
+		// package tests.
+		return nil, Errorf(CodeInternal, "protocol schema %s does not compile: %v", file, err)
+	}
+	set.ready.Store(file, s)
+	return s, nil
+}
+
+func schemaFor(file string) (*jsonschema.Schema, error) { return schemas.get(file) }
+
+// SchemaFiles lists the payload schemas the package validates against.
+func SchemaFiles() []string {
+	names, _ := fs.Glob(schemaFS, "schema/*.json")
+	out := make([]string, 0, len(names))
 	for _, name := range names {
 		base := path.Base(name)
 		if base == "events.json" || base == "errors.json" {
 			continue // manifests, not payload schemas
 		}
-		s, err := c.Compile(SchemaBase + base)
-		if err != nil {
-			compileErr = fmt.Errorf("%s: %w", base, err)
-			return
-		}
-		out[base] = s
-	}
-	compiled = out
-}
-
-func schemaFor(file string) (*jsonschema.Schema, error) {
-	compileOnce.Do(compileAll)
-	if compileErr != nil {
-		return nil, Errorf(CodeInternal, "protocol schemas do not compile: %v", compileErr)
-	}
-	s, ok := compiled[file]
-	if !ok {
-		return nil, Errorf(CodeInternal, "no schema %s", file)
-	}
-	return s, nil
-}
-
-// SchemaFiles lists the payload schemas the package validates against.
-func SchemaFiles() []string {
-	compileOnce.Do(compileAll)
-	out := make([]string, 0, len(compiled))
-	for name := range compiled {
-		out = append(out, name)
+		out = append(out, base)
 	}
 	return out
 }
@@ -167,7 +163,11 @@ func ValidateValue(event string, part Part, v any) error {
 	if err != nil {
 		return err
 	}
-	return violations(s.Validate(v), event+" "+part.String(), map[string]any{"event": event, "part": part.String()})
+	err = s.Validate(v)
+	if err == nil {
+		return nil
+	}
+	return violations(err, event+" "+part.String(), map[string]any{"event": event, "part": part.String()})
 }
 
 // ValidateSchema checks raw against one schema of schema/ by file name, for
@@ -187,7 +187,11 @@ func ValidateSchemaValue(file string, v any) error {
 	if err != nil {
 		return err
 	}
-	return violations(s.Validate(v), strings.TrimSuffix(file, ".json"), map[string]any{"schema": file})
+	err = s.Validate(v)
+	if err == nil {
+		return nil
+	}
+	return violations(err, strings.TrimSuffix(file, ".json"), map[string]any{"schema": file})
 }
 
 func isErrorShaped(v any) bool {

@@ -206,9 +206,13 @@ func benchRoute(b *testing.B, agent *benchPeer, inflight int) {
 // (request validated, office and name checks, own timer) with the bare
 // relay above, at 1 and 32 requests in flight, the Computer answering a
 // 20-document GetFinderRet (about 7 KB). "smcp-validated" also validates
-// that answer (WithValidateAnswers). Run with:
+// that answer (WithValidateAnswers). Setups are best compared as
+// interleaved processes, so that drift of a shared machine falls on each:
 //
-//	go test -run '^$' -bench BenchmarkRoute -benchtime 3000x -count 10 . > bench.txt
+//	go test -c -o server.test .
+//	for i in 1 2 3 4 5 6; do for s in bare smcp smcp-validated; do
+//	  ./server.test -test.run '^$' -test.bench "BenchmarkRoute/setup=$s\$/" -test.benchtime 10000x
+//	done; done > bench.txt
 //	benchstat -col /setup bench.txt
 func BenchmarkRoute(b *testing.B) {
 	answer, err := json.Marshal(finderAnswer("bench", 20))
