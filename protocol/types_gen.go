@@ -974,6 +974,9 @@ type ToolMeta struct {
 
 	// Tags corresponds to the JSON schema field "tags".
 	Tags []string `json:"tags,omitempty,omitzero"`
+
+	// Extra holds the members the schema does not name.
+	Extra map[string]any `json:"-"`
 }
 
 // Payload of server:update_{config,tool_list,desktop,finder} and of the matching

@@ -201,18 +201,7 @@ func MergedMeta(cfg protocol.MCPServerConfigBase, tool string) *protocol.ToolMet
 		m = *def
 	}
 	if hasSpecific {
-		if specific.Alias != nil {
-			m.Alias = specific.Alias
-		}
-		if specific.AutoApply != nil {
-			m.AutoApply = specific.AutoApply
-		}
-		if specific.RetObjectMapper != nil {
-			m.RetObjectMapper = specific.RetObjectMapper
-		}
-		if specific.Tags != nil {
-			m.Tags = specific.Tags
-		}
+		m = specific.Merge(m)
 	}
 	return &m
 }

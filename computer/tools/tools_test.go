@@ -106,6 +106,18 @@ func TestMergedMeta(t *testing.T) {
 	assert.Equal(t, def, MergedMeta(base(nil, nil, def), "x"))
 	m := MergedMeta(base(nil, map[string]protocol.ToolMeta{"x": {AutoApply: ptr(false), Alias: ptr("y")}}, def), "x")
 	assert.Equal(t, &protocol.ToolMeta{AutoApply: ptr(false), Alias: ptr("y"), Tags: []string{"d"}}, m)
+
+	// A config's own keys (the Python SDK's ToolMeta allows extra members)
+	// merge the same way and reach a2c_tool_meta.
+	var cfg struct {
+		Default  protocol.ToolMeta            `json:"default_tool_meta"`
+		ToolMeta map[string]protocol.ToolMeta `json:"tool_meta"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(`{"default_tool_meta":{"icon":"gear","team":"docs"},
+		"tool_meta":{"x":{"auto_apply":true,"icon":"search","owner":null}}}`), &cfg))
+	m = MergedMeta(base(nil, cfg.ToolMeta, &cfg.Default), "x")
+	got := Convert(mcp.NewTool("x"), m)
+	assert.JSONEq(t, `{"auto_apply":true,"icon":"search","team":"docs"}`, got.Meta[MetaToolMeta].(string))
 }
 
 func TestNamesAliasesClashesForbidden(t *testing.T) {

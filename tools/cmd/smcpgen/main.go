@@ -125,6 +125,10 @@ var (
 	// pointers; a nil map or slice already means "absent", so drop them.
 	optionalRefType = regexp.MustCompile(`\*(map\[|\[\])`)
 	emptyInterface  = regexp.MustCompile(`interface\{\}`)
+	// An object schema with "additionalProperties": true keeps the members
+	// it does not name in Extra; its JSON methods are written by hand in
+	// protocol (go-jsonschema's models-only output has none).
+	openObject = regexp.MustCompile("\tAdditionalProperties any `mapstructure:\",remain\"`")
 )
 
 func generateTypes(files []string) ([]byte, error) {
@@ -161,6 +165,7 @@ func generateTypes(files []string) ([]byte, error) {
 	for _, src := range sources {
 		src = optionalRefType.ReplaceAll(src, []byte("$1"))
 		src = emptyInterface.ReplaceAll(src, []byte("any"))
+		src = openObject.ReplaceAll(src, []byte("\t// Extra holds the members the schema does not name.\n\tExtra map[string]any `json:\"-\"`"))
 		return src, nil
 	}
 	return nil, nil
