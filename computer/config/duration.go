@@ -14,8 +14,9 @@ type Timeouts struct {
 	// Request bounds each MCP request of the Computer's own (listing,
 	// reading); tool calls use the Agent's timeout instead.
 	Request time.Duration
-	// SSERead is how long the event stream may stay silent. It is recorded
-	// but mcp-go v1.2.1 offers no such setting; see DECISIONS.
+	// SSERead is how long an event stream may stay silent before the
+	// Computer closes it (computer/mcpclient applies it to the HTTP client
+	// it gives mcp-go, which has no such setting).
 	SSERead time.Duration
 }
 

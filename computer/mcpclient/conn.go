@@ -378,11 +378,14 @@ func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (
 		tr, err = c.stdioTransport(cfg.Stdio)
 	case cfg.Streamable != nil:
 		p := cfg.Streamable.ServerParameters
+		hs := httpSettings{sseRead: to.SSERead, keepSession: p.TerminateOnClose != nil && !*p.TerminateOnClose}
 		tr, err = transport.NewStreamableHTTP(p.URL, transport.WithHTTPHeaders(headers(p.Headers)),
-			transport.WithContinuousListening(), transport.WithHTTPLogger(o.log))
+			transport.WithHTTPBasicClient(hs.client()), transport.WithContinuousListening(), transport.WithHTTPLogger(o.log))
 	case cfg.SSE != nil:
 		p := cfg.SSE.ServerParameters
-		tr, err = transport.NewSSE(p.URL, transport.WithHeaders(headers(p.Headers)), transport.WithSSELogger(o.log))
+		hs := httpSettings{sseRead: to.SSERead}
+		tr, err = transport.NewSSE(p.URL, transport.WithHeaders(headers(p.Headers)),
+			transport.WithHTTPClient(hs.client()), transport.WithSSELogger(o.log))
 	default:
 		err = errors.New("empty server config")
 	}
@@ -416,7 +419,13 @@ func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (
 	}
 	c.caps = res.Capabilities
 	c.info = res.ServerInfo
+	sse := cfg.SSE != nil
 	c.client.OnConnectionLost(func(err error) {
+		if sse {
+			// The HTTP+SSE transport answers every request on its one event
+			// stream and never reopens it: the connection is gone.
+			c.markLost(fmt.Errorf("event stream lost: %w", err))
+		}
 		select {
 		case c.poke <- struct{}{}:
 		default:
