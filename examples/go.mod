@@ -9,6 +9,7 @@ require (
 	github.com/a2c-smcp/smcp-go/protocol v0.0.0
 	github.com/a2c-smcp/smcp-go/server v0.0.0
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/stretchr/testify v1.12.1

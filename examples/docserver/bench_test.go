@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -124,6 +125,29 @@ func BenchmarkScanMarkdown1000(b *testing.B) {
 			srv.Close()
 		}
 	})
+	// retained: the heap a Library keeps after cataloguing the 1,000 files,
+	// with the default cache of parsed documents and with one large enough
+	// to keep them all (what it did before the cache was bounded).
+	for _, n := range []int{docserver.DefaultCacheDocuments, 1000} {
+		b.Run(fmt.Sprintf("retained/cache=%d", n), func(b *testing.B) {
+			var kb float64
+			for b.Loop() {
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				lib, err := docserver.New(root, docserver.WithoutWatch(), docserver.WithCacheDocuments(n))
+				require.NoError(b, err)
+				_, err = lib.Documents(ctx)
+				require.NoError(b, err)
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				kb = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / 1024
+				runtime.KeepAlive(lib)
+				require.NoError(b, lib.Close())
+			}
+			b.ReportMetric(kb, "retained-KB")
+		})
+	}
 	b.Run("relist-cached", func(b *testing.B) {
 		lib, err := docserver.New(root, docserver.WithoutWatch())
 		require.NoError(b, err)

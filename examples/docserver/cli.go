@@ -28,12 +28,17 @@ func Run(ctx context.Context, args []string, stderr io.Writer) int {
 	tr := fs.String("transport", "stdio", "stdio or http (streamable HTTP)")
 	addr := fs.String("addr", "127.0.0.1:8765", "listen address with --transport http (the endpoint is /mcp)")
 	debounce := fs.Duration("debounce", DefaultDebounce, "quiet time before a changed file is re-read")
+	cacheDocs := fs.Int("cache-docs", DefaultCacheDocuments, "parsed documents kept in memory (metadata is always kept)")
 	verbose := fs.Bool("v", false, "log debug messages")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "smcp-docserver: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *cacheDocs < 1 {
+		fmt.Fprintf(stderr, "smcp-docserver: --cache-docs must be at least 1, not %d\n", *cacheDocs)
 		return 2
 	}
 	if *tr != "stdio" && *tr != "http" {
@@ -46,7 +51,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	srv, err := NewServer(ctx, *root, WithHost(*host), WithLogger(log), WithDebounce(*debounce))
+	srv, err := NewServer(ctx, *root, WithHost(*host), WithLogger(log), WithDebounce(*debounce), WithCacheDocuments(*cacheDocs))
 	if err != nil {
 		fmt.Fprintf(stderr, "smcp-docserver: %v\n", err)
 		return 1

@@ -54,6 +54,15 @@
 // reported as added (resources/list_changed), a deleted or renamed one as
 // removed, an edited one as updated (resources/updated to the sessions
 // subscribed to it); each path is debounced (WithDebounce) so an editor's
-// burst of writes is one change. Parsed files are cached and re-parsed when
-// their modification time or size changes.
+// burst of writes is one change.
+//
+// # Memory
+//
+// Every document's metadata and page index stay in memory; its pages and
+// elements stay only for the WithCacheDocuments (--cache-docs, default 64)
+// most recently read documents, in an LRU (hashicorp/golang-lru). An evicted
+// document is parsed again when a page or an element of it is read, and any
+// file is re-parsed when its modification time or size changes. Cataloguing
+// 1,000 Markdown notes retains about 1 MB with the default against 6 MB
+// keeping them all (BenchmarkScanMarkdown1000/retained).
 package docserver

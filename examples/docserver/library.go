@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/a2c-smcp/smcp-go/dpekit"
 )
@@ -31,12 +32,17 @@ const DefaultDebounce = 150 * time.Millisecond
 type Option func(*config)
 
 type config struct {
-	host     string
-	logger   *slog.Logger
-	debounce time.Duration
-	watch    bool
-	kitOpts  []dpekit.Option
+	host      string
+	logger    *slog.Logger
+	debounce  time.Duration
+	watch     bool
+	cacheDocs int
+	kitOpts   []dpekit.Option
 }
+
+// DefaultCacheDocuments is how many parsed documents a Library keeps in
+// memory by default.
+const DefaultCacheDocuments = 64
 
 // WithHost sets the dpe:// host NewServer serves (default DefaultHost).
 func WithHost(host string) Option { return func(c *config) { c.host = host } }
@@ -52,6 +58,19 @@ func WithDebounce(d time.Duration) Option { return func(c *config) { c.debounce 
 // files are still re-read when their modification time or size changes.
 func WithoutWatch() Option { return func(c *config) { c.watch = false } }
 
+// WithCacheDocuments bounds how many parsed documents (their pages and
+// elements) stay in memory, least recently used first out (default
+// DefaultCacheDocuments). Every document's catalog metadata and page index
+// are always kept; an evicted document is parsed again when a page or an
+// element of it is read.
+func WithCacheDocuments(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.cacheDocs = n
+		}
+	}
+}
+
 // WithKitOptions passes options to dpekit.New (NewServer only).
 func WithKitOptions(opts ...dpekit.Option) Option {
 	return func(c *config) { c.kitOpts = append(c.kitOpts, opts...) }
@@ -60,10 +79,12 @@ func WithKitOptions(opts ...dpekit.Option) Option {
 // Library serves the files of one folder, recursively, as DPE documents. It
 // implements dpekit.Provider, dpekit.PageIndexer and dpekit.Watcher.
 //
-// Files are parsed when first needed and kept until their modification time
-// or size changes (every access checks with one stat). A file that cannot be
-// parsed is left out of the catalog with a warning, and retried when it
-// changes.
+// Files are parsed when first needed. Their metadata and page index are
+// kept until the file's modification time or size changes (every access
+// checks with one stat); their pages and elements are kept for the most
+// recently used documents only (WithCacheDocuments), so that serving a large
+// folder takes bounded memory. A file that cannot be parsed is left out of
+// the catalog with a warning, and retried when it changes.
 type Library struct {
 	root string
 	cfg  config
@@ -72,6 +93,8 @@ type Library struct {
 	mu      sync.RWMutex
 	entries map[string]*entry // by doc_ref
 	byPath  map[string]*entry // by slash-separated relative path
+
+	parsed *lru.Cache[*entry, *parsed] // pages and elements of recent documents
 
 	watcher   *fsnotify.Watcher
 	closeOnce sync.Once
@@ -84,8 +107,25 @@ type entry struct {
 	mu     sync.Mutex
 	loaded bool
 	stamp  stamp
-	doc    *parsed
+	meta   *docMeta // nil when err is set
 	err    error
+}
+
+// docMeta is what a Library keeps of every document: its catalog metadata
+// and its page index.
+type docMeta struct {
+	title, fileType, summary string
+	keywords                 []string
+	pages                    []dpekit.PageInfo
+}
+
+func metaOf(p *parsed) *docMeta {
+	m := &docMeta{title: p.title, fileType: p.fileType, summary: p.summary, keywords: p.keywords,
+		pages: make([]dpekit.PageInfo, len(p.pages))}
+	for i, pg := range p.pages {
+		m.pages[i] = dpekit.PageInfo{Title: pg.Title, ElementCount: len(pg.Elements)}
+	}
+	return m
 }
 
 type stamp struct {
@@ -106,7 +146,7 @@ var _ interface {
 // so that no change made after New returns is missed; the changes are
 // reported by Watch. Close releases the watcher when Watch never runs.
 func New(root string, opts ...Option) (*Library, error) {
-	cfg := config{host: DefaultHost, logger: slog.Default(), debounce: DefaultDebounce, watch: true}
+	cfg := config{host: DefaultHost, logger: slog.Default(), debounce: DefaultDebounce, watch: true, cacheDocs: DefaultCacheDocuments}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -121,7 +161,11 @@ func New(root string, opts ...Option) (*Library, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("docserver: %s is not a directory", root)
 	}
-	l := &Library{root: abs, cfg: cfg, log: cfg.logger, entries: map[string]*entry{}, byPath: map[string]*entry{}}
+	cache, err := lru.New[*entry, *parsed](cfg.cacheDocs)
+	if err != nil {
+		return nil, err
+	}
+	l := &Library{root: abs, cfg: cfg, log: cfg.logger, entries: map[string]*entry{}, byPath: map[string]*entry{}, parsed: cache}
 	if cfg.watch {
 		if l.watcher, err = fsnotify.NewWatcher(); err != nil {
 			return nil, fmt.Errorf("docserver: watching %s: %w", root, err)
@@ -234,6 +278,7 @@ func (l *Library) untrack(rel string) []string {
 		if p == rel || len(p) > len(prefix) && p[:len(prefix)] == prefix {
 			delete(l.byPath, p)
 			delete(l.entries, e.ref)
+			l.parsed.Remove(e)
 			refs = append(refs, e.ref)
 		}
 	}
@@ -246,29 +291,56 @@ func (l *Library) entry(ref string) *entry {
 	return l.entries[ref]
 }
 
-// load returns the entry's parsed document, parsing the file when it is new
-// or changed. errGone means the file no longer exists.
-func (l *Library) load(e *entry) (*parsed, error) {
+// load returns the entry's metadata, parsing the file when it is new or
+// changed. errGone means the file no longer exists.
+func (l *Library) load(e *entry) (*docMeta, error) {
+	_, meta, err := l.parse(e, false)
+	return meta, err
+}
+
+// full returns the entry's parsed document, from the cache or by parsing
+// the file again.
+func (l *Library) full(e *entry) (*parsed, error) {
+	doc, _, err := l.parse(e, true)
+	return doc, err
+}
+
+// parse brings the entry up to date with its file. With needDoc it also
+// returns the parsed document, parsing the file again if the cache evicted
+// it.
+func (l *Library) parse(e *entry, needDoc bool) (*parsed, *docMeta, error) {
 	fi, err := os.Stat(e.abs)
 	if err != nil {
-		return nil, errGone
+		return nil, nil, errGone
 	}
 	st := stampOf(fi)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.loaded && e.stamp == st {
-		return e.doc, e.err
+		if e.err != nil {
+			return nil, nil, e.err
+		}
+		if !needDoc {
+			return nil, e.meta, nil
+		}
+		if doc, ok := l.parsed.Get(e); ok {
+			return doc, e.meta, nil
+		}
 	}
 	doc, err := parseFile(e.abs, e.rel, e.kind)
-	e.loaded, e.stamp, e.doc, e.err = true, st, doc, err
+	e.loaded, e.stamp, e.err, e.meta = true, st, err, nil
 	switch {
 	case err == nil:
+		e.meta = metaOf(doc)
+		l.parsed.Add(e, doc)
+		return doc, e.meta, nil
 	case errors.Is(err, errNotText) && e.kind == kindText:
 		l.log.Debug("docserver: skipping a file that is not text", "path", e.rel)
 	default:
 		l.log.Warn("docserver: skipping a file that cannot be parsed", "path", e.rel, "err", err)
 	}
-	return doc, err
+	l.parsed.Remove(e)
+	return nil, nil, err
 }
 
 var errGone = errors.New("file is gone")
@@ -282,18 +354,18 @@ func fileURI(abs string) string {
 	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
-func (l *Library) document(e *entry, doc *parsed) dpekit.Document {
+func (l *Library) document(e *entry, m *docMeta) dpekit.Document {
 	e.mu.Lock()
 	mod := e.stamp.mod
 	e.mu.Unlock()
 	return dpekit.Document{
 		DocRef:       e.ref,
-		Title:        doc.title,
-		FileType:     doc.fileType,
+		Title:        m.title,
+		FileType:     m.fileType,
 		FileURI:      fileURI(e.abs),
-		PageCount:    len(doc.pages),
-		Keywords:     doc.keywords,
-		Summary:      doc.summary,
+		PageCount:    len(m.pages),
+		Keywords:     m.keywords,
+		Summary:      m.summary,
 		LastModified: mod,
 	}
 }
@@ -309,7 +381,7 @@ func (l *Library) Documents(ctx context.Context) ([]dpekit.Document, error) {
 	l.mu.RUnlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].rel < all[j].rel })
 
-	docs := make([]*parsed, len(all))
+	docs := make([]*docMeta, len(all))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(all)) {
@@ -341,31 +413,45 @@ func (l *Library) Documents(ctx context.Context) ([]dpekit.Document, error) {
 	return out, nil
 }
 
-func (l *Library) lookup(ref string) (*entry, *parsed, error) {
+// lookup finds the entry of ref and its metadata.
+func (l *Library) lookup(ref string) (*entry, *docMeta, error) {
 	e := l.entry(ref)
 	if e == nil {
 		return nil, nil, dpekit.ErrNotFound
 	}
-	doc, err := l.load(e)
+	m, err := l.load(e)
 	if err != nil {
 		// A file that is gone or does not parse is no document.
 		return nil, nil, dpekit.ErrNotFound
 	}
-	return e, doc, nil
+	return e, m, nil
+}
+
+// lookupFull finds the entry of ref and its parsed document.
+func (l *Library) lookupFull(ref string) (*parsed, error) {
+	e := l.entry(ref)
+	if e == nil {
+		return nil, dpekit.ErrNotFound
+	}
+	doc, err := l.full(e)
+	if err != nil {
+		return nil, dpekit.ErrNotFound
+	}
+	return doc, nil
 }
 
 // Document returns the metadata of one file.
 func (l *Library) Document(_ context.Context, ref string) (dpekit.Document, error) {
-	e, doc, err := l.lookup(ref)
+	e, m, err := l.lookup(ref)
 	if err != nil {
 		return dpekit.Document{}, err
 	}
-	return l.document(e, doc), nil
+	return l.document(e, m), nil
 }
 
 // Page returns one page of a file.
 func (l *Library) Page(_ context.Context, ref string, index int) (dpekit.Page, error) {
-	_, doc, err := l.lookup(ref)
+	doc, err := l.lookupFull(ref)
 	if err != nil {
 		return dpekit.Page{}, err
 	}
@@ -375,22 +461,23 @@ func (l *Library) Page(_ context.Context, ref string, index int) (dpekit.Page, e
 	return doc.pages[index], nil
 }
 
-// Pages returns the page index window of a file.
+// Pages returns the page index window of a file, from the metadata kept for
+// every document.
 func (l *Library) Pages(_ context.Context, ref string, offset, limit int) ([]dpekit.PageInfo, error) {
-	_, doc, err := l.lookup(ref)
+	_, m, err := l.lookup(ref)
 	if err != nil {
 		return nil, err
 	}
 	var out []dpekit.PageInfo
-	for i := offset; i < len(doc.pages) && i < offset+limit; i++ {
-		out = append(out, dpekit.PageInfo{Title: doc.pages[i].Title, ElementCount: len(doc.pages[i].Elements)})
+	for i := offset; i < len(m.pages) && i < offset+limit; i++ {
+		out = append(out, m.pages[i])
 	}
 	return out, nil
 }
 
 // Element returns one element of a file.
 func (l *Library) Element(_ context.Context, ref, id string) (dpekit.Element, error) {
-	_, doc, err := l.lookup(ref)
+	doc, err := l.lookupFull(ref)
 	if err != nil {
 		return dpekit.Element{}, err
 	}
