@@ -37,3 +37,23 @@ func ExampleError() {
 	// {"error":{"code":4202,"message":"page 12 out of range","details":{"page_count":5}}}
 	// page count: 5
 }
+
+// A tool's a2c_tool_meta travels as a JSON string; ToolMeta decodes it,
+// keeping the keys the Computer's config added.
+func ExampleSMCPTool_ToolMeta() {
+	tool := protocol.SMCPTool{Name: "delete_file", Meta: map[string]any{
+		protocol.MetaKeyToolMeta: `{"auto_apply":false,"tags":["fs"],"icon":"trash"}`,
+	}}
+	m, err := tool.ToolMeta()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("runs without asking:", m.AutoApply != nil && *m.AutoApply)
+	fmt.Println("tags:", m.Tags)
+	fmt.Println("icon:", m.Extra["icon"])
+	// Output:
+	// runs without asking: false
+	// tags: [fs]
+	// icon: trash
+}

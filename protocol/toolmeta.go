@@ -84,3 +84,50 @@ func (m ToolMeta) Merge(base ToolMeta) ToolMeta {
 	}
 	return out
 }
+
+// Keys of SMCPTool.Meta that PROTOCOL.md defines (SMCPTool): both carry a
+// JSON document encoded as a string.
+const (
+	// MetaKeyToolMeta holds the tool's merged ToolMeta.
+	MetaKeyToolMeta = "a2c_tool_meta"
+	// MetaKeyAnnotation holds the MCP tool annotations.
+	MetaKeyAnnotation = "MCP_TOOL_ANNOTATION"
+)
+
+// ToolMeta decodes the tool's a2c_tool_meta, the merged ToolMeta its
+// Computer configured (auto_apply, alias, tags, ...). It returns nil and no
+// error when the tool has none.
+func (t SMCPTool) ToolMeta() (*ToolMeta, error) {
+	var m ToolMeta
+	ok, err := t.metaJSON(MetaKeyToolMeta, &m)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Annotations decodes the tool's MCP_TOOL_ANNOTATION, the MCP server's
+// annotations (title, readOnlyHint, destructiveHint, ...). It returns nil
+// and no error when the tool has none.
+func (t SMCPTool) Annotations() (map[string]any, error) {
+	var a map[string]any
+	if _, err := t.metaJSON(MetaKeyAnnotation, &a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (t SMCPTool) metaJSON(key string, v any) (bool, error) {
+	raw, ok := t.Meta[key]
+	if !ok || raw == nil {
+		return false, nil
+	}
+	s, isString := raw.(string)
+	if !isString {
+		return false, NewBadRequest("tool %q: meta %s is a %T, not a JSON string", t.Name, key, raw).With("tool", t.Name)
+	}
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		return false, NewBadRequest("tool %q: meta %s: %v", t.Name, key, err).With("tool", t.Name)
+	}
+	return true, nil
+}

@@ -52,3 +52,28 @@ func TestToolMetaMerge(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestSMCPToolMetaAccessors(t *testing.T) {
+	tool := protocol.SMCPTool{Name: "search", Meta: map[string]any{
+		protocol.MetaKeyToolMeta:   `{"auto_apply":true,"tags":["docs"],"icon":"magnifier"}`,
+		protocol.MetaKeyAnnotation: `{"title":"Search","readOnlyHint":true}`,
+	}}
+	m, err := tool.ToolMeta()
+	require.NoError(t, err)
+	assert.Equal(t, &protocol.ToolMeta{AutoApply: ptr(true), Tags: []string{"docs"}, Extra: map[string]any{"icon": "magnifier"}}, m)
+	a, err := tool.Annotations()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"title": "Search", "readOnlyHint": true}, a)
+
+	m, err = protocol.SMCPTool{Name: "plain"}.ToolMeta()
+	assert.NoError(t, err)
+	assert.Nil(t, m)
+	a, err = protocol.SMCPTool{Name: "plain", Meta: map[string]any{"other": 1}}.Annotations()
+	assert.NoError(t, err)
+	assert.Nil(t, a)
+
+	for _, bad := range []any{`{"auto_apply":"yes"}`, `not json`, 42.0} {
+		_, err := protocol.SMCPTool{Name: "bad", Meta: map[string]any{protocol.MetaKeyToolMeta: bad}}.ToolMeta()
+		assert.Equal(t, protocol.CodeBadRequest, protocol.CodeOf(err), "%v", bad)
+	}
+}

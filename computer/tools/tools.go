@@ -68,8 +68,8 @@ import (
 
 // Meta keys of an SMCPTool (PROTOCOL.md, SMCPTool).
 const (
-	MetaToolMeta   = "a2c_tool_meta"
-	MetaAnnotation = "MCP_TOOL_ANNOTATION"
+	MetaToolMeta   = protocol.MetaKeyToolMeta
+	MetaAnnotation = protocol.MetaKeyAnnotation
 )
 
 // ClashSeparator joins server and tool name for clashing tools.

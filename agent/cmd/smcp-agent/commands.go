@@ -83,13 +83,34 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 		}
 		return e.printJSON(all)
 	}
-	tw := e.table("COMPUTER", "TOOL", "DESCRIPTION")
+	tw := e.table("COMPUTER", "TOOL", "CONFIRM", "TAGS", "DESCRIPTION")
 	for _, name := range computers {
 		for _, t := range all[name] {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", name, t.Name, cell(t.Description, 70))
+			confirm, tags := toolMetaCells(t)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, t.Name, confirm, tags, cell(t.Description, 60))
 		}
 	}
 	return tw.Flush()
+}
+
+// toolMetaCells says whether the tool's Computer runs it at once ("auto",
+// auto_apply: true) or asks its user first ("ask"), and lists its tags.
+func toolMetaCells(t protocol.SMCPTool) (confirm, tags string) {
+	confirm, tags = "ask", "-"
+	m, err := t.ToolMeta()
+	if err != nil {
+		return "?", "?"
+	}
+	if m == nil {
+		return confirm, tags
+	}
+	if m.AutoApply != nil && *m.AutoApply {
+		confirm = "auto"
+	}
+	if len(m.Tags) > 0 {
+		tags = strings.Join(m.Tags, ",")
+	}
+	return confirm, tags
 }
 
 func cmdCall(ctx context.Context, e *env, args []string) error {

@@ -113,7 +113,8 @@ func TestTools(t *testing.T) {
 	p := startPeer(t)
 	r := cli(t, p, nil, "tools", "alpha")
 	requireOK(t, r)
-	require.Equal(t, []string{"COMPUTER TOOL DESCRIPTION", "alpha echo Echo the params back", "alpha fail Always fails", "alpha slow Never finishes"}, lines(r.out))
+	require.Equal(t, []string{"COMPUTER TOOL CONFIRM TAGS DESCRIPTION", "alpha echo auto test Echo the params back",
+		"alpha fail auto test Always fails", "alpha slow ask - Never finishes"}, lines(r.out))
 
 	r = cli(t, p, nil, "tools")
 	requireOK(t, r)

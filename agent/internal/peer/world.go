@@ -118,9 +118,12 @@ func NewWorld() *World {
 		[][]protocol.DPEElement{{el("txt-201", protocol.DPEElementCategoryText, "Notes", map[string]any{"text": "Ship it."})}})
 
 	tool := func(name, desc string) protocol.SMCPTool {
-		return protocol.SMCPTool{Name: name, Description: desc,
-			ParamsSchema: map[string]any{"type": "object"}, ReturnSchema: nil,
-			Meta: map[string]any{"a2c_tool_meta": `{"auto_apply":true}`}}
+		t := protocol.SMCPTool{Name: name, Description: desc,
+			ParamsSchema: map[string]any{"type": "object"}, ReturnSchema: nil}
+		if name != "slow" { // slow is a tool its Computer asks the user about
+			t.Meta = map[string]any{protocol.MetaKeyToolMeta: `{"auto_apply":true,"tags":["test"]}`}
+		}
+		return t
 	}
 	stdio := func(name string) protocol.MCPServerConfig {
 		return protocol.MCPServerConfig{Stdio: &protocol.MCPStdioConfig{
