@@ -87,14 +87,11 @@ func (p *peer) ch(ev string) chan []any {
 	return c
 }
 
-// connect dials /smcp, retrying attempts lost to two races of the Go
-// Socket.IO libraries (both seen about once in a few hundred connects under
-// -race on loopback):
+// connect dials /smcp, retrying attempts lost to races of the Go Socket.IO
+// client library (seen about once in a few hundred connects under -race on
+// loopback; the server library's own races are prevented by engine.go):
 //   - client v3.0.1 subscribes to the engine's "open" event after starting
 //     the engine, so the open can be missed and the attempt times out;
-//   - server v3.0.2 writes the engine handshake before the Socket.IO layer
-//     listens to the connection, so a quick namespace CONNECT can be dropped
-//     and the client, which has no timeout for it, waits forever;
 //   - client v3.0.1 Socket.Connect can run its onopen twice (the manager
 //     opens between the subscription and the state check), sending two
 //     namespace CONNECTs; the server closes such a connection ("invalid

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
-	engine "github.com/zishang520/socket.io/servers/engine/v3"
-	"github.com/zishang520/socket.io/servers/engine/v3/transports"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 )
@@ -40,6 +38,7 @@ type Server struct {
 	closeOnce sync.Once
 	stopped   atomic.Bool // the Socket.IO server is closed
 	authWG    sync.WaitGroup
+	gates     sync.Map // Engine.IO connection id → *connGate (engine.go)
 
 	mu       sync.Mutex
 	closing  bool
@@ -96,7 +95,7 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.io = socket.NewServer(nil, so)
 	s.engine = s.io.ServeHandler(nil)
-	if err := s.io.Engine().On("connection", releaseOnClose); err != nil {
+	if err := s.io.Engine().On("connection", s.onEngineConnection); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -104,7 +103,7 @@ func New(opts ...Option) (*Server, error) {
 			http.Error(w, "smcp server closed", http.StatusServiceUnavailable)
 			return
 		}
-		s.engine.ServeHTTP(w, r)
+		serveHoldingReads(s.engine, w, r)
 	})
 
 	// Only /smcp is served: the default namespace refuses every client.
@@ -188,6 +187,9 @@ func (s *Server) onConnection(args ...any) {
 	if !ok {
 		return
 	}
+	// The library has registered the socket on its connection: packets
+	// held by the gate may go on (engine.go).
+	defer s.registered(sock.Conn().Id())
 	sess := &session{
 		id:       string(sock.Id()),
 		sock:     sock,
@@ -354,25 +356,6 @@ func (s *Server) shutdown(ctx context.Context) error {
 		return drainErr
 	}
 	return ctx.Err()
-}
-
-// releaseOnClose works around engine v3.0.2: when the peer closes a
-// websocket first, the transport is marked closed without running DoClose,
-// so its write-queue goroutine never ends (one goroutine leaked per
-// connection). Running DoClose once the engine socket has closed stops the
-// queue; closing the already-closed connection again is harmless. It runs on
-// its own short-lived goroutine: the close event is still being emitted
-// under the connection's one-shot listener, which DoClose would re-enter.
-func releaseOnClose(args ...any) {
-	conn, ok := args[0].(engine.Socket)
-	if !ok {
-		return
-	}
-	_ = conn.Once("close", func(...any) {
-		if t := conn.Transport(); t != nil && t.Name() == transports.WEBSOCKET {
-			go t.DoClose(nil)
-		}
-	})
 }
 
 func splitAck(args []any) ([]any, socket.Ack) {

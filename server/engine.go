@@ -1,0 +1,232 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	engine "github.com/zishang520/socket.io/parsers/engine/v3/packet"
+	eio "github.com/zishang520/socket.io/servers/engine/v3"
+	"github.com/zishang520/socket.io/servers/engine/v3/transports"
+)
+
+// This file holds what the Server does at the Engine.IO level, below the
+// Socket.IO layer, to work around defects of servers/socket and
+// servers/engine v3.0.2 (docs/DECISIONS.md, Socket.IO library defects).
+
+// earlyPacketWait bounds how long an /smcp packet that arrives before its
+// namespace is registered is held (see connGate).
+const earlyPacketWait = 5 * time.Second
+
+// connGate works around servers/socket v3.0.2 answering a namespace CONNECT
+// before it registers the namespace on the connection: the answer is written
+// on the socket's task goroutine, and the registration follows it there. A
+// client that emits as soon as it reads the answer (every SMCP client joins
+// an office at once) can have its event decoded in between, on the
+// connection's read goroutine; the library then finds no socket for /smcp and
+// closes the whole connection. The Engine.IO socket emits "packet" for every
+// incoming packet on that read goroutine before the Socket.IO layer decodes
+// it, so the gate holds an /smcp event or ack there until the Server's
+// connection handler, which runs after the registration, has opened it.
+type connGate struct {
+	isOpen atomic.Bool // fast path of every packet once registered
+
+	mu   sync.Mutex
+	open chan struct{} // closed while the /smcp socket is registered
+}
+
+func newConnGate() *connGate { return &connGate{open: make(chan struct{})} }
+
+// connecting is called for a CONNECT to /smcp: packets wait again until the
+// new socket is registered.
+func (g *connGate) connecting() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.isOpen.Store(false)
+	select {
+	case <-g.open:
+		g.open = make(chan struct{})
+	default:
+	}
+}
+
+// registered is called by the Server's connection handler.
+func (g *connGate) registered() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
+	}
+	g.isOpen.Store(true)
+}
+
+func (g *connGate) wait(done <-chan struct{}) {
+	if g.isOpen.Load() {
+		return
+	}
+	g.mu.Lock()
+	open := g.open
+	g.mu.Unlock()
+	select {
+	case <-open:
+		return
+	default:
+	}
+	t := time.NewTimer(earlyPacketWait)
+	defer t.Stop()
+	select {
+	case <-open:
+	case <-t.C: // never registered (refused, or a client breaking the protocol): the library decides
+	case <-done:
+	}
+}
+
+// onEngineConnection prepares every Engine.IO connection: the gate above,
+// and the write-queue release below.
+func (s *Server) onEngineConnection(args ...any) {
+	conn, ok := args[0].(eio.Socket)
+	if !ok {
+		return
+	}
+	g := newConnGate()
+	s.gates.Store(conn.Id(), g)
+	_ = conn.On("packet", func(args ...any) {
+		p, _ := args[0].(*engine.Packet)
+		if p == nil || p.Type != engine.MESSAGE {
+			return
+		}
+		switch smcpPacketKind(p.Data) {
+		case smcpConnect:
+			g.connecting()
+		case smcpTraffic:
+			g.wait(s.ctx.Done())
+		}
+	})
+	_ = conn.Once("close", func(...any) {
+		s.gates.Delete(conn.Id())
+		// Engine v3.0.2: when the peer closes a websocket first, the
+		// transport is marked closed without running DoClose, so its
+		// write-queue goroutine never ends (one goroutine leaked per
+		// connection). Running DoClose once the engine socket has closed
+		// stops the queue; closing the already-closed connection again is
+		// harmless. It runs on its own short-lived goroutine: the close
+		// event is still being emitted under the connection's one-shot
+		// listener, which DoClose would re-enter.
+		if t := conn.Transport(); t != nil && t.Name() == transports.WEBSOCKET {
+			go t.DoClose(nil)
+		}
+	})
+}
+
+// registered opens the gate of the connection sock belongs to.
+func (s *Server) registered(engineID string) {
+	if g, ok := s.gates.Load(engineID); ok {
+		g.(*connGate).registered()
+	}
+}
+
+type packetKind int
+
+const (
+	smcpOther   packetKind = iota // not an /smcp packet, or a disconnect
+	smcpConnect                   // CONNECT to /smcp
+	smcpTraffic                   // EVENT, ACK, BINARY_EVENT or BINARY_ACK on /smcp
+)
+
+// smcpPacketKind reads the head of the Socket.IO packet an Engine.IO
+// message carries, in its string encoding ("2/smcp,…", "51-/smcp,…",
+// "0/smcp,{…}"; the engine's own "4" is already stripped), without
+// consuming it.
+func smcpPacketKind(data any) packetKind {
+	b, ok := data.(interface {
+		Peek(int) ([]byte, error)
+		Len() int
+	})
+	if !ok {
+		return smcpOther
+	}
+	head, err := b.Peek(min(b.Len(), 32))
+	if len(head) < 2 || err != nil && !errors.Is(err, io.EOF) {
+		return smcpOther
+	}
+	typ, rest := head[0], head[1:]
+	if typ == '5' || typ == '6' { // binary packets count attachments first: "451-"
+		i := bytes.IndexByte(rest, '-')
+		if i < 0 {
+			return smcpOther
+		}
+		rest = rest[i+1:]
+	}
+	if nsp, _, _ := bytes.Cut(rest, []byte(",")); string(nsp) != protocol.Namespace {
+		return smcpOther
+	}
+	switch typ {
+	case '0':
+		return smcpConnect
+	case '2', '3', '5', '6':
+		return smcpTraffic
+	}
+	return smcpOther
+}
+
+// serveHoldingReads works around servers/engine v3.0.2 answering a
+// websocket handshake (the Engine.IO OPEN packet) before the Socket.IO layer
+// listens on the new connection: a client that sends its namespace CONNECT
+// as soon as it reads OPEN can have it read, and dropped, in between, and
+// then waits for an answer that never comes (about 1 connection in 150
+// under the race detector). The library's handshake, up to and including
+// the Socket.IO layer attaching its listeners, runs inside ServeHTTP; the
+// hijacked connection's reads are held until ServeHTTP has returned, so
+// nothing the client sends is read before someone listens. Requests that
+// are not a new websocket connection are served as they are.
+func serveHoldingReads(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || r.URL.Query().Get("sid") != "" {
+		h.ServeHTTP(w, r)
+		return
+	}
+	hw := &holdingWriter{ResponseWriter: w, release: make(chan struct{})}
+	defer close(hw.release)
+	h.ServeHTTP(hw, r)
+}
+
+// holdingWriter hands out a hijacked connection whose reads wait for
+// release.
+type holdingWriter struct {
+	http.ResponseWriter
+	release chan struct{}
+}
+
+func (w *holdingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("server: the ResponseWriter cannot be hijacked")
+	}
+	conn, brw, err := hj.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &heldConn{Conn: conn, release: w.release}, brw, nil
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *holdingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+type heldConn struct {
+	net.Conn
+	release <-chan struct{}
+}
+
+func (c *heldConn) Read(p []byte) (int, error) {
+	<-c.release
+	return c.Conn.Read(p)
+}
