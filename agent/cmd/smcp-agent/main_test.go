@@ -465,21 +465,31 @@ func TestWatch(t *testing.T) {
 			done := make(chan int, 1)
 			go func() { done <- run(ctx, args, &out, &errOut, func(k string) string { return env[k] }) }()
 			// The initial tool sync shows both Computers.
-			require.Eventually(t, func() bool {
-				return strings.Count(out.String(), "beta") >= 1 && strings.Count(out.String(), "alpha") >= 1
-			}, wait, 10*time.Millisecond, out.String())
+			// On failure, say what the command printed by then.
+			until := func(what string, cond func(string) bool) {
+				t.Helper()
+				deadline := time.Now().Add(wait)
+				for !cond(out.String()) {
+					if time.Now().After(deadline) {
+						t.Fatalf("no %s within %v\nstdout:\n%s\nstderr:\n%s", what, wait, out.String(), errOut.String())
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			until("initial tool sync", func(s string) bool {
+				return strings.Contains(s, "beta") && strings.Contains(s, "alpha")
+			})
 			require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, map[string]any{"computer": "alpha"}))
 			require.NoError(t, p.Broadcast(protocol.NotifyLeaveOffice, map[string]any{"office_id": "office-1", "computer": "beta"}))
 			if asJSON {
-				require.Eventually(t, func() bool {
-					return strings.Contains(out.String(), `"event":"catalog"`) && strings.Contains(out.String(), `"event":"notify:leave_office"`)
-				}, wait, 10*time.Millisecond, out.String())
+				until("catalog and leave_office", func(s string) bool {
+					return strings.Contains(s, `"event":"catalog"`) && strings.Contains(s, `"event":"notify:leave_office"`)
+				})
 			} else {
-				require.Eventually(t, func() bool {
-					s := out.String()
+				until("catalog and leave_office", func(s string) bool {
 					return strings.Contains(s, "notify:update_finder computer=alpha") && strings.Contains(s, "catalog of alpha: 2 documents") &&
 						strings.Contains(s, "notify:leave_office office=office-1 computer=beta")
-				}, wait, 10*time.Millisecond, out.String())
+				})
 			}
 			cancel()
 			select {
