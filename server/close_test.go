@@ -112,10 +112,13 @@ func TestCloseDeadline(t *testing.T) {
 }
 
 // TestCloseWithPollingClient: Close does not wait on a long-polling client,
-// and that client's connection ends. (A long poll that reached the engine
-// just as it closed can stay open until the HTTP server closes its
-// connections: http.Server.Shutdown's deadline, then Close, as smcp-server
-// does.)
+// and that client's connection ends: at once as a rule, and otherwise when
+// the HTTP server closes its connections. (engine v3.0.2 closes a polling
+// transport's write queue before it queues the CLOSE packet, so a client
+// that was between two polls when the Server closed is never answered: about
+// 1 run in 10 to 20 under load. The Server cannot end that request without
+// racing the engine; http.Server.Shutdown's deadline, then Close, end it, as
+// smcp-server does.)
 func TestCloseWithPollingClient(t *testing.T) {
 	srv, err := server.New(server.WithAPIKeys(testKey), server.WithLogger(testLogger(t)))
 	require.NoError(t, err)
@@ -132,7 +135,14 @@ func TestCloseWithPollingClient(t *testing.T) {
 	p.sock.Once("disconnect", func(...any) { close(gone) })
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	require.NoError(t, srv.Close(ctx))
+	require.NoError(t, srv.Close(ctx), "Close waited on the long poll")
+	select {
+	case <-gone:
+		return
+	case <-time.After(3 * time.Second):
+		t.Log("a long poll raced the close; the HTTP server's connection close ends it")
+	}
+	hs.CloseClientConnections()
 	select {
 	case <-gone:
 	case <-time.After(wait):

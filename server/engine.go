@@ -114,6 +114,7 @@ func (s *Server) onEngineConnection(args ...any) {
 	})
 	_ = conn.Once("close", func(...any) {
 		s.gates.Delete(conn.Id())
+		g.registered() // nothing to wait for on a closed connection
 		// Engine v3.0.2: when the peer closes a websocket first, the
 		// transport is marked closed without running DoClose, so its
 		// write-queue goroutine never ends (one goroutine leaked per
