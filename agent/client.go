@@ -44,6 +44,7 @@ type Client struct {
 	state     connState
 	readyCh   chan struct{} // closed while state is ready, closed or dead
 	readyOpen bool          // readyCh is still open
+	lostCh    chan struct{} // closed when a ready connection goes down
 	deadErr   error
 	doneCh    chan struct{} // closed when the Client is closed or dead
 	doneOpen  bool
@@ -113,6 +114,7 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 		reqPrefix:    hex.EncodeToString(prefix),
 		readyCh:      make(chan struct{}),
 		readyOpen:    true,
+		lostCh:       make(chan struct{}),
 		doneCh:       make(chan struct{}),
 		doneOpen:     true,
 		firstConnect: make(chan error, 1),
@@ -365,6 +367,12 @@ func (c *Client) setStateLocked(st connState) {
 	if c.state == stateClosed {
 		return
 	}
+	switch {
+	case c.state == stateReady && st != stateReady:
+		close(c.lostCh) // requests waiting on this connection's answers stop waiting
+	case c.state != stateReady && st == stateReady:
+		c.lostCh = make(chan struct{})
+	}
 	c.state = st
 	if (st == stateClosed || st == stateDead) && c.doneOpen {
 		close(c.doneCh)
@@ -596,12 +604,18 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 	}
 	wctx, stop := context.WithTimeout(ctx, limit)
 	defer stop()
+	var lost <-chan struct{} // nil (never ready) for the rejoin, sent before the connection is ready
 	if raw {
 		if !c.sock.Connected() {
 			return nil, false, connectionLostError(event, "not connected")
 		}
-	} else if err := c.waitReady(wctx, event); err != nil {
-		return nil, false, err
+	} else {
+		if err := c.waitReady(wctx, event); err != nil {
+			return nil, false, err
+		}
+		c.mu.Lock()
+		lost = c.lostCh
+		c.mu.Unlock()
 	}
 
 	ch := make(chan ackResult, 1)
@@ -634,6 +648,20 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 		return nil, true, timeoutError(event, "within "+limit.Round(time.Millisecond).String())
 	case <-c.closedCh:
 		return nil, true, closedError(event)
+	case <-lost:
+		// The connection the request went out on is down. The Socket.IO
+		// client normally fails the ack at once, but a request emitted just
+		// as the transport closed can be lost without its ack ever failing
+		// (clients/socket v3.0.1); without this the caller would wait for
+		// the whole timeout instead of the retry after the reconnection.
+		select {
+		case r := <-ch:
+			if r.err == nil {
+				return r.vals, true, nil
+			}
+		default:
+		}
+		return nil, true, connectionLostError(event, "the connection went down before the answer")
 	}
 }
 
@@ -678,16 +706,20 @@ func encodeRequest(event string, payload any) (any, error) {
 	return data, nil
 }
 
+// requestAttempts bounds how often request sends one request when the
+// connection keeps dropping before the answer.
+const requestAttempts = 3
+
 // request is send for requests that may be repeated: when the connection
 // drops before the answer, it waits for the reconnection (and the rejoin)
-// and sends the request once more, within the same deadline. Every request
-// but client:tool_call is safe to repeat: they read, or (join, leave) end in
-// the same state.
+// and sends the request again, at most requestAttempts times in all and
+// within the same deadline. Every request but client:tool_call is safe to
+// repeat: they read, or (join, leave) end in the same state.
 func (c *Client) request(ctx context.Context, event string, payload any) ([]any, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.timeout)
 	defer cancel()
 	vals, err := c.send(ctx, event, payload, false)
-	if err != nil && errors.Is(err, ErrConnectionLost) && ctx.Err() == nil {
+	for attempt := 1; attempt < requestAttempts && err != nil && errors.Is(err, ErrConnectionLost) && ctx.Err() == nil; attempt++ {
 		c.log.Debug("connection lost before the answer; repeating the request after reconnecting", "event", event, "error", err)
 		vals, err = c.send(ctx, event, payload, false)
 	}

@@ -33,10 +33,13 @@
 // RoomFull: ...", the text of a *protocol.Error) keeps it, any other
 // refusal is a 403.
 //
-// Every request but client:tool_call is repeated once, within its deadline,
-// when the connection drops before the answer: the Client reconnects and
-// rejoins its office first. Requests made while the connection is down wait
-// for it, within their deadline.
+// Every request but client:tool_call is sent again, up to three times in
+// all and within its deadline, when the connection drops before the answer:
+// the Client reconnects and rejoins its office first. A request stops
+// waiting as soon as its connection goes down (even when the Socket.IO
+// client lost it without failing its ack). Requests made while the
+// connection is down wait for it, within their deadline. A tool call whose
+// connection drops fails with ErrConnectionLost: it may have run.
 //
 // # Tool calls
 //

@@ -173,15 +173,15 @@ func TestCloseFailsCallsInFlightAndAfter(t *testing.T) {
 }
 
 // TestRequestRepeatedAfterConnectionDrop: a read interrupted by a dropped
-// connection is sent again once the Client has reconnected and rejoined; a
-// tool call is not (it may have run).
+// connection is sent again once the Client has reconnected and rejoined, up
+// to three times in all; a tool call is not (it may have run).
 func TestRequestRepeatedAfterConnectionDrop(t *testing.T) {
 	p := startPeer(t)
 	c, _ := joined(t, p)
 	drops := 0
 	p.Handle(protocol.EventGetConfig, func(ctx context.Context, req map[string]any) peer.Reply {
 		drops++
-		if drops == 1 {
+		if drops <= 2 {
 			return peer.Reply{Drop: true}
 		}
 		return p.World.Handler(protocol.EventGetConfig)(ctx, req)
@@ -190,11 +190,20 @@ func TestRequestRepeatedAfterConnectionDrop(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, cfg.Servers, "docs")
 	reqs := p.Received(protocol.EventGetConfig)
-	require.Len(t, reqs, 2)
-	require.NotEqual(t, reqs[0].SID, reqs[1].SID, "sent again on the new session")
-	require.Equal(t, reqs[0].Payload["req_id"], reqs[1].Payload["req_id"])
+	require.Len(t, reqs, 3)
+	for i := 1; i < 3; i++ {
+		require.NotEqual(t, reqs[i-1].SID, reqs[i].SID, "sent again on the new session")
+		require.Equal(t, reqs[0].Payload["req_id"], reqs[i].Payload["req_id"])
+	}
 	joins := p.Received(protocol.EventJoinOffice)
-	require.Len(t, joins, 2, "rejoined before repeating")
+	require.Len(t, joins, 3, "rejoined before repeating")
+
+	// A connection that drops on every attempt fails the request after the
+	// third, with ErrConnectionLost.
+	p.Handle(protocol.EventGetDesktop, func(context.Context, map[string]any) peer.Reply { return peer.Reply{Drop: true} })
+	_, err = c.GetDesktop(ctxT(t), "alpha", agent.DesktopQuery{})
+	require.ErrorIs(t, err, agent.ErrConnectionLost)
+	require.Len(t, p.Received(protocol.EventGetDesktop), 3)
 
 	p.Reply(protocol.EventToolCall, peer.Reply{Drop: true})
 	_, err = c.CallTool(ctxT(t), "alpha", "echo", nil, time.Second)
