@@ -140,26 +140,49 @@ func (f *Server) Socket() *socket.Socket {
 }
 
 // Request sends event to the joined Computer and returns its ack values.
+// When the Computer's connection drops before it answers (the Go Socket.IO
+// client sometimes sends its namespace CONNECT twice, and the library
+// server closes such a connection), the request is sent again on the
+// connection the Computer rejoins with, as a Server would fail the first
+// and the Agent repeat it.
 func (f *Server) Request(event string, payload any) []any {
 	f.t.Helper()
-	s := f.Socket()
-	if s == nil {
-		f.t.Fatal("no computer joined")
-	}
-	ch := make(chan []any, 1)
-	if err := s.Emit(event, payload, socket.Ack(func(vals []any, _ error) { ch <- vals })); err != nil {
-		f.t.Fatal(err)
-	}
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		f.t.Fatalf("%s: no ack", event)
-		return nil
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := f.Socket()
+		if s == nil {
+			f.t.Fatal("no computer joined")
+		}
+		ch := make(chan []any, 1)
+		if err := s.Emit(event, payload, socket.Ack(func(vals []any, _ error) { ch <- vals })); err != nil {
+			f.t.Fatal(err)
+		}
+		tick := time.NewTicker(20 * time.Millisecond)
+	wait:
+		for {
+			select {
+			case v := <-ch:
+				tick.Stop()
+				return v
+			case <-tick.C:
+				if time.Now().After(deadline) {
+					tick.Stop()
+					f.t.Fatalf("%s: no ack", event)
+					return nil
+				}
+				if s.Connected() {
+					continue
+				}
+				// Dropped: wait for the rejoin, then send again.
+				if next := f.Socket(); next != nil && next != s && next.Connected() {
+					break wait
+				}
+			}
+		}
+		tick.Stop()
 	}
 }
 
-// Emit sends an event without ack to the joined Computer.
 func (f *Server) Emit(event string, payload any) {
 	f.t.Helper()
 	if err := f.Socket().Emit(event, payload); err != nil {
