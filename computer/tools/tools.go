@@ -66,12 +66,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Meta keys of an SMCPTool (PROTOCOL.md, SMCPTool).
-const (
-	MetaToolMeta   = protocol.MetaKeyToolMeta
-	MetaAnnotation = protocol.MetaKeyAnnotation
-)
-
 // ClashSeparator joins server and tool name for clashing tools.
 const ClashSeparator = "__"
 
@@ -303,12 +297,12 @@ func Convert(t mcp.Tool, meta *protocol.ToolMeta) protocol.SMCPTool {
 	}
 	if meta != nil {
 		if b, err := json.Marshal(meta); err == nil {
-			md[MetaToolMeta] = string(b)
+			md[protocol.MetaKeyToolMeta] = string(b)
 		}
 	}
 	if a := t.Annotations; a != (mcp.ToolAnnotation{}) {
 		if b, err := json.Marshal(a); err == nil {
-			md[MetaAnnotation] = string(b)
+			md[protocol.MetaKeyAnnotation] = string(b)
 		}
 	}
 	if len(md) > 0 {
@@ -465,7 +459,7 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 		}
 		var mm map[string]any
 		if b, err := json.Marshal(e.meta); err == nil && json.Unmarshal(b, &mm) == nil {
-			res.Meta[MetaToolMeta] = mm
+			res.Meta[protocol.MetaKeyToolMeta] = mm
 		}
 	}
 	s.record(e.server, e.original, res.IsError == nil || !*res.IsError)

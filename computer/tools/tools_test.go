@@ -85,9 +85,9 @@ func TestConvert(t *testing.T) {
 	assert.Equal(t, `["a",1]`, got.Meta["mixed"])
 	assert.Equal(t, `{"k":1}`, got.Meta["obj"])
 	assert.Equal(t, `null`, got.Meta["null"])
-	assert.JSONEq(t, `{"auto_apply":true,"tags":["t"]}`, got.Meta[MetaToolMeta].(string))
+	assert.JSONEq(t, `{"auto_apply":true,"tags":["t"]}`, got.Meta[protocol.MetaKeyToolMeta].(string))
 	// mcp.NewTool fills the annotation defaults; they are sent on the wire.
-	assert.JSONEq(t, `{"title":"Echo","readOnlyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}`, got.Meta[MetaAnnotation].(string))
+	assert.JSONEq(t, `{"title":"Echo","readOnlyHint":true,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}`, got.Meta[protocol.MetaKeyAnnotation].(string))
 	b, err := json.Marshal(got)
 	require.NoError(t, err)
 	require.NoError(t, protocol.ValidateSchema("smcp_tool.json", b), string(b))
@@ -117,7 +117,7 @@ func TestMergedMeta(t *testing.T) {
 		"tool_meta":{"x":{"auto_apply":true,"icon":"search","owner":null}}}`), &cfg))
 	m = MergedMeta(base(nil, cfg.ToolMeta, &cfg.Default), "x")
 	got := Convert(mcp.NewTool("x"), m)
-	assert.JSONEq(t, `{"auto_apply":true,"icon":"search","team":"docs"}`, got.Meta[MetaToolMeta].(string))
+	assert.JSONEq(t, `{"auto_apply":true,"icon":"search","team":"docs"}`, got.Meta[protocol.MetaKeyToolMeta].(string))
 }
 
 func TestNamesAliasesClashesForbidden(t *testing.T) {
@@ -223,7 +223,7 @@ func TestCallOverRealServers(t *testing.T) {
 			assert.Equal(t, 0, code(t, res))
 			assert.Equal(t, "hi", *res.Content[0].Text)
 			assert.Equal(t, map[string]any{"text": "hi"}, res.StructuredContent)
-			assert.Equal(t, map[string]any{"auto_apply": true, "tags": []any{"x"}}, res.Meta[MetaToolMeta])
+			assert.Equal(t, map[string]any{"auto_apply": true, "tags": []any{"x"}}, res.Meta[protocol.MetaKeyToolMeta])
 
 			assert.Equal(t, 4001, code(t, call("nope", nil, 10)))
 			assert.Equal(t, 4002, code(t, call("pid", nil, 10)))

@@ -153,36 +153,38 @@ func (f *Server) Request(event string, payload any) []any {
 		if s == nil {
 			f.t.Fatal("no computer joined")
 		}
-		ch := make(chan []any, 1)
-		if err := s.Emit(event, payload, socket.Ack(func(vals []any, _ error) { ch <- vals })); err != nil {
-			f.t.Fatal(err)
+		if vals, ok := f.requestOn(s, event, payload, deadline); ok {
+			return vals
 		}
-		tick := time.NewTicker(20 * time.Millisecond)
-	wait:
-		for {
-			select {
-			case v := <-ch:
-				tick.Stop()
-				return v
-			case <-tick.C:
-				if time.Now().After(deadline) {
-					tick.Stop()
-					f.t.Fatalf("%s: no ack", event)
-					return nil
-				}
-				if s.Connected() {
-					continue
-				}
-				// Dropped: wait for the rejoin, then send again.
-				if next := f.Socket(); next != nil && next != s && next.Connected() {
-					break wait
-				}
-			}
-		}
-		tick.Stop()
 	}
 }
 
+// requestOn sends one request on s and waits for its ack; ok is false when
+// s dropped and the Computer has rejoined on another connection.
+func (f *Server) requestOn(s *socket.Socket, event string, payload any, deadline time.Time) (vals []any, ok bool) {
+	f.t.Helper()
+	ch := make(chan []any, 1)
+	if err := s.Emit(event, payload, socket.Ack(func(vals []any, _ error) { ch <- vals })); err != nil {
+		f.t.Fatal(err)
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case v := <-ch:
+			return v, true
+		case <-tick.C:
+			if time.Now().After(deadline) {
+				f.t.Fatalf("%s: no ack", event)
+			}
+			if next := f.Socket(); !s.Connected() && next != nil && next != s && next.Connected() {
+				return nil, false
+			}
+		}
+	}
+}
+
+// Emit sends an event without ack to the joined Computer.
 func (f *Server) Emit(event string, payload any) {
 	f.t.Helper()
 	if err := f.Socket().Emit(event, payload); err != nil {
