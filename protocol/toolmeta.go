@@ -23,7 +23,7 @@ func (m ToolMeta) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	for k, v := range m.Extra {
-		if _, named := out[k]; !named && !slices.Contains(toolMetaFields, k) {
+		if !slices.Contains(toolMetaFields, k) {
 			out[k] = v
 		}
 	}

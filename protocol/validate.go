@@ -50,7 +50,7 @@ var printer = message.NewPrinter(language.English)
 // schemas compiles the embedded schemas on first use, one file (and what it
 // references) at a time: a process only keeps the validators it needs. The
 // Server, which validates requests only, holds a small fraction of the set.
-var schemas = &schemaSet{}
+var schemas = newSchemaSet()
 
 type schemaSet struct {
 	ready sync.Map // file name -> *jsonschema.Schema
@@ -58,6 +58,17 @@ type schemaSet struct {
 	mu sync.Mutex // guards c: jsonschema.Compiler is not safe for concurrent use
 	c  *jsonschema.Compiler
 }
+
+func newSchemaSet() *schemaSet {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(embeddedLoader{})
+	return &schemaSet{c: c}
+}
+
+// isManifest tells the event and error manifests of schema/ from the
+// payload schemas.
+func isManifest(file string) bool { return file == "events.json" || file == "errors.json" }
 
 // embeddedLoader keeps validation hermetic: a schema is read from the copy
 // embedded in this package, and a reference to anything else is an error
@@ -85,23 +96,15 @@ func (set *schemaSet) get(file string) (*jsonschema.Schema, error) {
 	if s, ok := set.ready.Load(file); ok {
 		return s.(*jsonschema.Schema), nil
 	}
-	if file == "events.json" || file == "errors.json" || !fs.ValidPath("schema/"+file) {
+	if isManifest(file) {
 		return nil, Errorf(CodeInternal, "no schema %s", file)
-	}
-	if _, err := fs.Stat(schemaFS, "schema/"+file); err != nil {
-		return nil, Errorf(CodeInternal, "no schema %s", file)
-	}
-	if set.c == nil {
-		set.c = jsonschema.NewCompiler()
-		set.c.DefaultDraft(jsonschema.Draft2020)
-		set.c.UseLoader(embeddedLoader{})
 	}
 	s, err := set.c.Compile(SchemaBase + file)
 	if err != nil {
-		// The schemas are copied into protocol/schema by `mage generate`;
-		// a broken copy is a build defect, reported here and by the
-		// package tests.
-		return nil, Errorf(CodeInternal, "protocol schema %s does not compile: %v", file, err)
+		// A file that is not embedded is refused by the loader. The schemas
+		// are copied into protocol/schema by `mage generate`; a broken copy
+		// is a build defect, reported here and by the package tests.
+		return nil, Errorf(CodeInternal, "protocol schema %s: %v", file, err)
 	}
 	set.ready.Store(file, s)
 	return s, nil
@@ -114,11 +117,9 @@ func SchemaFiles() []string {
 	names, _ := fs.Glob(schemaFS, "schema/*.json")
 	out := make([]string, 0, len(names))
 	for _, name := range names {
-		base := path.Base(name)
-		if base == "events.json" || base == "errors.json" {
-			continue // manifests, not payload schemas
+		if base := path.Base(name); !isManifest(base) {
+			out = append(out, base)
 		}
-		out = append(out, base)
 	}
 	return out
 }
