@@ -37,24 +37,34 @@ const earlyPacketWait = 5 * time.Second
 // it, so the gate holds an /smcp event or ack there until the Server's
 // connection handler, which runs after the registration, has opened it.
 type connGate struct {
-	isOpen atomic.Bool // fast path of every packet once registered
-
-	mu   sync.Mutex
-	open chan struct{} // closed while the /smcp socket is registered
+	mu   sync.Mutex                    // serialises connecting and registered
+	open atomic.Pointer[chan struct{}] // closed while the /smcp socket is registered
 }
 
-func newConnGate() *connGate { return &connGate{open: make(chan struct{})} }
+func newConnGate() *connGate {
+	g := &connGate{}
+	ch := make(chan struct{})
+	g.open.Store(&ch)
+	return g
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
 
 // connecting is called for a CONNECT to /smcp: packets wait again until the
 // new socket is registered.
 func (g *connGate) connecting() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.isOpen.Store(false)
-	select {
-	case <-g.open:
-		g.open = make(chan struct{})
-	default:
+	if isClosed(*g.open.Load()) {
+		ch := make(chan struct{})
+		g.open.Store(&ch)
 	}
 }
 
@@ -62,25 +72,17 @@ func (g *connGate) connecting() {
 func (g *connGate) registered() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	select {
-	case <-g.open:
-	default:
-		close(g.open)
+	if ch := *g.open.Load(); !isClosed(ch) {
+		close(ch)
 	}
-	g.isOpen.Store(true)
 }
 
+// wait holds the calling read goroutine until the gate is open, the wait
+// bound passes, or done is closed.
 func (g *connGate) wait(done <-chan struct{}) {
-	if g.isOpen.Load() {
+	open := *g.open.Load()
+	if isClosed(open) { // every packet once registered
 		return
-	}
-	g.mu.Lock()
-	open := g.open
-	g.mu.Unlock()
-	select {
-	case <-open:
-		return
-	default:
 	}
 	t := time.NewTimer(earlyPacketWait)
 	defer t.Stop()

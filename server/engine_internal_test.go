@@ -43,41 +43,34 @@ func TestSMCPPacketKind(t *testing.T) {
 
 func TestConnGate(t *testing.T) {
 	g := newConnGate()
+	requireHeldUntil(t, g, nil, g.registered, "the registration")
+	g.registered() // idempotent
+
+	// A new CONNECT on the same connection closes the gate again; the
+	// Server closing releases what it holds too.
+	g.connecting()
+	stop := make(chan struct{})
+	requireHeldUntil(t, g, stop, func() { close(stop) }, "the Server closing")
+}
+
+// requireHeldUntil checks that a packet waiting at g is held until release
+// runs, and goes on then.
+func requireHeldUntil(t *testing.T, g *connGate, stop <-chan struct{}, release func(), by string) {
+	t.Helper()
 	released := make(chan struct{})
 	go func() {
-		g.wait(nil)
+		g.wait(stop)
 		close(released)
 	}()
 	select {
 	case <-released:
-		t.Fatal("a packet went on before its namespace was registered")
+		t.Fatalf("a packet went on before %s", by)
 	case <-time.After(50 * time.Millisecond):
 	}
-	g.registered()
+	release()
 	select {
 	case <-released:
 	case <-time.After(5 * time.Second):
-		t.Fatal("the registration did not release the packet")
-	}
-	g.registered() // idempotent
-
-	// A new CONNECT on the same connection closes the gate again.
-	g.connecting()
-	done := make(chan struct{})
-	stop := make(chan struct{})
-	go func() {
-		g.wait(stop)
-		close(done)
-	}()
-	select {
-	case <-done:
-		t.Fatal("not held after a new CONNECT")
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(stop) // the Server closing releases it too
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("not released by the Server closing")
+		t.Fatalf("%s did not release the packet", by)
 	}
 }

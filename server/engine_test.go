@@ -2,12 +2,8 @@ package server_test
 
 import (
 	"fmt"
-	"net/http"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,25 +17,11 @@ import (
 // closed). The Server's workarounds in engine.go prevent both.
 func TestFirstPacketsAreNotLost(t *testing.T) {
 	ts := startServer(t)
-	addr := strings.TrimPrefix(ts.url, "http://")
 	for i := range 200 {
-		ws, resp, err := websocket.DefaultDialer.Dial("ws://"+addr+"/socket.io/?EIO=4&transport=websocket", http.Header{"X-Api-Key": {testKey}})
-		require.NoError(t, err)
-		_ = resp.Body.Close()
-		read := func(what string) string {
-			_ = ws.SetReadDeadline(time.Now().Add(wait))
-			_, b, err := ws.ReadMessage()
-			require.NoError(t, err, "connection %d: no %s", i, what)
-			return string(b)
-		}
-		open := read("OPEN")
-		require.True(t, strings.HasPrefix(open, "0{"), open)
-		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte("40/smcp,")))
-		connected := read("answer to the namespace CONNECT")
-		require.True(t, strings.HasPrefix(connected, `40/smcp,{"sid"`), connected)
-		join := fmt.Sprintf(`42/smcp,1["server:join_office",{"role":"agent","name":"a%d","office_id":"o%d"}]`, i, i)
-		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(join)))
-		require.Equal(t, `43/smcp,1[true,null]`, read("answer to the join"))
-		_ = ws.Close()
+		r := dialRawOnce(t, ts.url) // CONNECT sent on OPEN; nil when unanswered
+		require.NotNil(t, r, "connection %d: no answer to the namespace CONNECT", i)
+		r.send(fmt.Sprintf(`42/smcp,1["server:join_office",{"role":"agent","name":"a%d","office_id":"o%d"}]`, i, i))
+		require.Equal(t, `43/smcp,1[true,null]`, r.read(), "connection %d: answer to the join", i)
+		_ = r.ws.Close()
 	}
 }
