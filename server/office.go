@@ -300,6 +300,7 @@ func (s *Server) disconnected(sess *session, reason string) {
 		s.log.Warn("request failed: computer disconnected", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
 		c.reply.send(protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected"))
 	}
+	s.settled()
 	s.log.Info("session disconnected", "sid", sess.id, "reason", reason, "name", name, "office_id", office)
 }
 

@@ -152,6 +152,7 @@ func (s *Server) finish(c *call, value any) bool {
 	s.removeCallLocked(c)
 	s.mu.Unlock()
 	c.reply.send(value)
+	s.settled()
 	return true
 }
 
@@ -161,12 +162,22 @@ func (s *Server) removeCallLocked(c *call) {
 	delete(s.calls, c)
 	delete(c.agent.outbound, c)
 	delete(c.computer.inbound, c)
-	if s.closing && len(s.calls) == 0 {
-		select {
-		case <-s.drained:
-		default:
-			close(s.drained)
-		}
+}
+
+// settled tells a closing Server that the drain is over once no call is in
+// flight. It runs after the answers of removed calls have been handed to
+// their transports: Close goes on to disconnect every socket, and an answer
+// sent after that would be dropped.
+func (s *Server) settled() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closing || len(s.calls) > 0 {
+		return
+	}
+	select {
+	case <-s.drained:
+	default:
+		close(s.drained)
 	}
 }
 

@@ -46,7 +46,7 @@ type Server struct {
 	names    map[string]*session              // namespace-wide name registry
 	offices  map[string]map[*session]struct{} // office id → members
 	calls    map[*call]struct{}               // routed requests in flight
-	drained  chan struct{}                    // closed when closing and calls is empty
+	drained  chan struct{}                    // closed when closing and every call answered (settled)
 	seq      uint64
 }
 
@@ -315,10 +315,8 @@ var errAlreadyClosed = errors.New("already closed")
 func (s *Server) shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
-	if len(s.calls) == 0 {
-		close(s.drained)
-	}
 	s.mu.Unlock()
+	s.settled()
 	s.log.Info("server closing")
 
 	// The drain may use the caller's budget but a quarter of it (at most a
