@@ -35,7 +35,7 @@ func parseCSV(src []byte) (*parsed, error) {
 		}
 		records = append(records, rec)
 	}
-	p := &parsed{fileType: "csv"}
+	p := &parsed{docInfo: docInfo{fileType: "csv"}}
 	if len(records) == 0 {
 		p.summary = "Empty CSV file"
 		return p, nil

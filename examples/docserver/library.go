@@ -114,14 +114,12 @@ type entry struct {
 // docMeta is what a Library keeps of every document: its catalog metadata
 // and its page index.
 type docMeta struct {
-	title, fileType, summary string
-	keywords                 []string
-	pages                    []dpekit.PageInfo
+	docInfo
+	pages []dpekit.PageInfo
 }
 
 func metaOf(p *parsed) *docMeta {
-	m := &docMeta{title: p.title, fileType: p.fileType, summary: p.summary, keywords: p.keywords,
-		pages: make([]dpekit.PageInfo, len(p.pages))}
+	m := &docMeta{docInfo: p.docInfo, pages: make([]dpekit.PageInfo, len(p.pages))}
 	for i, pg := range p.pages {
 		m.pages[i] = dpekit.PageInfo{Title: pg.Title, ElementCount: len(pg.Elements)}
 	}

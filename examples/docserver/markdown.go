@@ -66,7 +66,7 @@ func parseMarkdown(src []byte, stem string) *parsed {
 	}
 
 	m := mdConverter{src: src, ids: ids{}}
-	p := &parsed{title: stem}
+	p := &parsed{docInfo: docInfo{title: stem}}
 	if titleHeading != nil {
 		p.title = oneLine(m.inline(titleHeading))
 	}

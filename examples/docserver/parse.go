@@ -59,12 +59,17 @@ func ignored(name string) bool {
 	return false
 }
 
-// parsed is one file turned into DPE content.
-type parsed struct {
+// docInfo is a document's catalog metadata as its parser finds it.
+type docInfo struct {
 	title    string
 	fileType string
 	keywords []string
 	summary  string
+}
+
+// parsed is one file turned into DPE content.
+type parsed struct {
+	docInfo
 	pages    []dpekit.Page
 	elements map[string]location // element id → where it is
 }
@@ -214,7 +219,7 @@ func clip(s string, n int) string {
 func parseText(src []byte, name string) *parsed {
 	text := strings.TrimRight(string(src), "\r\n\t ")
 	n := ids{}
-	p := &parsed{summary: clip(oneLine(firstParagraph(text)), 200)}
+	p := &parsed{docInfo: docInfo{summary: clip(oneLine(firstParagraph(text)), 200)}}
 	page := dpekit.Page{Title: name}
 	if strings.TrimSpace(text) != "" {
 		page.Elements = []protocol.DPEElement{n.element(protocol.DPEElementCategoryText, firstParagraph(text), map[string]any{"text": text})}

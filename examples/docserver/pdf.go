@@ -32,7 +32,7 @@ func parsePDF(abs string) (*parsed, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parsed{fileType: "pdf"}
+	p := &parsed{docInfo: docInfo{fileType: "pdf"}}
 	info := r.Trailer().Key("Info")
 	p.title = strings.TrimSpace(info.Key("Title").Text())
 	p.summary = strings.TrimSpace(info.Key("Subject").Text())

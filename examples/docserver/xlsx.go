@@ -24,7 +24,7 @@ func parseXLSX(abs string) (*parsed, error) {
 		return nil, err
 	}
 	defer f.Close()
-	p := &parsed{fileType: "xlsx"}
+	p := &parsed{docInfo: docInfo{fileType: "xlsx"}}
 	if props, err := f.GetDocProps(); err == nil && props != nil {
 		p.title = strings.TrimSpace(props.Title)
 		p.summary = strings.TrimSpace(props.Description)
