@@ -55,7 +55,7 @@ func (t *settingsTransport) RoundTrip(req *http.Request) (*http.Response, error)
 }
 
 // idleBody closes an event stream that delivers no byte for d; the blocked
-// read then fails with errStreamSilent.
+// read then fails with an error naming sse_read_timeout.
 type idleBody struct {
 	rc      io.ReadCloser
 	d       time.Duration
