@@ -78,14 +78,22 @@ func TestReconnectRejoinsOffice(t *testing.T) {
 	r.until(t, "catalog after reconnect", func(r *recorder) bool { return len(r.finder) == 1 })
 }
 
-// TestReconnectRejoinRefused: when the office cannot be joined again, the
-// Client reports it, forgets the office and stays usable.
-func TestReconnectRejoinRefused(t *testing.T) {
+// joinedThenStopped joins office-1, stops the server and waits until the
+// Client has noticed; reconnected receives what OnReconnect reports.
+func joinedThenStopped(t *testing.T) (*peer.Peer, *agent.Client, *logBuffer, chan error) {
+	t.Helper()
 	p := startPeer(t)
 	reconnected := make(chan error, 4)
 	c, lb := joined(t, p, agent.OnReconnect(func(err error) { reconnected <- err }))
 	p.Stop()
 	require.Eventually(t, func() bool { return !c.Connected() }, wait, 10*time.Millisecond)
+	return p, c, lb, reconnected
+}
+
+// TestReconnectRejoinRefused: when the office cannot be joined again, the
+// Client reports it, forgets the office and stays usable.
+func TestReconnectRejoinRefused(t *testing.T) {
+	p, c, lb, reconnected := joinedThenStopped(t)
 	p.Reply(protocol.EventJoinOffice, peer.Values(false, "4101 RoomFull: office-1 already has an agent"))
 	// Forget reports of earlier reconnections (a first connection that hit a
 	// Socket.IO handshake race is recovered by a reconnection, reported too).
@@ -216,11 +224,7 @@ func TestRequestRepeatedAfterConnectionDrop(t *testing.T) {
 // once (the Socket.IO client alone would wait for each attempt's timeout,
 // see openwatch.go), so the Client is back soon after the Server is.
 func TestReconnectAfterOutage(t *testing.T) {
-	p := startPeer(t)
-	reconnected := make(chan error, 4)
-	c, lb := joined(t, p, agent.OnReconnect(func(err error) { reconnected <- err }))
-	p.Stop()
-	require.Eventually(t, func() bool { return !c.Connected() }, wait, 10*time.Millisecond)
+	p, c, lb, reconnected := joinedThenStopped(t)
 	// Let a few attempts hit the closed port.
 	require.Eventually(t, func() bool { return strings.Count(lb.String(), "connection attempt failed") >= 2 }, wait, 10*time.Millisecond)
 	require.NoError(t, p.Restart())
