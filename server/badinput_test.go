@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -20,10 +21,14 @@ type rawConn struct {
 	ws *websocket.Conn
 }
 
-func dialRaw(t testing.TB, url string) *rawConn {
+func dialRaw(t testing.TB, url string) *rawConn { return dialRawAuth(t, url, nil) }
+
+// dialRawAuth connects with auth as the namespace CONNECT's payload (none
+// when nil), retrying an attempt whose CONNECT went unanswered.
+func dialRawAuth(t testing.TB, url string, auth map[string]any) *rawConn {
 	t.Helper()
 	for range 5 {
-		if r := dialRawOnce(t, url); r != nil {
+		if r := dialRawOnce(t, url, auth); r != nil {
 			return r
 		}
 		t.Logf("namespace connect lost; retrying") // see connect in helpers_test.go
@@ -32,14 +37,22 @@ func dialRaw(t testing.TB, url string) *rawConn {
 	return nil
 }
 
-func dialRawOnce(t testing.TB, url string) *rawConn {
+// dialRawOnce sends the namespace CONNECT as soon as the engine's OPEN
+// arrives; it returns nil when the CONNECT goes unanswered.
+func dialRawOnce(t testing.TB, url string, auth map[string]any) *rawConn {
 	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/socket.io/?EIO=4&transport=websocket"
 	ws, resp, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"X-Api-Key": {testKey}})
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	r := &rawConn{t: t, ws: ws}
 	require.True(t, strings.HasPrefix(r.read(), "0{"), "engine open")
-	r.send("40" + protocol.Namespace + ",")
+	payload := ""
+	if auth != nil {
+		b, err := json.Marshal(auth)
+		require.NoError(t, err)
+		payload = string(b)
+	}
+	r.send("40" + protocol.Namespace + "," + payload)
 	_ = ws.SetReadDeadline(time.Now().Add(3 * time.Second))
 	_, b, err := ws.ReadMessage()
 	if err != nil {

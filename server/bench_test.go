@@ -78,42 +78,17 @@ type benchPeer struct {
 	waiting map[uint64]chan struct{}
 }
 
-// dialBench connects, retrying an attempt whose namespace CONNECT the
-// server dropped (see connect in helpers_test.go).
+// dialBench connects (retrying a lost namespace CONNECT, see dialRawAuth)
+// and hands the websocket to the peer's reader.
 func dialBench(tb testing.TB, url string, auth map[string]any, answer []byte) *benchPeer {
 	tb.Helper()
-	for range 5 {
-		if p := dialBenchOnce(tb, url, auth, answer); p != nil {
-			return p
-		}
-		tb.Logf("namespace connect lost; retrying")
-	}
-	tb.Fatal("could not connect")
-	return nil
-}
-
-func dialBenchOnce(tb testing.TB, url string, auth map[string]any, answer []byte) *benchPeer {
-	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/socket.io/?EIO=4&transport=websocket"
-	ws, resp, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"X-Api-Key": {testKey}})
-	require.NoError(tb, err)
-	_ = resp.Body.Close()
-	p := &benchPeer{ws: ws, waiting: map[uint64]chan struct{}{}}
-	_, _, err = ws.ReadMessage() // engine open
-	require.NoError(tb, err)
-	authJSON, _ := json.Marshal(auth)
-	p.write("40" + protocol.Namespace + "," + string(authJSON))
-	_ = ws.SetReadDeadline(time.Now().Add(3 * time.Second))
-	_, b, err := ws.ReadMessage()
-	if err != nil {
-		_ = ws.Close()
-		return nil
-	}
-	_ = ws.SetReadDeadline(time.Time{})
-	require.True(tb, strings.HasPrefix(string(b), "40"+protocol.Namespace+",{\"sid\""), string(b))
+	r := dialRawAuth(tb, url, auth)
+	_ = r.ws.SetReadDeadline(time.Time{})
+	p := &benchPeer{ws: r.ws, waiting: map[uint64]chan struct{}{}}
 	done := make(chan struct{})
 	go p.read(answer, done)
 	tb.Cleanup(func() {
-		_ = ws.Close()
+		_ = p.ws.Close()
 		<-done
 	})
 	return p
