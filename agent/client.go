@@ -719,7 +719,7 @@ func (c *Client) request(ctx context.Context, event string, payload any) ([]any,
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.timeout)
 	defer cancel()
 	vals, err := c.send(ctx, event, payload, false)
-	for attempt := 1; attempt < requestAttempts && err != nil && errors.Is(err, ErrConnectionLost) && ctx.Err() == nil; attempt++ {
+	for attempt := 1; attempt < requestAttempts && errors.Is(err, ErrConnectionLost) && ctx.Err() == nil; attempt++ {
 		c.log.Debug("connection lost before the answer; repeating the request after reconnecting", "event", event, "error", err)
 		vals, err = c.send(ctx, event, payload, false)
 	}

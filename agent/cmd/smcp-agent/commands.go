@@ -96,18 +96,15 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 // toolMetaCells says whether the tool's Computer runs it at once ("auto",
 // auto_apply: true) or asks its user first ("ask"), and lists its tags.
 func toolMetaCells(t protocol.SMCPTool) (confirm, tags string) {
-	confirm, tags = "ask", "-"
 	m, err := t.ToolMeta()
 	if err != nil {
 		return "?", "?"
 	}
-	if m == nil {
-		return confirm, tags
-	}
-	if m.AutoApply != nil && *m.AutoApply {
+	confirm, tags = "ask", "-"
+	if m != nil && m.AutoApply != nil && *m.AutoApply {
 		confirm = "auto"
 	}
-	if len(m.Tags) > 0 {
+	if m != nil && len(m.Tags) > 0 {
 		tags = strings.Join(m.Tags, ",")
 	}
 	return confirm, tags
