@@ -148,23 +148,24 @@ func TestNoGoroutineLeak(t *testing.T) {
 		require.NoError(t, p.Broadcast(protocol.NotifyUpdateDesktop, notifyPayload("computer", "alpha")))
 		require.NoError(t, p.WaitCount(ctxT(t), protocol.EventGetDesktop, i+1))
 		// The detector sees the dispatcher and the waiting refresh.
-		require.GreaterOrEqual(t, agentGoroutines(), 2)
+		require.GreaterOrEqual(t, len(agentGoroutines()), 2)
 		// Close while a refresh waits for its answer.
 		require.NoError(t, c.Close())
-		require.Zero(t, agentGoroutines(), "goroutines of package agent still running after Close")
+		left := agentGoroutines()
+		require.Empty(t, left, "goroutines of package agent still running after Close:\n%s", strings.Join(left, "\n\n"))
 	}
 }
 
-// agentGoroutines counts the goroutines executing a function of package
-// agent (not its tests, not the peer).
-func agentGoroutines() int {
+// agentGoroutines returns the stacks of the goroutines executing a
+// function of package agent (not its tests, not the peer).
+func agentGoroutines() []string {
 	buf := make([]byte, 1<<22)
 	buf = buf[:runtime.Stack(buf, true)]
-	n := 0
+	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		if strings.Contains(g, "smcp-go/agent.(") || strings.Contains(g, "smcp-go/agent.call") || strings.Contains(g, "smcp-go/agent.decode") {
-			n++
+			out = append(out, g)
 		}
 	}
-	return n
+	return out
 }

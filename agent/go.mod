@@ -7,6 +7,8 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/zishang520/socket.io/clients/engine/v3 v3.0.1
 	github.com/zishang520/socket.io/clients/socket/v3 v3.0.1
+	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.2
+	github.com/zishang520/socket.io/servers/engine/v3 v3.0.2
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.2
 	github.com/zishang520/socket.io/v3 v3.0.2
 )
@@ -24,9 +26,7 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
-	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.2 // indirect
 	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.2 // indirect
-	github.com/zishang520/socket.io/servers/engine/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.50.0 // indirect
 	golang.org/x/net v0.53.0 // indirect

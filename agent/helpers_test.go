@@ -29,7 +29,12 @@ func startPeer(t *testing.T, opts ...func(*peer.Options)) *peer.Peer {
 	}
 	p, err := peer.Start(o)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
+	t.Cleanup(func() {
+		_ = p.Close()
+		if t.Failed() {
+			t.Logf("peer trace:\n%s", p.Trace())
+		}
+	})
 	return p
 }
 
@@ -69,6 +74,11 @@ func dial(t *testing.T, p *peer.Peer, opts ...agent.Option) (*agent.Client, *log
 	t.Helper()
 	log, lb := newLogger()
 	opts = append([]agent.Option{agent.WithLogger(log), agent.WithName("tester")}, opts...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("client log:\n%s", lb.String())
+		}
+	})
 	c, err := agent.Dial(ctxT(t), p.URL, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
