@@ -175,14 +175,23 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	// here forever. Dial waits on its context instead; such a dial stays
 	// blocked until the server closes the connection.
 	//
-	// The manager is opened first, and the socket connected after: when
-	// Socket.Connect opens the manager itself, a fast handshake makes it
-	// send its namespace CONNECT twice (see openwatch.go) and the Server
-	// closes the connection. Opened this way, the window shrinks to the few
-	// instructions between the socket's subscription and its state check.
+	// The manager is opened first, and the socket connected only once the
+	// manager has announced its open: Socket.Connect subscribes the socket
+	// to that announcement and then, finding the manager open, sends its
+	// namespace CONNECT itself, so an open announced in between (a fast
+	// handshake, or this goroutine descheduled for a few milliseconds)
+	// sends it twice, and the Server closes the connection (see
+	// openwatch.go). Subscribed after the announcement, the socket sends it
+	// once. The goroutine is not owned: Open dials synchronously, without
+	// a handshake timeout, and Close cannot interrupt it; it ends with the
+	// dial, and connects nothing once the Client is closed.
 	go func() {
 		sock.Io().Open(nil)
-		sock.Connect()
+		select {
+		case <-c.watch.firstOpen():
+			sock.Connect()
+		case <-c.ctx.Done():
+		}
 	}()
 
 	wait := ctx
@@ -632,6 +641,7 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 	if err != nil {
 		return nil, false, protocol.Errorf(protocol.CodeInternal, "%s: emit: %v", event, err)
 	}
+	c.log.Debug("request sent", "event", event, "sid", string(c.sock.Id()))
 	select {
 	case r := <-ch:
 		if r.err != nil {

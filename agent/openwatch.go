@@ -43,10 +43,13 @@ import (
 // lostOpenGrace, gets its "error" replayed, and the manager schedules its
 // next attempt at once (its error handler, too, unsubscribes itself).
 //
-// A third race cannot be fixed from outside: Socket.Connect dials
-// synchronously and then, finding the manager already open, sends its
-// CONNECT a second time; the Server closes that connection and the client
-// reconnects. Client.request repeats a request interrupted that way.
+// A third race is avoided by Dial: Socket.Connect subscribes the socket to
+// the manager's open and then, finding the manager open, sends its CONNECT
+// itself, so an open announced in between sends it twice and the Server
+// closes the connection (seen after the join and several requests had been
+// answered, the dialing goroutine having been descheduled). Dial opens the
+// manager first and connects the socket only after the manager has
+// announced the open (connWatch.firstOpen).
 const (
 	lostOpenGrace = 300 * time.Millisecond
 	lostAckGrace  = time.Second
@@ -54,13 +57,14 @@ const (
 )
 
 type connWatch struct {
-	mu       sync.Mutex
-	opened   engine.Socket // the engine the manager last opened for
-	errored  engine.Socket // the engine the manager last heard fail
-	replayed engine.Socket // the engine whose error was replayed
-	engine   engine.Socket // the engine being watched
-	since    time.Time     // when it was first seen, or last acted on
-	retries  int
+	mu          sync.Mutex
+	managerOpen chan struct{} // see firstOpen
+	opened      engine.Socket // the engine the manager last opened for
+	errored     engine.Socket // the engine the manager last heard fail
+	replayed    engine.Socket // the engine whose error was replayed
+	engine      engine.Socket // the engine being watched
+	since       time.Time     // when it was first seen, or last acted on
+	retries     int
 }
 
 // managerOpened records that the manager saw its engine open.
@@ -68,6 +72,27 @@ func (w *connWatch) managerOpened(e engine.Socket) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.opened = e
+	ch := w.firstOpenLocked()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// firstOpen returns a channel closed once the manager has announced an
+// open engine for the first time (Dial then connects the socket).
+func (w *connWatch) firstOpen() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.firstOpenLocked()
+}
+
+func (w *connWatch) firstOpenLocked() chan struct{} {
+	if w.managerOpen == nil {
+		w.managerOpen = make(chan struct{})
+	}
+	return w.managerOpen
 }
 
 // managerErrored records that the manager heard its engine fail.
