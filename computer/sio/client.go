@@ -98,6 +98,7 @@ type Client struct {
 	cancel context.CancelFunc
 
 	emitMu sync.Mutex // serialises emits and acks on the socket
+	opens  opens      // connection attempts (connect.go)
 
 	mu      sync.Mutex
 	joined  bool
@@ -187,7 +188,9 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 		_ = sock.On(types.EventName(ev), func(args ...any) { c.onRequest(ev, args) })
 	}
 	_ = sock.On(types.EventName(protocol.NotifyCancelToolCall), func(args ...any) { c.onCancel(args) })
-	sock.Connect()
+	mgr := sock.Io()
+	_ = mgr.On("open", func(...any) { c.opens.announced(mgr.Engine()) })
+	go c.attempt(c.opens.begin())
 
 	wait, stop := context.WithTimeout(ctx, o.timeout)
 	defer stop()
@@ -209,8 +212,9 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 				c.log.Debug("no namespace handshake yet: reconnecting")
 				c.emitMu.Lock()
 				sock.Disconnect()
-				sock.Connect()
+				gen := c.opens.begin()
 				c.emitMu.Unlock()
+				go c.attempt(gen)
 			}
 		case <-wait.Done():
 			c.Close()
