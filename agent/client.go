@@ -35,6 +35,7 @@ type Client struct {
 
 	// emitMu serialises Timeout(...).Emit(...): the Socket.IO client keeps
 	// the timeout in a per-socket flag (LIBRARY-NOTES.md, forwarding trap).
+	// It also orders Dial's Connect and Close's Disconnect.
 	emitMu sync.Mutex
 
 	reqPrefix string
@@ -189,7 +190,11 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 		sock.Io().Open(nil)
 		select {
 		case <-c.watch.firstOpen():
-			sock.Connect()
+			c.emitMu.Lock()
+			if c.ctx.Err() == nil { // Close disconnects under emitMu
+				sock.Connect()
+			}
+			c.emitMu.Unlock()
 		case <-c.ctx.Done():
 		}
 	}()
@@ -326,7 +331,9 @@ func (c *Client) Close() error {
 		c.cancel()
 		close(c.closedCh)
 		c.drain(closeDrain)
+		c.emitMu.Lock() // after Dial's goroutine connected, or it sees ctx cancelled
 		c.sock.Disconnect()
+		c.emitMu.Unlock()
 		c.spawnMu.Lock()
 		c.noSpawn = true
 		c.spawnMu.Unlock()

@@ -97,7 +97,7 @@ type Client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	emitMu sync.Mutex // serialises emits and acks on the socket
+	emitMu sync.Mutex // serialises emits, acks, connects and disconnects on the socket
 	opens  opens      // connection attempts (connect.go)
 
 	mu      sync.Mutex
@@ -454,7 +454,10 @@ func (c *Client) Close() error {
 	c.joined = false
 	c.mu.Unlock()
 	c.cancel()
+	c.emitMu.Lock()
+	c.opens.begin() // no attempt connects after this
 	c.sock.Disconnect()
+	c.emitMu.Unlock()
 	c.wg.Wait()
 	return nil
 }
