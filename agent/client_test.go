@@ -141,6 +141,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		log, _ := newLogger()
 		c, err := agent.Dial(ctxT(t), p.URL, append(r.options(), agent.WithName("leak"), agent.WithLogger(log))...)
 		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() }) // when a check below fails first
 		require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))
 		require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))
 		r.until(t, "catalog", func(r *recorder) bool { return len(r.finder) == 1 })
