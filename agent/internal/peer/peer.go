@@ -238,7 +238,16 @@ func (p *Peer) onEvent(ctx context.Context, s *socket.Socket, event string, args
 	if h == nil {
 		return
 	}
+	// Stop cancels ctx under mu and then waits for wg: an event the
+	// library still dispatches after that is not answered, and no Add
+	// races with the Wait.
+	p.mu.Lock()
+	if ctx.Err() != nil {
+		p.mu.Unlock()
+		return
+	}
 	p.wg.Add(1)
+	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
 		r := h(ctx, payload)
@@ -422,11 +431,13 @@ func (p *Peer) Stop() {
 	p.mu.Lock()
 	io, srv, cancel := p.io, p.srv, p.cancel
 	p.io, p.srv = nil, nil
+	if cancel != nil {
+		cancel() // under mu: see onEvent
+	}
 	p.mu.Unlock()
 	if srv == nil {
 		return
 	}
-	cancel()
 	io.Close(nil)
 	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
