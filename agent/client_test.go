@@ -37,12 +37,9 @@ func TestDialURLs(t *testing.T) {
 		requireCode(t, err, protocol.CodeBadRequest)
 	})
 	t.Run("polling first", func(t *testing.T) {
-		log, _ := newLogger()
-		c, err := agent.Dial(ctxT(t), p.URL, agent.WithPolling(), agent.WithName("poller"), agent.WithLogger(log))
-		require.NoError(t, err)
-		defer c.Close()
+		c, _ := dial(t, p, agent.WithPolling(), agent.WithName("poller"))
 		require.NoError(t, c.JoinOffice(ctxT(t), "o"))
-		_, err = c.GetTools(ctxT(t), "alpha")
+		_, err := c.GetTools(ctxT(t), "alpha")
 		require.NoError(t, err)
 	})
 }
