@@ -71,7 +71,10 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 
 // WithPolling makes the client start with HTTP long-polling and upgrade to
 // a websocket, instead of using the websocket transport only (for proxies
-// that refuse websockets).
+// that refuse websockets). Prefer the default where websockets pass: the
+// Go Socket.IO client's long-polling and upgrade have races of their own
+// (about 1 dial in 300 against this project's Server had its first request
+// held ~25 s by a stalled upgrade; docs/DECISIONS.md).
 func WithPolling() Option { return func(c *config) { c.transport = "polling" } }
 
 // OnNotification registers a callback for every valid notify:* event, after
