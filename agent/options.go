@@ -73,7 +73,7 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 // a websocket, instead of using the websocket transport only (for proxies
 // that refuse websockets). Prefer the default where websockets pass: the
 // Go Socket.IO client's long-polling and upgrade have races of their own
-// (about 1 dial in 300 against this project's Server had its first request
+// (5 dials in 1,800 against this project's Server had their first request
 // held ~25 s by a stalled upgrade; docs/DECISIONS.md).
 func WithPolling() Option { return func(c *config) { c.transport = "polling" } }
 
