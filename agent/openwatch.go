@@ -43,6 +43,14 @@ import (
 // lostOpenGrace, gets its "error" replayed, and the manager schedules its
 // next attempt at once (its error handler, too, unsubscribes itself).
 //
+// In long-polling mode (WithPolling) the engine sends its writes behind the
+// pending long-poll and, to upgrade to a websocket, pauses the poll with the
+// same check-then-subscribe pattern; closing waits for both, so an engine
+// the watchdog closed can stay "closing" for ever and the manager, which
+// reconnects on the engine's close, never does. An engine the manager
+// opened that is still closing after lostAckGrace gets its "close"
+// replayed (seen in a polling-first test: no reconnection for 19 s).
+//
 // A third race is avoided by Dial: Socket.Connect subscribes the socket to
 // the manager's open and then, finding the manager open, sends its CONNECT
 // itself, so an open announced in between sends it twice and the Server
@@ -109,6 +117,7 @@ const (
 	watchReplayOpen
 	watchReconnect
 	watchReplayError
+	watchReplayClose
 )
 
 // check decides what to do about e, the manager's engine, while the
@@ -118,6 +127,9 @@ func (w *connWatch) check(e engine.Socket, now time.Time) watchAction {
 	defer w.mu.Unlock()
 	if e != nil && e.ReadyState() == engine.SocketStateClosed {
 		return w.checkClosed(e, now)
+	}
+	if e != nil && e.ReadyState() == engine.SocketStateClosing && w.opened == e {
+		return w.checkClosing(e, now)
 	}
 	if e == nil || e.ReadyState() != engine.SocketStateOpen {
 		w.engine = nil
@@ -162,6 +174,24 @@ func (w *connWatch) checkClosed(e engine.Socket, now time.Time) watchAction {
 	return watchReplayError
 }
 
+// checkClosing handles an engine the manager opened that is closing: the
+// engine waits for its write buffer to drain and for a websocket upgrade to
+// end before it closes, and in long-polling mode either can wait for ever
+// (openwatch.go, long-polling). Closing for lostAckGrace, its "close" is
+// replayed: the manager then reconnects with a new engine.
+func (w *connWatch) checkClosing(e engine.Socket, now time.Time) watchAction {
+	if w.engine != e {
+		w.engine, w.since, w.retries = e, now, 0
+		return watchNothing
+	}
+	if now.Sub(w.since) < lostAckGrace {
+		return watchNothing
+	}
+	w.since = now
+	w.retries++
+	return watchReplayClose
+}
+
 // reset forgets the watched engine (the namespace connected).
 func (w *connWatch) reset() {
 	w.mu.Lock()
@@ -172,6 +202,10 @@ func (w *connWatch) reset() {
 // errLostDialError stands for the error of a connection attempt that the
 // Socket.IO client raised before anyone listened.
 var errLostDialError = errors.New("connection attempt failed (server unreachable)")
+
+// errStuckClose stands for the close of an engine that never finished
+// closing.
+var errStuckClose = errors.New("the connection did not finish closing")
 
 // listenOpen subscribes to the manager's open; call before connecting.
 func (c *Client) listenOpen(mgr *sio.Manager) {
@@ -204,6 +238,9 @@ func (c *Client) watchConnection() {
 			case watchReplayError:
 				c.log.Debug("the Socket.IO manager missed its connection attempt's failure; replaying it")
 				e.Emit("error", errLostDialError)
+			case watchReplayClose:
+				c.log.Debug("the engine does not finish closing; replaying its close")
+				e.Emit("close", "forced close", errStuckClose)
 			}
 		}
 	}

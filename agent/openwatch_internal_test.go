@@ -59,6 +59,26 @@ func TestConnWatch(t *testing.T) {
 		{"closed after the manager opened it", func(*connWatch) { open.state = engine.SocketStateClosed }, open, 60 * time.Second, watchNothing},
 		{"...and later", nil, open, 70 * time.Second, watchNothing},
 	}...)
+	closing := &fakeEngine{state: engine.SocketStateOpen}
+	notOpened := &fakeEngine{state: engine.SocketStateClosing}
+	steps = append(steps, []struct {
+		name  string
+		setup func(w *connWatch)
+		e     engine.Socket
+		now   time.Duration
+		want  watchAction
+	}{
+		{"closing, never opened by the manager: not ours", nil, notOpened, 80 * time.Second, watchNothing},
+		{"...and later", nil, notOpened, 90 * time.Second, watchNothing},
+		{"opened, then closing: start watching", func(w *connWatch) {
+			w.managerOpened(closing)
+			closing.state = engine.SocketStateClosing
+		}, closing, 100 * time.Second, watchNothing},
+		{"within the grace", nil, closing, 100*time.Second + lostAckGrace - time.Millisecond, watchNothing},
+		{"stuck closing: replay its close", nil, closing, 100*time.Second + lostAckGrace, watchReplayClose},
+		{"just replayed", nil, closing, 100*time.Second + lostAckGrace + watchTick, watchNothing},
+		{"closed at last", func(*connWatch) { closing.state = engine.SocketStateClosed }, closing, 110 * time.Second, watchNothing},
+	}...)
 	var w connWatch
 	for _, s := range steps {
 		if s.setup != nil {
