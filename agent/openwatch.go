@@ -72,7 +72,6 @@ type connWatch struct {
 	replayed    engine.Socket // the engine whose error was replayed
 	engine      engine.Socket // the engine being watched
 	since       time.Time     // when it was first seen, or last acted on
-	retries     int
 }
 
 // managerOpened records that the manager saw its engine open.
@@ -125,71 +124,58 @@ const (
 func (w *connWatch) check(e engine.Socket, now time.Time) watchAction {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if e != nil && e.ReadyState() == engine.SocketStateClosed {
+	var state engine.SocketState
+	if e != nil {
+		state = e.ReadyState()
+	}
+	switch {
+	case state == engine.SocketStateClosed:
 		return w.checkClosed(e, now)
-	}
-	if e != nil && e.ReadyState() == engine.SocketStateClosing && w.opened == e {
-		return w.checkClosing(e, now)
-	}
-	if e == nil || e.ReadyState() != engine.SocketStateOpen {
+	case state == engine.SocketStateClosing && w.opened == e:
+		// The engine waits for its write buffer to drain and for a
+		// websocket upgrade to end before it closes, and in long-polling
+		// mode either can wait for ever: its close is replayed, and the
+		// manager reconnects with a new engine.
+		return w.due(e, now, lostAckGrace, watchReplayClose)
+	case state != engine.SocketStateOpen:
 		w.engine = nil
 		return watchNothing
+	case w.opened != e:
+		return w.due(e, now, lostOpenGrace, watchReplayOpen)
+	default:
+		return w.due(e, now, lostAckGrace, watchReconnect)
 	}
+}
+
+// due watches e and returns action once grace has passed since e was first
+// seen or last acted on (acting starts the wait again); until then, and
+// for an engine not watched yet, nothing.
+func (w *connWatch) due(e engine.Socket, now time.Time, grace time.Duration, action watchAction) watchAction {
 	if w.engine != e {
-		w.engine, w.since, w.retries = e, now, 0
+		w.engine, w.since = e, now
 		return watchNothing
 	}
-	if w.opened != e {
-		if now.Sub(w.since) < lostOpenGrace {
-			return watchNothing
-		}
-		w.since = now
-		w.retries++
-		return watchReplayOpen
-	}
-	if now.Sub(w.since) < lostAckGrace {
+	if now.Sub(w.since) < grace {
 		return watchNothing
 	}
 	w.since = now
-	w.retries++
-	return watchReconnect
+	return action
 }
 
 // checkClosed handles a closed engine: nothing to do when the manager saw
-// it open (its close handler took over) or fail, else its error was lost.
+// it open (its close handler took over) or fail, else its error was lost
+// and is replayed once.
 func (w *connWatch) checkClosed(e engine.Socket, now time.Time) watchAction {
 	if e == w.opened || e == w.errored || e == w.replayed {
 		w.engine = nil
 		return watchNothing
 	}
-	if w.engine != e {
-		w.engine, w.since, w.retries = e, now, 0
-		return watchNothing
-	}
-	if now.Sub(w.since) < lostOpenGrace {
+	if w.due(e, now, lostOpenGrace, watchReplayError) == watchNothing {
 		return watchNothing
 	}
 	w.replayed = e
 	w.engine = nil
 	return watchReplayError
-}
-
-// checkClosing handles an engine the manager opened that is closing: the
-// engine waits for its write buffer to drain and for a websocket upgrade to
-// end before it closes, and in long-polling mode either can wait for ever
-// (openwatch.go, long-polling). Closing for lostAckGrace, its "close" is
-// replayed: the manager then reconnects with a new engine.
-func (w *connWatch) checkClosing(e engine.Socket, now time.Time) watchAction {
-	if w.engine != e {
-		w.engine, w.since, w.retries = e, now, 0
-		return watchNothing
-	}
-	if now.Sub(w.since) < lostAckGrace {
-		return watchNothing
-	}
-	w.since = now
-	w.retries++
-	return watchReplayClose
 }
 
 // reset forgets the watched engine (the namespace connected).
