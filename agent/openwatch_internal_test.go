@@ -21,13 +21,14 @@ func TestConnWatch(t *testing.T) {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	open := &fakeEngine{state: engine.SocketStateOpen}
 	opening := &fakeEngine{state: engine.SocketStateOpening}
-	steps := []struct {
+	type step struct {
 		name  string
 		setup func(w *connWatch)
 		e     engine.Socket
 		now   time.Duration
 		want  watchAction
-	}{
+	}
+	steps := []step{
 		{"no engine", nil, nil, 0, watchNothing},
 		{"engine still opening", nil, opening, 0, watchNothing},
 		{"engine open: start watching", nil, open, 0, watchNothing},
@@ -43,13 +44,7 @@ func TestConnWatch(t *testing.T) {
 	}
 	closedA := &fakeEngine{state: engine.SocketStateClosed}
 	closedB := &fakeEngine{state: engine.SocketStateClosed}
-	steps = append(steps, []struct {
-		name  string
-		setup func(w *connWatch)
-		e     engine.Socket
-		now   time.Duration
-		want  watchAction
-	}{
+	steps = append(steps, []step{
 		{"closed engine: start watching", nil, closedA, 20 * time.Second, watchNothing},
 		{"within the grace", nil, closedA, 20*time.Second + lostOpenGrace - time.Millisecond, watchNothing},
 		{"error lost: replay", nil, closedA, 20*time.Second + lostOpenGrace, watchReplayError},
@@ -61,13 +56,7 @@ func TestConnWatch(t *testing.T) {
 	}...)
 	closing := &fakeEngine{state: engine.SocketStateOpen}
 	notOpened := &fakeEngine{state: engine.SocketStateClosing}
-	steps = append(steps, []struct {
-		name  string
-		setup func(w *connWatch)
-		e     engine.Socket
-		now   time.Duration
-		want  watchAction
-	}{
+	steps = append(steps, []step{
 		{"closing, never opened by the manager: not ours", nil, notOpened, 80 * time.Second, watchNothing},
 		{"...and later", nil, notOpened, 90 * time.Second, watchNothing},
 		{"opened, then closing: start watching", func(w *connWatch) {
