@@ -16,8 +16,14 @@ const (
 	CodeNotFound Code = 404
 	// CodeTimeout: The request was not answered in time.
 	CodeTimeout Code = 408
+	// CodePayloadTooLarge: Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages).
+	CodePayloadTooLarge Code = 413
+	// CodeTooManyRequests: Too many requests: the sender's limit of requests in flight is reached; retry after an answer arrives.
+	CodeTooManyRequests Code = 429
 	// CodeInternal: Internal error of the Server or the Computer.
 	CodeInternal Code = 500
+	// CodeUnavailable: Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later.
+	CodeUnavailable Code = 503
 	// CodeToolNotFound: Tool not found.
 	CodeToolNotFound Code = 4001
 	// CodeToolDisabled: Tool disabled (forbidden by the Computer's configuration).
@@ -36,6 +42,8 @@ const (
 	CodeNotInRoom Code = 4103
 	// CodeCrossRoomAccess: Cross-room access: the target is in another office.
 	CodeCrossRoomAccess Code = 4104
+	// CodeOfficeFull: Office full: the office has reached its configured maximum number of members.
+	CodeOfficeFull Code = 4105
 	// CodeDocumentNotFound: Document not found: the doc_ref does not exist.
 	CodeDocumentNotFound Code = 4201
 	// CodePageOutOfRange: Page out of range: page_index >= page_count.
@@ -52,7 +60,10 @@ var codeInfo = map[Code]struct{ name, group, meaning string }{
 	CodeForbidden:                {"Forbidden", "general", "Not allowed: wrong role, or the agent field is not the sender."},
 	CodeNotFound:                 {"NotFound", "general", "Computer, tool or configuration not found."},
 	CodeTimeout:                  {"Timeout", "general", "The request was not answered in time."},
+	CodePayloadTooLarge:          {"PayloadTooLarge", "general", "Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages)."},
+	CodeTooManyRequests:          {"TooManyRequests", "general", "Too many requests: the sender's limit of requests in flight is reached; retry after an answer arrives."},
 	CodeInternal:                 {"Internal", "general", "Internal error of the Server or the Computer."},
+	CodeUnavailable:              {"Unavailable", "general", "Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later."},
 	CodeToolNotFound:             {"ToolNotFound", "tools", "Tool not found."},
 	CodeToolDisabled:             {"ToolDisabled", "tools", "Tool disabled (forbidden by the Computer's configuration)."},
 	CodeToolExecutionFailed:      {"ToolExecutionFailed", "tools", "Tool execution failed."},
@@ -62,6 +73,7 @@ var codeInfo = map[Code]struct{ name, group, meaning string }{
 	CodeRoomNotFound:             {"RoomNotFound", "offices", "Room not found."},
 	CodeNotInRoom:                {"NotInRoom", "offices", "Not in room: the sender has not joined an office."},
 	CodeCrossRoomAccess:          {"CrossRoomAccess", "offices", "Cross-room access: the target is in another office."},
+	CodeOfficeFull:               {"OfficeFull", "offices", "Office full: the office has reached its configured maximum number of members."},
 	CodeDocumentNotFound:         {"DocumentNotFound", "finder", "Document not found: the doc_ref does not exist."},
 	CodePageOutOfRange:           {"PageOutOfRange", "finder", "Page out of range: page_index >= page_count."},
 	CodeElementNotFound:          {"ElementNotFound", "finder", "Element not found."},
@@ -70,7 +82,7 @@ var codeInfo = map[Code]struct{ name, group, meaning string }{
 
 // Codes lists every protocol error code in ascending order.
 func Codes() []Code {
-	return []Code{CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeTimeout, CodeInternal, CodeToolNotFound, CodeToolDisabled, CodeToolExecutionFailed, CodeToolTimeout, CodeToolRequiresConfirmation, CodeRoomFull, CodeRoomNotFound, CodeNotInRoom, CodeCrossRoomAccess, CodeDocumentNotFound, CodePageOutOfRange, CodeElementNotFound, CodeInvalidDPEURI}
+	return []Code{CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeTimeout, CodePayloadTooLarge, CodeTooManyRequests, CodeInternal, CodeUnavailable, CodeToolNotFound, CodeToolDisabled, CodeToolExecutionFailed, CodeToolTimeout, CodeToolRequiresConfirmation, CodeRoomFull, CodeRoomNotFound, CodeNotInRoom, CodeCrossRoomAccess, CodeOfficeFull, CodeDocumentNotFound, CodePageOutOfRange, CodeElementNotFound, CodeInvalidDPEURI}
 }
 
 // NewBadRequest returns an *Error with code 400 (Malformed request: schema violation, missing field or wrong type.).
@@ -98,9 +110,24 @@ func NewTimeout(format string, args ...any) *Error {
 	return &Error{Code: CodeTimeout, Message: fmt.Sprintf(format, args...)}
 }
 
+// NewPayloadTooLarge returns an *Error with code 413 (Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages).).
+func NewPayloadTooLarge(format string, args ...any) *Error {
+	return &Error{Code: CodePayloadTooLarge, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewTooManyRequests returns an *Error with code 429 (Too many requests: the sender's limit of requests in flight is reached; retry after an answer arrives.).
+func NewTooManyRequests(format string, args ...any) *Error {
+	return &Error{Code: CodeTooManyRequests, Message: fmt.Sprintf(format, args...)}
+}
+
 // NewInternal returns an *Error with code 500 (Internal error of the Server or the Computer.).
 func NewInternal(format string, args ...any) *Error {
 	return &Error{Code: CodeInternal, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewUnavailable returns an *Error with code 503 (Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later.).
+func NewUnavailable(format string, args ...any) *Error {
+	return &Error{Code: CodeUnavailable, Message: fmt.Sprintf(format, args...)}
 }
 
 // NewToolNotFound returns an *Error with code 4001 (Tool not found.).
@@ -146,6 +173,11 @@ func NewNotInRoom(format string, args ...any) *Error {
 // NewCrossRoomAccess returns an *Error with code 4104 (Cross-room access: the target is in another office.).
 func NewCrossRoomAccess(format string, args ...any) *Error {
 	return &Error{Code: CodeCrossRoomAccess, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewOfficeFull returns an *Error with code 4105 (Office full: the office has reached its configured maximum number of members.).
+func NewOfficeFull(format string, args ...any) *Error {
+	return &Error{Code: CodeOfficeFull, Message: fmt.Sprintf(format, args...)}
 }
 
 // NewDocumentNotFound returns an *Error with code 4201 (Document not found: the doc_ref does not exist.).
