@@ -48,8 +48,9 @@
 // Every client:* request (client:read_resource included) is checked in this
 // order: schema (400, listing every failing path), sender is an Agent (403
 // for a Computer) inside an office (4103), the agent field is the sender's
-// registered name (403), the Computer exists (404), it shares the office
-// (4104). It is then emitted to that Computer's socket only, under a timer of
+// registered name (403), a Computer of that name is in the sender's office
+// (404; a Computer of another office is answered like an unknown name, so
+// nothing is revealed about other offices). It is then emitted to that Computer's socket only, under a timer of
 // the Server's own: the request's timeout plus WithToolCallMargin (5 s) for
 // client:tool_call, WithRequestTimeout (30 s) for the others; expiry answers
 // 408. The Computer's single ack value goes back unchanged; any other number

@@ -26,7 +26,7 @@ type call struct {
 // route handles every client:* event (PROTOCOL.md, Routed requests). The
 // checks run in this order: schema (400), sender is an Agent (403) inside an
 // office (4103), agent field is the sender's name (403), the Computer exists
-// (404), the Computer shares the office (4104). The request is then emitted to
+// in the sender's office (404, also for a Computer of another office). The request is then emitted to
 // that one Computer's socket with the Server's own timer, and the Computer's
 // single ack value goes back to the Agent unchanged.
 func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *reply) {
@@ -74,12 +74,12 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	if err := s.checkAgentLocked(sess, agent, event); err != nil {
 		return nil, err
 	}
+	// An unknown name and a Computer of another office get the same answer,
+	// so an Agent learns nothing about other offices (spec/protocol.md,
+	// Routed requests).
 	target := s.names[computer]
-	if target == nil || target.role != protocol.RoleComputer {
-		return nil, protocol.NewNotFound("no computer named %q", clip(computer, 64))
-	}
-	if target.office != sess.office {
-		return nil, protocol.NewCrossRoomAccess("computer %q is not in office %q", computer, sess.office)
+	if target == nil || target.role != protocol.RoleComputer || target.office != sess.office {
+		return nil, protocol.NewNotFound("no computer named %q in this office", clip(computer, 64))
 	}
 	s.seq++
 	c := &call{
