@@ -26,16 +26,20 @@ const repo = "github.com/a2c-smcp/smcp-go"
 // modules of the workspace, in dependency order.
 var modules = []string{"protocol", "dpekit", "server", "computer", "agent", "examples", "e2e", "tools"}
 
-// generatedFiles are written by smcpgen into protocol/.
-var generatedFiles = []string{"types_gen.go", "events_gen.go", "errors_gen.go"}
+// generatedFiles are written by smcpgen into protocol/; specTables into spec/.
+var (
+	generatedFiles = []string{"types_gen.go", "events_gen.go", "errors_gen.go"}
+	specTables     = []string{"events_gen.md", "errors_gen.md"}
+)
 
-// Generate regenerates protocol/*_gen.go and protocol/schema/ from schema/.
+// Generate regenerates protocol/*_gen.go, protocol/schema/ and the tables of
+// spec/ (events_gen.md, errors_gen.md) from schema/.
 func Generate() error {
-	return runGen("protocol")
+	return runGen("protocol", "spec")
 }
 
-func runGen(out string) error {
-	return run("go", "run", repo+"/tools/cmd/smcpgen", "-schema", "schema", "-out", out)
+func runGen(out, spec string) error {
+	return run("go", "run", repo+"/tools/cmd/smcpgen", "-schema", "schema", "-out", out, "-spec", spec)
 }
 
 // Check regenerates into a temporary directory and fails on any difference
@@ -46,7 +50,7 @@ func Check() error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := runGen(tmp); err != nil {
+	if err := runGen(tmp, filepath.Join(tmp, "spec")); err != nil {
 		return err
 	}
 	want := append([]string{}, generatedFiles...)
@@ -65,6 +69,16 @@ func Check() error {
 			drift = append(drift, "protocol/"+f)
 		}
 	}
+	for _, f := range specTables {
+		fresh, err := os.ReadFile(filepath.Join(tmp, "spec", f))
+		if err != nil {
+			return err
+		}
+		committed, err := os.ReadFile(filepath.Join("spec", f))
+		if err != nil || !bytes.Equal(fresh, committed) {
+			drift = append(drift, "spec/"+f)
+		}
+	}
 	committedSchemas, _ := filepath.Glob(filepath.Join("protocol", "schema", "*.json"))
 	for _, s := range committedSchemas {
 		if _, err := os.Stat(filepath.Join(tmp, "schema", filepath.Base(s))); err != nil {
@@ -74,7 +88,7 @@ func Check() error {
 	if len(drift) > 0 {
 		return fmt.Errorf("generated files drift from schema/ — run `go run mage.go generate` and commit:\n  %s", strings.Join(drift, "\n  "))
 	}
-	fmt.Println("check: generated files match schema/")
+	fmt.Println("check: generated files and spec tables match schema/")
 	return nil
 }
 

@@ -4,7 +4,7 @@ package protocol
 
 import "fmt"
 
-// Error codes of the protocol (PROTOCOL.md, Errors).
+// Error codes of the protocol (spec/protocol.md, Errors).
 const (
 	// CodeBadRequest: Malformed request: schema violation, missing field or wrong type.
 	CodeBadRequest Code = 400

@@ -17,24 +17,10 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
-// sharedDir finds ../shared (PROTOCOL.md, seeds, conformance vectors) by
-// walking up from the test's directory. It fails, never skips: the shared
-// documents are part of every checkout the tests run in.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		candidate := filepath.Join(dir, "shared")
-		if st, err := os.Stat(filepath.Join(candidate, "conformance")); err == nil && st.IsDir() {
-			return candidate
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no shared/ directory (with conformance/) above the test directory")
-		}
-		dir = parent
-	}
+// repoFile is a file of the repository outside this module (the
+// conformance suite, the spec), one level above the module's directory.
+func repoFile(parts ...string) string {
+	return filepath.Join(append([]string{".."}, parts...)...)
 }
 
 type schemaExamples struct {
@@ -47,7 +33,7 @@ type schemaExamples struct {
 
 func loadExamples(t *testing.T) map[string]schemaExamples {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "schema_examples.json"))
+	b, err := os.ReadFile(repoFile("conformance", "schema_examples.json"))
 	require.NoError(t, err)
 	var ex map[string]schemaExamples
 	require.NoError(t, json.Unmarshal(b, &ex))
@@ -64,7 +50,7 @@ func TestSchemaExamples(t *testing.T) {
 	for _, file := range files {
 		t.Run(file, func(t *testing.T) {
 			ex, ok := examples[file]
-			require.True(t, ok, "testdata/schema_examples.json has no examples for %s", file)
+			require.True(t, ok, "conformance/schema_examples.json has no examples for %s", file)
 			require.NotEmpty(t, ex.Valid, "no valid example")
 			require.NotEmpty(t, ex.Invalid, "no invalid example")
 			for i, v := range ex.Valid {
@@ -98,51 +84,57 @@ func violationPaths(e *protocol.Error) []string {
 	return out
 }
 
-var fencedJSON = regexp.MustCompile("(?s)```json\n(.*?)```")
-
-// The JSON examples of Levels 0–3 in seeds/finder-spec.md (Finder 内容格式)
-// validate as printed.
-func TestFinderSpecExamplesValidate(t *testing.T) {
-	spec, err := os.ReadFile(filepath.Join(sharedDir(t), "seeds", "finder-spec.md"))
+// The Level 0–3 examples of the conformance suite validate against the
+// schema each names, and decode into the Go types.
+func TestFinderLevelExamples(t *testing.T) {
+	raw, err := os.ReadFile(repoFile("conformance", "finder_levels.json"))
 	require.NoError(t, err)
-	text := string(spec)
-	start := strings.Index(text, "## Finder 内容格式")
-	end := strings.Index(text, "### Markdown 渲染规则")
-	require.True(t, start >= 0 && end > start, "finder-spec.md sections moved")
-	blocks := fencedJSON.FindAllStringSubmatch(text[start:end], -1)
-	want := []string{"dpe_catalog.json", "dpe_document.json", "dpe_document.json", "dpe_page.json", "dpe_element_detail.json"}
-	require.Len(t, blocks, len(want), "Levels 0, 1 (metadata), 1 (pages), 2, 3")
-	for i, b := range blocks {
-		assert.NoError(t, protocol.ValidateSchema(want[i], []byte(b[1])), "example %d as %s", i, want[i])
+	var file struct {
+		Examples []struct {
+			Level  int             `json:"level"`
+			URI    string          `json:"uri"`
+			Schema string          `json:"schema"`
+			Value  json.RawMessage `json:"value"`
+		} `json:"examples"`
 	}
-	// Level 0 documents are catalog entries: they carry no server, so they
-	// are not Finder summaries until the Computer names the server.
+	require.NoError(t, json.Unmarshal(raw, &file))
+	levels := map[int]bool{}
+	for i, ex := range file.Examples {
+		levels[ex.Level] = true
+		assert.NoError(t, protocol.ValidateSchema(ex.Schema, ex.Value), "example %d (%s) as %s", i, ex.URI, ex.Schema)
+	}
+	assert.Len(t, levels, 4, "one example of every level at least")
+	// Level 0 entries carry no server: they are not Finder summaries until
+	// the Computer names the server.
 	var cat protocol.DPECatalog
-	require.NoError(t, json.Unmarshal([]byte(blocks[0][1]), &cat))
+	require.NoError(t, json.Unmarshal(file.Examples[0].Value, &cat))
 	require.Len(t, cat.Documents, 2)
-	assert.Equal(t, "rpt-2026", cat.Documents[0].DocRef)
-	assert.Equal(t, 12, cat.Documents[0].PageCount)
+	assert.Equal(t, "plan-2027", cat.Documents[0].DocRef)
+	assert.Equal(t, 4, cat.Documents[0].PageCount)
 }
 
 var backticked = regexp.MustCompile("`((?:client|server|notify):[a-z_]+)[` ]")
 
-// Every event PROTOCOL.md names is in the manifest, with a schema for each
-// part and the ack arity the brief gives.
+// The prose of spec/ and the manifest name the same events: every event the
+// spec mentions exists, and every event of the manifest is described in the
+// spec. Each event has a schema for each part and the ack arity its
+// direction implies.
 func TestEventsManifest(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(sharedDir(t), "PROTOCOL.md"))
-	require.NoError(t, err)
 	named := map[string]bool{}
-	for _, m := range backticked.FindAllStringSubmatch(string(doc), -1) {
-		named[m[1]] = true
+	for _, f := range []string{"protocol.md", "finder.md", "desktop.md"} {
+		doc, err := os.ReadFile(repoFile("spec", f))
+		require.NoError(t, err)
+		for _, m := range backticked.FindAllStringSubmatch(string(doc), -1) {
+			named[m[1]] = true
+		}
 	}
-	require.Len(t, named, len(protocol.Events()))
 	for name := range named {
 		_, ok := protocol.Lookup(name)
-		assert.True(t, ok, "PROTOCOL.md names %s but the manifest does not", name)
+		assert.True(t, ok, "spec/ names %s but schema/events.json does not", name)
 	}
 	files := protocol.SchemaFiles()
 	for _, e := range protocol.Events() {
-		assert.True(t, named[e.Name] || e.Extension, "%s is in the manifest but not in PROTOCOL.md", e.Name)
+		assert.True(t, named[e.Name], "%s is in schema/events.json but spec/ never describes it", e.Name)
 		assert.Contains(t, files, e.RequestSchema, e.Name)
 		prefix, _, _ := strings.Cut(e.Name, ":")
 		assert.Equal(t, prefix, e.Direction.String(), e.Name)
@@ -177,26 +169,29 @@ func TestEventsManifest(t *testing.T) {
 	assert.True(t, e.Extension)
 }
 
-var codeInTable = regexp.MustCompile(`(?m)(?:^\| |· )(\d{3,4}) `)
+var codeInProse = regexp.MustCompile("`(4\\d\\d|5\\d\\d|4[0-2]\\d\\d)`")
 
-// schema/errors.json holds exactly the codes of PROTOCOL.md's Errors table.
-func TestErrorCodesMatchProtocol(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(sharedDir(t), "PROTOCOL.md"))
-	require.NoError(t, err)
-	section := string(doc)[strings.Index(string(doc), "## Errors"):]
-	var want []protocol.Code
-	for _, m := range codeInTable.FindAllStringSubmatch(section, -1) {
-		n, _ := strconv.Atoi(m[1])
-		want = append(want, protocol.Code(n))
-	}
-	// Rows listing several codes ("4001 tool not found · 4002 …") start
-	// with "| 4001"; the rest follow "· ".
-	slices.Sort(want)
-	assert.Equal(t, want, protocol.Codes())
-	for _, c := range protocol.Codes() {
+// The error table of spec/ is generated from schema/errors.json (and
+// drift-checked by `go run mage.go check`); here every code the prose of
+// spec/ mentions must be one of them, and every code has a name and meaning.
+func TestErrorCodesInSpec(t *testing.T) {
+	codes := protocol.Codes()
+	require.True(t, slices.IsSorted(codes))
+	for _, c := range codes {
 		assert.True(t, c.Known())
 		assert.NotEmpty(t, c.Meaning())
 	}
+	mentioned := 0
+	for _, f := range []string{"protocol.md", "finder.md", "desktop.md", "decisions.md"} {
+		doc, err := os.ReadFile(repoFile("spec", f))
+		require.NoError(t, err)
+		for _, m := range codeInProse.FindAllStringSubmatch(string(doc), -1) {
+			n, _ := strconv.Atoi(m[1])
+			assert.True(t, protocol.Code(n).Known(), "spec/%s mentions code %d, which schema/errors.json does not define", f, n)
+			mentioned++
+		}
+	}
+	assert.NotZero(t, mentioned)
 }
 
 func TestValidateEvents(t *testing.T) {

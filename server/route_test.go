@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -104,45 +107,52 @@ func TestRouteEveryEvent(t *testing.T) {
 	}
 }
 
-// TestRouteRefusals covers the checks of every routed request, in order.
+// TestRouteRefusals replays the routing scenarios of the conformance suite
+// (conformance/routing.json): every check of a routed request, in order.
 func TestRouteRefusals(t *testing.T) {
-	ts := startServer(t)
-	a, cs := office(t, ts, "o1", "a1", "c1")
-	cs[0].answer(protocol.EventGetTools, toolsAnswer)
-	office(t, ts, "o2", "b1", "far")
-	lone := dial(t, ts.url)
-	left := dial(t, ts.url).mustJoin(agentRole, "gone", "o3")
-	vals := left.call(protocol.EventLeaveOffice, map[string]any{"office_id": "o3"})
-	require.Equal(t, []any{true, nil}, vals)
-
-	cases := []struct {
-		name  string
-		from  *peer
-		event string
-		req   map[string]any
-		code  protocol.Code
-		text  string
-	}{
-		{"missing computer", a, protocol.EventGetTools, map[string]any{"agent": "a1", "req_id": "r"}, protocol.CodeBadRequest, "computer"},
-		{"missing req_id", a, protocol.EventGetTools, map[string]any{"agent": "a1", "computer": "c1"}, protocol.CodeBadRequest, "req_id"},
-		{"finder limit above 100", a, protocol.EventGetFinder, map[string]any{"agent": "a1", "req_id": "r", "computer": "c1", "limit": 101.0}, protocol.CodeBadRequest, "/limit"},
-		{"finder negative offset", a, protocol.EventGetFinder, map[string]any{"agent": "a1", "req_id": "r", "computer": "c1", "offset": -1.0}, protocol.CodeBadRequest, "/offset"},
-		{"tool call timeout as string", a, protocol.EventToolCall, map[string]any{"agent": "a1", "req_id": "r", "computer": "c1", "tool_name": "t", "params": map[string]any{}, "timeout": "5"}, protocol.CodeBadRequest, "/timeout"},
-		{"tool call without params", a, protocol.EventToolCall, map[string]any{"agent": "a1", "req_id": "r", "computer": "c1", "tool_name": "t", "timeout": 5.0}, protocol.CodeBadRequest, "params"},
-		{"read resource without uri", a, protocol.EventReadResource, map[string]any{"agent": "a1", "req_id": "r", "computer": "c1"}, protocol.CodeBadRequest, "uri"},
-		{"wrong types everywhere", a, protocol.EventGetDesktop, map[string]any{"agent": 1.0, "req_id": true, "computer": []any{}}, protocol.CodeBadRequest, "/agent"},
-		{"before joining", lone, protocol.EventGetTools, getTools("a1", "c1", "r"), protocol.CodeNotInRoom, "join an office"},
-		{"after leaving", left, protocol.EventGetTools, getTools("gone", "c1", "r"), protocol.CodeNotInRoom, "join an office"},
-		{"sent by a computer", cs[0], protocol.EventGetTools, getTools("c1", "c1", "r"), protocol.CodeForbidden, "only be sent by an agent"},
-		{"spoofed agent field", a, protocol.EventGetTools, getTools("b1", "c1", "r"), protocol.CodeForbidden, "not the sender's registered name"},
-		{"unknown computer", a, protocol.EventGetTools, getTools("a1", "nobody", "r"), protocol.CodeNotFound, `no computer named "nobody"`},
-		{"computer name of an agent", a, protocol.EventGetTools, getTools("a1", "b1", "r"), protocol.CodeNotFound, `no computer named "b1"`},
-		{"computer in another office", a, protocol.EventGetTools, getTools("a1", "far", "r"), protocol.CodeCrossRoomAccess, `"far" is not in office "o1"`},
+	raw, err := os.ReadFile(filepath.Join("..", "conformance", "routing.json"))
+	require.NoError(t, err)
+	var suite struct {
+		Sessions []struct {
+			Name   string         `json:"name"`
+			Role   *protocol.Role `json:"role"`
+			Office *string        `json:"office"`
+			Left   bool           `json:"left"`
+		} `json:"sessions"`
+		Cases []struct {
+			Name            string         `json:"name"`
+			From            string         `json:"from"`
+			Event           string         `json:"event"`
+			Request         map[string]any `json:"request"`
+			Code            protocol.Code  `json:"code"`
+			MessageContains string         `json:"message_contains"`
+		} `json:"cases"`
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			e := requireError(t, tc.from.call(tc.event, tc.req), tc.code)
-			require.Contains(t, e.Message, tc.text)
+	require.NoError(t, json.Unmarshal(raw, &suite))
+	require.NotEmpty(t, suite.Cases)
+
+	ts := startServer(t)
+	peers := map[string]*peer{}
+	for _, s := range suite.Sessions {
+		p := dial(t, ts.url)
+		if s.Role != nil {
+			p.mustJoin(*s.Role, s.Name, *s.Office)
+			if *s.Role == protocol.RoleComputer {
+				p.answer(protocol.EventGetTools, toolsAnswer)
+			}
+		}
+		if s.Left {
+			require.Equal(t, []any{true, nil}, p.call(protocol.EventLeaveOffice, map[string]any{"office_id": *s.Office}))
+		}
+		peers[s.Name] = p
+	}
+	a := peers["a1"]
+	for _, tc := range suite.Cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			from := peers[tc.From]
+			require.NotNil(t, from, "no session %q", tc.From)
+			e := requireError(t, from.call(tc.Event, tc.Request), tc.Code)
+			require.Contains(t, e.Message, tc.MessageContains)
 		})
 	}
 	t.Run("schema errors list every failing path", func(t *testing.T) {

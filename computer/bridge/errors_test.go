@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const uri = "dpe://a.docs/d1/pages/9"
@@ -53,6 +56,42 @@ func TestMapError(t *testing.T) {
 			assert.Equal(t, tc.message, got.Message)
 			assert.Equal(t, tc.details, got.Details)
 			assert.NotContains(t, got.Error(), "10.1.2.3")
+		})
+	}
+}
+
+// TestMapErrorConformance replays the MCP error mapping of the conformance
+// suite (conformance/mcp_errors.json).
+func TestMapErrorConformance(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "conformance", "mcp_errors.json"))
+	require.NoError(t, err)
+	var suite struct {
+		Cases []struct {
+			Name     string `json:"name"`
+			URI      string `json:"uri"`
+			RPCError struct {
+				Code    int             `json:"code"`
+				Message string          `json:"message"`
+				Data    json.RawMessage `json:"data"`
+			} `json:"rpc_error"`
+			Expect struct {
+				Code    protocol.Code  `json:"code"`
+				Message string         `json:"message"`
+				Details map[string]any `json:"details"`
+			} `json:"expect"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &suite))
+	require.NotEmpty(t, suite.Cases)
+	for _, tc := range suite.Cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			got := MapError(&mcpsource.RPCError{Code: tc.RPCError.Code, Message: tc.RPCError.Message, Data: tc.RPCError.Data}, tc.URI)
+			// Compare as JSON, as the Agent receives it.
+			want, err := json.Marshal(map[string]any{"code": tc.Expect.Code, "message": tc.Expect.Message, "details": tc.Expect.Details})
+			require.NoError(t, err)
+			have, err := json.Marshal(map[string]any{"code": got.Code, "message": got.Message, "details": got.Details})
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), string(have))
 		})
 	}
 }

@@ -11,23 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// conformance returns the path of a file of shared/conformance, found by
-// walking up from the test's working directory.
-func conformance(t testing.TB, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		p := filepath.Join(dir, "shared", "conformance", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("shared/conformance/%s not found above the working directory", name)
-		}
-		dir = parent
-	}
+// conformance returns the path of a file of the repository's conformance
+// suite (conformance/ at the repository root).
+func conformance(name string) string {
+	return filepath.Join("..", "..", "conformance", name)
 }
 
 type organizeVectors struct {
@@ -45,7 +32,7 @@ type organizeVectors struct {
 }
 
 func loadVectors(t testing.TB) organizeVectors {
-	b, err := os.ReadFile(conformance(t, "organize_finder_vectors.json"))
+	b, err := os.ReadFile(conformance("organize_finder.json"))
 	require.NoError(t, err)
 	var v organizeVectors
 	require.NoError(t, json.Unmarshal(b, &v))

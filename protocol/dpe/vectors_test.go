@@ -10,28 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// conformanceDir walks up from the working directory to the directory that
-// holds shared/conformance (COMMON.md: /work/shared is a sibling of the repo
-// root, and CI has the same layout). It fails the test when there is none.
-func conformanceDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.Getwd()
-	require.NoError(tb, err)
-	for {
-		c := filepath.Join(dir, "shared", "conformance")
-		if st, err := os.Stat(c); err == nil && st.IsDir() {
-			return c
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			require.FailNow(tb, "shared/conformance not found above the working directory")
-		}
-		dir = parent
-	}
+// conformanceFile is a file of the repository's conformance suite
+// (conformance/ at the repository root, two levels above this package).
+func conformanceFile(name string) string {
+	return filepath.Join("..", "..", "conformance", name)
 }
 
-// vectorFile is the shape of shared/conformance/dpe_uri_vectors.json; the
-// extra vectors in testdata/ use the same shape plus "canonical" and "note".
+// vectorFile is the shape of conformance/dpe_uri.json; the extra vectors of
+// conformance/dpe_uri_extra.json use the same shape plus "canonical" and "note".
 type vectorFile struct {
 	Valid   []validVector   `json:"valid"`
 	Invalid []invalidVector `json:"invalid"`
@@ -68,11 +54,11 @@ func loadVectors(tb testing.TB, path string) vectorFile {
 }
 
 func conformanceVectors(tb testing.TB) vectorFile {
-	return loadVectors(tb, filepath.Join(conformanceDir(tb), "dpe_uri_vectors.json"))
+	return loadVectors(tb, conformanceFile("dpe_uri.json"))
 }
 
 func extraVectors(tb testing.TB) vectorFile {
-	return loadVectors(tb, filepath.Join("testdata", "extra_vectors.json"))
+	return loadVectors(tb, conformanceFile("dpe_uri_extra.json"))
 }
 
 // expectedQuery turns a vector's query object into url.Values.

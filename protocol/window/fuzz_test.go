@@ -10,7 +10,7 @@ import (
 
 // FuzzParse checks that Parse never panics, that every failure is a 400, and
 // that the canonical form of a valid URI parses back to the same URI and is a
-// fixed point of String. Seeds: testdata/vectors.json and testdata/fuzz.
+// fixed point of String. Seeds: conformance/window_uri.json and testdata/fuzz.
 func FuzzParse(f *testing.F) {
 	vf := loadVectors(f)
 	for _, v := range vf.Valid {

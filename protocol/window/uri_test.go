@@ -34,7 +34,7 @@ type vectorFile struct {
 
 func loadVectors(tb testing.TB) vectorFile {
 	tb.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "vectors.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "conformance", "window_uri.json"))
 	require.NoError(tb, err)
 	var f vectorFile
 	require.NoError(tb, json.Unmarshal(raw, &f))
