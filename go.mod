@@ -4,6 +4,4 @@ go 1.25.5
 
 require github.com/magefile/mage v1.17.2
 
-require github.com/a2c-smcp/smcp-go/tools v0.0.0
-
-replace github.com/a2c-smcp/smcp-go/tools => ./tools
+require github.com/a2c-smcp/smcp-go/tools v0.1.0

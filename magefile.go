@@ -6,8 +6,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -19,12 +21,55 @@ import (
 	"github.com/magefile/mage/mg"
 
 	"github.com/a2c-smcp/smcp-go/tools/layout"
+	"github.com/a2c-smcp/smcp-go/tools/release"
 )
 
 const repo = "github.com/a2c-smcp/smcp-go"
 
+// moduleTable lists every module of the workspace, in dependency order:
+// the one place that names them. Published modules are released (tagged
+// <dir>/vX.Y.Z) and installable; Pulls lists the repository modules a
+// user of a role module gets besides it (checked exactly by Rehearse, and
+// shown in the README's module table); Binaries are its commands.
+var moduleTable = []struct {
+	Dir       string
+	Published bool
+	Pulls     []string
+	Binaries  []string
+}{
+	{Dir: "protocol", Published: true},
+	{Dir: "dpekit", Published: true, Pulls: []string{"protocol"}},
+	{Dir: "server", Published: true, Pulls: []string{"protocol"}, Binaries: []string{"server/cmd/smcp-server"}},
+	{Dir: "computer", Published: true, Pulls: []string{"protocol"}, Binaries: []string{"computer/cmd/smcp-computer"}},
+	{Dir: "agent", Published: true, Pulls: []string{"protocol"}, Binaries: []string{"agent/cmd/smcp-agent"}},
+	{Dir: "examples", Published: true, Pulls: []string{"agent", "computer", "dpekit", "protocol", "server"}, Binaries: []string{"examples/docserver/cmd/smcp-docserver"}},
+	{Dir: "e2e"},
+	{Dir: "tools"},
+}
+
 // modules of the workspace, in dependency order.
-var modules = []string{"protocol", "dpekit", "server", "computer", "agent", "examples", "e2e", "tools"}
+var modules = func() []string {
+	var out []string
+	for _, m := range moduleTable {
+		out = append(out, m.Dir)
+	}
+	return out
+}()
+
+// published modules, in dependency order.
+func published() []string {
+	var out []string
+	for _, m := range moduleTable {
+		if m.Published {
+			out = append(out, m.Dir)
+		}
+	}
+	return out
+}
+
+// allModuleDirs are the directories whose go.mod requires repository
+// modules: every module and the build's own root module.
+func allModuleDirs() []string { return append([]string{"."}, modules...) }
 
 // generatedFiles are written by smcpgen into protocol/; specTables into spec/.
 var (
@@ -211,7 +256,157 @@ func Test() error {
 			return err
 		}
 	}
+	if err := Rehearse(context.Background()); err != nil {
+		return err
+	}
 	return Fuzz()
+}
+
+// Tidy runs `go mod tidy` in every module as a user's build sees it:
+// outside the workspace, with the repository's modules served at the
+// version the go.mod files require by a file proxy built from the working
+// tree. The go.sum lines of the repository's own modules are then removed:
+// only a release commit carries them (see Release).
+func Tidy(ctx context.Context) error {
+	version, err := release.CurrentVersion(".", allModuleDirs())
+	if err != nil {
+		return err
+	}
+	proxy, err := os.MkdirTemp("", "smcp-tidy-proxy-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(proxy)
+	defer release.Forget(ctx, modules, version)
+	if err := release.Publish(ctx, ".", modules, version, proxy, true, os.Stdout); err != nil {
+		return err
+	}
+	env, err := release.ProxyEnv(ctx, proxy)
+	if err != nil {
+		return err
+	}
+	if err := release.Go(ctx, ".", env, os.Stdout, "mod", "tidy"); err != nil {
+		return err
+	}
+	return release.StripSums(".", allModuleDirs())
+}
+
+// Release vX.Y.Z releases every published module at that version: it
+// checks that the tree is clean and that Test passes, moves every
+// intra-repository requirement (and go.work's replace directives) to
+// vX.Y.Z, tidies each module against a file proxy of the tree so that its
+// go.sum names its siblings at vX.Y.Z, commits, and creates the local tags
+// <module>/vX.Y.Z. Pushing the commit and the tags is the maintainer's act.
+func Release(ctx context.Context, version string) error {
+	if out, err := exec.Command("git", "status", "--porcelain").Output(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		return fmt.Errorf("release needs a clean tree (git status --porcelain: %v)\n%s", err, out)
+	}
+	for _, m := range published() {
+		tag := m + "/" + version
+		if exec.Command("git", "rev-parse", "-q", "--verify", "refs/tags/"+tag).Run() == nil {
+			return fmt.Errorf("tag %s exists already", tag)
+		}
+	}
+	mg.Deps(Test)
+	if err := release.Bump(".", allModuleDirs(), version); err != nil {
+		return err
+	}
+	proxy, err := os.MkdirTemp("", "smcp-release-proxy-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(proxy)
+	if err := release.Publish(ctx, ".", modules, version, proxy, true, os.Stdout); err != nil {
+		return err
+	}
+	env, err := release.ProxyEnv(ctx, proxy)
+	if err != nil {
+		return err
+	}
+	if err := release.Go(ctx, ".", env, os.Stdout, "mod", "tidy"); err != nil {
+		return err
+	}
+	if err := run("git", "commit", "-qam", "release "+version+": every module at "+version); err != nil {
+		return err
+	}
+	for _, m := range published() {
+		if err := run("git", "tag", m+"/"+version); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("release: tagged %s at %s; push the commit and the tags to publish\n", strings.Join(published(), ", "), version)
+	return nil
+}
+
+// agentProgram is the user program of the rehearsal: it depends on the
+// agent module only and calls agent.Dial.
+const agentProgram = `package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/agent"
+)
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := agent.Dial(ctx, "http://127.0.0.1:1", agent.WithName("rehearsal"))
+	fmt.Println(err)
+}
+`
+
+// Rehearse does what a release and its first users do, from the working
+// tree and outside the workspace: it publishes every published module at a
+// throw-away version into a file proxy, then a new module `go get`s only
+// the agent module and builds a program calling agent.Dial, new modules
+// depending on the server or the computer module are resolved, and every
+// binary is `go install`ed at that version and answers --version with it.
+// The module graph of each user must hold exactly the repository modules
+// of moduleTable's Pulls, and no heavy third-party module it does not need.
+func Rehearse(ctx context.Context) error {
+	current, err := release.CurrentVersion(".", allModuleDirs())
+	if err != nil {
+		return err
+	}
+	r := release.Rehearsal{
+		Root:      ".",
+		Published: published(),
+		Version:   fmt.Sprintf("%s-rehearsal.%d", current, time.Now().Unix()),
+		Consumers: map[string][]string{},
+		Forbidden: map[string][]string{
+			"agent":    {"github.com/mark3labs/mcp-go", "github.com/xuri/excelize/v2"},
+			"server":   {"github.com/mark3labs/mcp-go", "github.com/xuri/excelize/v2"},
+			"computer": {"github.com/xuri/excelize/v2"},
+		},
+		Programs: map[string]string{"agent": agentProgram},
+		Log:      io.Discard,
+	}
+	for _, m := range moduleTable {
+		r.Binaries = append(r.Binaries, m.Binaries...)
+		if _, ok := r.Forbidden[m.Dir]; ok {
+			r.Consumers[m.Dir] = m.Pulls
+		}
+	}
+	if os.Getenv("SMCP_REHEARSAL_VERBOSE") != "" {
+		r.Log = os.Stdout
+	}
+	start := time.Now()
+	res, err := release.Rehearse(ctx, r)
+	if res != nil {
+		for _, role := range []string{"agent", "computer", "server"} {
+			if deps, ok := res.Deps[role]; ok {
+				fmt.Printf("rehearsal: a user of %s gets %d modules: %s\n", role, len(deps), strings.Join(deps, " "))
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("release rehearsal at %s: %w", r.Version, err)
+	}
+	fmt.Printf("rehearsal: %s published, users resolved, %d binaries installed and versioned in %s\n", r.Version, len(r.Binaries), time.Since(start).Round(time.Second))
+	return nil
 }
 
 // Fuzz runs each fuzz target briefly. The budgets are execution counts,

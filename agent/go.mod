@@ -3,7 +3,7 @@ module github.com/a2c-smcp/smcp-go/agent
 go 1.26.0
 
 require (
-	github.com/a2c-smcp/smcp-go/protocol v0.0.0
+	github.com/a2c-smcp/smcp-go/protocol v0.1.0
 	github.com/stretchr/testify v1.12.1
 	github.com/zishang520/socket.io/clients/engine/v3 v3.0.1
 	github.com/zishang520/socket.io/clients/socket/v3 v3.0.1
@@ -34,5 +34,3 @@ require (
 	golang.org/x/text v0.36.0 // indirect
 	resty.dev/v3 v3.0.0-beta.6 // indirect
 )
-
-replace github.com/a2c-smcp/smcp-go/protocol => ../protocol

@@ -38,11 +38,9 @@ require (
 )
 
 require (
-	github.com/a2c-smcp/smcp-go/protocol v0.0.0
+	github.com/a2c-smcp/smcp-go/protocol v0.1.0
 	github.com/google/jsonschema-go v0.4.2 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/text v0.36.0 // indirect
 )
-
-replace github.com/a2c-smcp/smcp-go/protocol => ../protocol

@@ -3,7 +3,7 @@ module github.com/a2c-smcp/smcp-go/dpekit
 go 1.25.5
 
 require (
-	github.com/a2c-smcp/smcp-go/protocol v0.0.0
+	github.com/a2c-smcp/smcp-go/protocol v0.1.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/stretchr/testify v1.12.1
 )
@@ -17,5 +17,3 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
-
-replace github.com/a2c-smcp/smcp-go/protocol => ../protocol

@@ -3,12 +3,12 @@ module github.com/a2c-smcp/smcp-go/e2e
 go 1.26.0
 
 require (
-	github.com/a2c-smcp/smcp-go/agent v0.0.0
-	github.com/a2c-smcp/smcp-go/computer v0.0.0
-	github.com/a2c-smcp/smcp-go/dpekit v0.0.0
-	github.com/a2c-smcp/smcp-go/examples v0.0.0
-	github.com/a2c-smcp/smcp-go/protocol v0.0.0
-	github.com/a2c-smcp/smcp-go/server v0.0.0
+	github.com/a2c-smcp/smcp-go/agent v0.1.0
+	github.com/a2c-smcp/smcp-go/computer v0.1.0
+	github.com/a2c-smcp/smcp-go/dpekit v0.1.0
+	github.com/a2c-smcp/smcp-go/examples v0.1.0
+	github.com/a2c-smcp/smcp-go/protocol v0.1.0
+	github.com/a2c-smcp/smcp-go/server v0.1.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/stretchr/testify v1.12.1
 )
@@ -54,13 +54,4 @@ require (
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.36.0 // indirect
 	resty.dev/v3 v3.0.0-beta.6 // indirect
-)
-
-replace (
-	github.com/a2c-smcp/smcp-go/agent => ../agent
-	github.com/a2c-smcp/smcp-go/computer => ../computer
-	github.com/a2c-smcp/smcp-go/dpekit => ../dpekit
-	github.com/a2c-smcp/smcp-go/examples => ../examples
-	github.com/a2c-smcp/smcp-go/protocol => ../protocol
-	github.com/a2c-smcp/smcp-go/server => ../server
 )

@@ -3,11 +3,11 @@ module github.com/a2c-smcp/smcp-go/examples
 go 1.26.0
 
 require (
-	github.com/a2c-smcp/smcp-go/agent v0.0.0
-	github.com/a2c-smcp/smcp-go/computer v0.0.0
-	github.com/a2c-smcp/smcp-go/dpekit v0.0.0
-	github.com/a2c-smcp/smcp-go/protocol v0.0.0
-	github.com/a2c-smcp/smcp-go/server v0.0.0
+	github.com/a2c-smcp/smcp-go/agent v0.1.0
+	github.com/a2c-smcp/smcp-go/computer v0.1.0
+	github.com/a2c-smcp/smcp-go/dpekit v0.1.0
+	github.com/a2c-smcp/smcp-go/protocol v0.1.0
+	github.com/a2c-smcp/smcp-go/server v0.1.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
@@ -57,12 +57,4 @@ require (
 	golang.org/x/net v0.53.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.36.0 // indirect
-)
-
-replace (
-	github.com/a2c-smcp/smcp-go/agent => ../agent
-	github.com/a2c-smcp/smcp-go/computer => ../computer
-	github.com/a2c-smcp/smcp-go/dpekit => ../dpekit
-	github.com/a2c-smcp/smcp-go/protocol => ../protocol
-	github.com/a2c-smcp/smcp-go/server => ../server
 )

@@ -7,6 +7,7 @@ tool github.com/atombender/go-jsonschema
 require (
 	github.com/atombender/go-jsonschema v0.24.1
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/mod v0.34.0
 )
 
 require (

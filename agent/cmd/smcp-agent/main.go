@@ -39,6 +39,9 @@ import (
 )
 
 func main() {
+	if printVersion(os.Args[1:], os.Stdout) {
+		return
+	}
 	// The Socket.IO client swallows the first SIGINT/SIGTERM of the process
 	// (LIBRARY-NOTES.md, signal trap): handle them here and shut down
 	// explicitly. After the first signal the default behaviour comes back,

@@ -45,6 +45,7 @@ usage:
   smcp-computer tools   --config FILE
   smcp-computer desktop --config FILE [--size N] [--window URI]
   smcp-computer finder  --config FILE [--keywords a,b] [--file-type T] [--offset N] [--limit N]
+  smcp-computer --version
 
 common flags: --config FILE, --inputs FILE, --input ID=VALUE (repeatable),
 --log-level debug|info|warn|error, --log-format text|json
@@ -52,6 +53,9 @@ run "smcp-computer <command> -h" for a command's flags.
 `
 
 func main() {
+	if printVersion(os.Args[1:], os.Stdout) {
+		return
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -21,6 +21,9 @@ import (
 )
 
 func main() {
+	if printVersion(os.Args[1:], os.Stdout) {
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := docserver.Run(ctx, os.Args[1:], os.Stderr)
 	stop()
