@@ -691,7 +691,7 @@ type MCPSSEConfig struct {
 // How to reach an SSE MCP server; timeouts are float seconds.
 type MCPSSEParameters struct {
 	// Headers corresponds to the JSON schema field "headers".
-	Headers map[string]any `json:"headers,omitempty,omitzero"`
+	Headers map[string]any `json:"headers"`
 
 	// SSEReadTimeout corresponds to the JSON schema field "sse_read_timeout".
 	SSEReadTimeout *float64 `json:"sse_read_timeout,omitempty,omitzero"`
@@ -752,26 +752,29 @@ type MCPStdioConfig struct {
 	Vrl *string `json:"vrl,omitempty,omitzero"`
 }
 
-// How to start a stdio MCP server.
+// How to start a stdio MCP server. Every key is always present, as the Python SDK
+// requires: env and cwd are null when unset, args may be empty, encoding is
+// normally "utf-8" and encoding_error_handler "strict" (the defaults a Computer
+// fills when a config leaves them out).
 type MCPStdioParameters struct {
 	// Args corresponds to the JSON schema field "args".
-	Args []string `json:"args,omitempty,omitzero"`
+	Args []string `json:"args"`
 
 	// Command corresponds to the JSON schema field "command".
 	Command string `json:"command"`
 
 	// Cwd corresponds to the JSON schema field "cwd".
-	Cwd *string `json:"cwd,omitempty,omitzero"`
+	Cwd *string `json:"cwd"`
 
 	// Encoding corresponds to the JSON schema field "encoding".
-	Encoding *string `json:"encoding,omitempty,omitzero"`
+	Encoding string `json:"encoding"`
 
 	// EncodingErrorHandler corresponds to the JSON schema field
 	// "encoding_error_handler".
-	EncodingErrorHandler *MCPStdioParametersEncodingErrorHandler `json:"encoding_error_handler,omitempty,omitzero"`
+	EncodingErrorHandler MCPStdioParametersEncodingErrorHandler `json:"encoding_error_handler"`
 
 	// Env corresponds to the JSON schema field "env".
-	Env map[string]string `json:"env,omitempty,omitzero"`
+	Env map[string]string `json:"env"`
 }
 
 type MCPStdioParametersEncodingErrorHandler string
@@ -811,7 +814,7 @@ type MCPStreamableConfig struct {
 // strings (python mcp timedelta).
 type MCPStreamableParameters struct {
 	// Headers corresponds to the JSON schema field "headers".
-	Headers map[string]any `json:"headers,omitempty,omitzero"`
+	Headers map[string]any `json:"headers"`
 
 	// SSEReadTimeout corresponds to the JSON schema field "sse_read_timeout".
 	SSEReadTimeout *string `json:"sse_read_timeout,omitempty,omitzero"`

@@ -318,9 +318,9 @@ func TestMCPErrorMessage(t *testing.T) {
 
 func TestUnions(t *testing.T) {
 	raw := `{"servers":{
-	  "fs":{"type":"stdio","name":"fs","disabled":false,"forbidden_tools":["rm"],"tool_meta":{"ls":{"auto_apply":true}},"server_parameters":{"command":"fs-mcp","args":["--root","/"],"env":{"K":"V"}}},
-	  "web":{"type":"streamable","name":"web","disabled":true,"forbidden_tools":[],"tool_meta":{},"server_parameters":{"url":"http://127.0.0.1:9/mcp","timeout":"PT30S"}},
-	  "old":{"type":"sse","name":"old","disabled":false,"forbidden_tools":[],"tool_meta":{},"default_tool_meta":{"auto_apply":false},"server_parameters":{"url":"http://127.0.0.1:9/sse","timeout":5}}},
+	  "fs":{"type":"stdio","name":"fs","disabled":false,"forbidden_tools":["rm"],"tool_meta":{"ls":{"auto_apply":true}},"server_parameters":{"command":"fs-mcp","args":["--root","/"],"env":{"K":"V"},"cwd":null,"encoding":"utf-8","encoding_error_handler":"strict"}},
+	  "web":{"type":"streamable","name":"web","disabled":true,"forbidden_tools":[],"tool_meta":{},"server_parameters":{"url":"http://127.0.0.1:9/mcp","headers":null,"timeout":"PT30S"}},
+	  "old":{"type":"sse","name":"old","disabled":false,"forbidden_tools":[],"tool_meta":{},"default_tool_meta":{"auto_apply":false},"server_parameters":{"url":"http://127.0.0.1:9/sse","headers":{"X-Team":"docs"},"timeout":5}}},
 	 "inputs":[{"type":"promptString","id":"tok","description":"Token","password":true},
 	           {"type":"pickString","id":"env","description":"Env","options":["a","b"]},
 	           {"type":"command","id":"me","description":"Me","command":"whoami"}]}`

@@ -194,6 +194,9 @@ func parseServer(raw json.RawMessage) (protocol.MCPServerConfig, error) {
 	applyDefault(m, "disabled", false)
 	applyDefault(m, "forbidden_tools", []any{})
 	applyDefault(m, "tool_meta", map[string]any{})
+	if params, ok := m["server_parameters"].(map[string]any); ok {
+		applyParameterDefaults(m["type"], params)
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return protocol.MCPServerConfig{}, protocol.NewBadRequest("config: server %q: %v", name, err)
@@ -213,8 +216,43 @@ func parseServer(raw json.RawMessage) (protocol.MCPServerConfig, error) {
 	return s, nil
 }
 
+// applyParameterDefaults fills the server_parameters a config left out with
+// the Python SDK's defaults (those of the mcp package's parameter models),
+// so that the Computer behaves as a Python Computer does and its
+// client:get_config answer carries every key the Python SDK requires
+// (spec/decisions.md, Configuration answers).
+func applyParameterDefaults(typ any, params map[string]any) {
+	switch typ {
+	case "stdio":
+		applyDefault(params, "args", []any{})
+		applyDefault(params, "encoding", "utf-8")
+		applyDefault(params, "encoding_error_handler", "strict")
+		present(params, "env", "cwd")
+	case "streamable":
+		present(params, "headers")
+		applyDefault(params, "timeout", "PT30S")
+		applyDefault(params, "sse_read_timeout", "PT5M")
+		applyDefault(params, "terminate_on_close", true)
+	case "sse":
+		present(params, "headers")
+		applyDefault(params, "timeout", 5.0)
+		applyDefault(params, "sse_read_timeout", 300.0)
+	}
+}
+
+// present makes keys present, null when unset.
+func present(m map[string]any, keys ...string) {
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			m[k] = nil
+		}
+	}
+}
+
+// applyDefault sets m[key] to v when it is absent, null or "" (what a Go
+// struct with the key left unset encodes).
 func applyDefault(m map[string]any, key string, v any) {
-	if cur, ok := m[key]; !ok || cur == nil {
+	if cur, ok := m[key]; !ok || cur == nil || cur == "" {
 		m[key] = v
 	}
 }

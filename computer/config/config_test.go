@@ -95,6 +95,8 @@ func TestParseAppliesPythonDefaults(t *testing.T) {
 	assert.NoError(t, protocol.Validate(protocol.EventGetConfig, protocol.Ack, b))
 	assert.Contains(t, string(b), `"forbidden_tools":[]`)
 	assert.Contains(t, string(b), `"tool_meta":{}`)
+	// The Python SDK requires every stdio key, env and cwd as null.
+	assert.Contains(t, string(b), `"server_parameters":{"args":[],"command":"x","cwd":null,"encoding":"utf-8","encoding_error_handler":"strict","env":null}`)
 }
 
 func TestRetKeepsPlaceholders(t *testing.T) {
@@ -234,8 +236,11 @@ func TestTimeouts(t *testing.T) {
 		request, read time.Duration
 	}{
 		{`{"name":"a","type":"streamable","server_parameters":{"url":"http://h","timeout":"PT30S","sse_read_timeout":"PT5M"}}`, 30 * time.Second, 5 * time.Minute},
-		{`{"name":"a","type":"streamable","server_parameters":{"url":"http://h","timeout":"PT0.5S"}}`, 500 * time.Millisecond, 0},
-		{`{"name":"a","type":"streamable","server_parameters":{"url":"http://h","timeout":"P1DT1S"}}`, 24*time.Hour + time.Second, 0},
+		{`{"name":"a","type":"streamable","server_parameters":{"url":"http://h","timeout":"PT0.5S"}}`, 500 * time.Millisecond, 5 * time.Minute},
+		{`{"name":"a","type":"streamable","server_parameters":{"url":"http://h","timeout":"P1DT1S"}}`, 24*time.Hour + time.Second, 5 * time.Minute},
+		// Python's defaults fill what the config leaves out.
+		{`{"name":"a","type":"streamable","server_parameters":{"url":"http://h"}}`, 30 * time.Second, 5 * time.Minute},
+		{`{"name":"a","type":"sse","server_parameters":{"url":"http://h"}}`, 5 * time.Second, 5 * time.Minute},
 		{`{"name":"a","type":"sse","server_parameters":{"url":"http://h","timeout":5,"sse_read_timeout":300.5}}`, 5 * time.Second, 300500 * time.Millisecond},
 		{`{"name":"a","type":"stdio","server_parameters":{"command":"x"}}`, 0, 0},
 	}

@@ -476,8 +476,8 @@ func childEnv(env map[string]string) []string {
 
 func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig) (transport.Interface, error) {
 	p := s.ServerParameters
-	if p.Encoding != nil && !strings.EqualFold(strings.ReplaceAll(*p.Encoding, "-", ""), "utf8") {
-		c.log.Warn("only utf-8 is supported as stdio encoding; ignoring", "encoding", *p.Encoding)
+	if p.Encoding != "" && !strings.EqualFold(strings.ReplaceAll(p.Encoding, "-", ""), "utf8") {
+		c.log.Warn("only utf-8 is supported as stdio encoding; ignoring", "encoding", p.Encoding)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
