@@ -33,9 +33,9 @@ type Client struct {
 	sock *sio.Socket
 	url  string
 
-	// emitMu serialises Timeout(...).Emit(...): the Socket.IO client keeps
-	// the timeout in a per-socket flag (LIBRARY-NOTES.md, forwarding trap).
-	// It also orders Dial's Connect and Close's Disconnect.
+	// emitMu serialises Timeout(...).Emit(...): the Socket.IO client keeps the
+	// timeout in a per-socket flag (spec/decisions.md, Socket.IO library
+	// behaviours). It also orders Dial's Connect and Close's Disconnect.
 	emitMu sync.Mutex
 
 	reqPrefix string
@@ -84,8 +84,8 @@ const (
 // namespace /smcp is added when the path is empty) and returns once the
 // namespace is connected. A refused connection is the *protocol.Error the
 // Server's authentication sent (typically 401). The Client reconnects on its
-// own after a lost connection and then rejoins its office
-// (LIBRARY-NOTES.md: a reconnected socket has lost its rooms).
+// own after a lost connection and then rejoins its office (spec/decisions.md,
+// Socket.IO library behaviours: a reconnected socket has lost its rooms).
 func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error) {
 	cfg := config{name: DefaultName, timeout: DefaultTimeout}
 	for _, o := range opts {
@@ -226,10 +226,10 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	return c, nil
 }
 
-// connectAttemptTimeout bounds one connection attempt of the Socket.IO
-// manager (the first one and every reconnection). An attempt while the
-// Server is down lasts this long (LIBRARY-NOTES.md), so it also bounds how
-// late a reconnection can notice the Server is back.
+// connectAttemptTimeout bounds one connection attempt of the Socket.IO manager
+// (the first one and every reconnection). An attempt while the Server is down
+// lasts this long (spec/decisions.md, Socket.IO library behaviours), so it also
+// bounds how late a reconnection can notice the Server is back.
 const connectAttemptTimeout = 5 * time.Second
 
 // probe dials the Server's TCP address once.
@@ -752,7 +752,7 @@ func call[T any](ctx context.Context, c *Client, event, reqID string, payload an
 	return decodeAnswer[T](event, reqID, vals)
 }
 
-// decodeAnswer checks one ack against its schema (PROTOCOL.md: the answer,
+// decodeAnswer checks one ack against its schema (spec/protocol.md: the answer,
 // or an ErrorPayload for client:* events and server:list_room), turns an
 // ErrorPayload into its *protocol.Error, checks the echoed req_id and
 // decodes the result.

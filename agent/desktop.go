@@ -6,7 +6,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
-// DesktopQuery selects what GetDesktop returns (PROTOCOL.md, Desktop).
+// DesktopQuery selects what GetDesktop returns (spec/desktop.md, Desktop).
 type DesktopQuery struct {
 	// Size is the number of windows wanted: nil for all, <= 0 for none.
 	Size *int

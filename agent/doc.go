@@ -1,7 +1,7 @@
 // Package agent is the A2C-SMCP Agent client: it joins an office of an SMCP
 // Server, calls the tools of the office's Computers, reads their desktops,
 // and browses their documents step by step (catalog → document → page →
-// element) through dpe:// URIs (PROTOCOL.md; finder-spec.md, Agent 端导航).
+// element) through dpe:// URIs (spec/protocol.md; spec/finder.md, Levels).
 //
 //	c, err := agent.Dial(ctx, "http://localhost:8000", agent.WithAPIKey(key), agent.WithName("my-agent"))
 //	...
@@ -62,7 +62,7 @@
 // iterates over every page of a document. With format markdown or text a
 // level still answers its JSON object: Level 2 carries content_markdown /
 // content_text instead of elements, the other levels carry it in addition
-// (docs/DECISIONS.md).
+// (spec/decisions.md).
 //
 // # Notifications
 //

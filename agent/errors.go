@@ -20,8 +20,8 @@ var (
 	// answer arrived, or the Server ended the session for good ("io server
 	// disconnect", after which the Socket.IO client does not reconnect).
 	ErrConnectionLost = errors.New("agent: connection to the server lost")
-	// ErrInvalidAnswer: the answer broke its schema (PROTOCOL.md: every ack
-	// has one), had the wrong number of values or another request's req_id.
+	// ErrInvalidAnswer: the answer broke its schema (spec/protocol.md: every
+	// ack has one), had the wrong number of values or another request's req_id.
 	ErrInvalidAnswer = errors.New("agent: invalid answer")
 )
 
@@ -68,7 +68,7 @@ func timeoutError(event string, after string) *protocol.Error {
 
 // officeRefusal turns the (false, reason) answer of server:join_office or
 // server:leave_office into an error. The two-value ack carries no code
-// (PROTOCOL.md keeps it for compatibility); when the reason starts with a
+// (spec/protocol.md keeps it for compatibility); when the reason starts with a
 // protocol code, as in "4101 RoomFull: ..." (the text of a *protocol.Error),
 // that code is kept, otherwise the refusal is a 403.
 func officeRefusal(event, reason string) *protocol.Error {

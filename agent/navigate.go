@@ -12,7 +12,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol/dpe"
 )
 
-// Progressive navigation (finder-spec.md, Agent 端导航): catalog → document
+// Progressive navigation (spec/finder.md, Levels): catalog → document
 // → page → element, each level read with client:read_resource on a dpe://
 // URI the previous level handed out. Every function takes the URI of a
 // document (the uri of a catalog entry) or any dpe:// URI below it; its own

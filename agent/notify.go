@@ -12,7 +12,7 @@ import (
 )
 
 // Notification is one notify:* event as the Client received it
-// (PROTOCOL.md, Computer → Server updates, Server → office notifications).
+// (spec/protocol.md, Updates and notifications).
 type Notification struct {
 	// Event is the notify:* event name, e.g. protocol.NotifyUpdateFinder.
 	Event string `json:"event"`
@@ -71,11 +71,11 @@ type item struct {
 }
 
 // notifier moves notifications off the Socket.IO event queue: the socket's
-// handlers only validate, decode and enqueue (LIBRARY-NOTES.md, client
-// threading trap: waiting for an ack there deadlocks). One dispatcher
-// goroutine runs the callbacks in arrival order and schedules refreshes;
-// each Computer has at most one refresh goroutine. All of them belong to the
-// Client and end with it.
+// handlers only validate, decode and enqueue (spec/decisions.md, Socket.IO
+// library behaviours: waiting for an ack there deadlocks). One dispatcher
+// goroutine runs the callbacks in arrival order and schedules refreshes; each
+// Computer has at most one refresh goroutine. All of them belong to the Client
+// and end with it.
 type notifier struct {
 	c    *Client
 	mu   sync.Mutex

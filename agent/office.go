@@ -7,7 +7,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
-// JoinOffice joins office as an Agent (PROTOCOL.md, Offices: at most one
+// JoinOffice joins office as an Agent (spec/protocol.md, Offices: at most one
 // Agent per office, no switching office while in one). A refusal is a
 // *protocol.Error (see officeRefusal for its code). After a successful join
 // the Client lists the office and fetches the tools of every Computer in it

@@ -41,7 +41,7 @@ type config struct {
 
 // hooks are the user's notification callbacks. Every one runs on a
 // goroutine owned by the Client, never on the Socket.IO event queue, so it
-// may call the Client (LIBRARY-NOTES.md, client threading trap).
+// may call the Client (spec/decisions.md, Socket.IO library behaviours).
 type hooks struct {
 	notification  func(Notification)
 	enterOffice   func(protocol.EnterOfficeNotification)
@@ -55,7 +55,8 @@ type hooks struct {
 }
 
 // WithAPIKey sets the API key, sent both as the HTTP header x-api-key and as
-// the Socket.IO auth payload key api_key (PROTOCOL.md, Connection and auth).
+// the Socket.IO auth payload key api_key (spec/protocol.md, Connection and
+// auth).
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
 
 // WithName sets the Agent name: it is registered by the Server when the
@@ -74,7 +75,7 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 // that refuse websockets). Prefer the default where websockets pass: the
 // Go Socket.IO client's long-polling and upgrade have races of their own
 // (5 dials in 1,800 against this project's Server had their first request
-// held ~25 s by a stalled upgrade; docs/DECISIONS.md).
+// held ~25 s by a stalled upgrade; spec/decisions.md).
 func WithPolling() Option { return func(c *config) { c.transport = "polling" } }
 
 // OnNotification registers a callback for every valid notify:* event, after
@@ -85,7 +86,7 @@ func OnNotification(fn func(Notification)) Option {
 
 // OnEnterOffice registers a callback for notify:enter_office. The Client
 // also fetches the tools of an entering Computer into its tool cache
-// (finder-spec.md and PROTOCOL.md recommend it); OnToolsChanged reports them.
+// (spec/protocol.md, Offices, recommends it); OnToolsChanged reports them.
 func OnEnterOffice(fn func(protocol.EnterOfficeNotification)) Option {
 	return func(c *config) { c.hooks.enterOffice = fn }
 }
@@ -119,7 +120,7 @@ func OnDesktopChanged(fn func(computer string, desktops []string)) Option {
 // OnFinderChanged registers a callback for notify:update_finder: the Client
 // re-fetches the Computer's document catalog (client:get_finder, first
 // FinderRefreshLimit documents; total_count tells whether there are more)
-// and hands it over, as finder-spec.md (更新机制) recommends.
+// and hands it over, as spec/finder.md (Update mechanism) recommends.
 func OnFinderChanged(fn func(computer string, catalog *protocol.GetFinderRet)) Option {
 	return func(c *config) { c.hooks.finder = fn }
 }

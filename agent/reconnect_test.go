@@ -70,7 +70,7 @@ func TestReconnectRejoinsOffice(t *testing.T) {
 
 	r.until(t, "tool cache refresh after the rejoin", func(r *recorder) bool { return r.toolsN >= toolsBefore+2 })
 	// One handshake per connection; the client library may repeat a
-	// namespace CONNECT (docs/DECISIONS.md), so this is a lower bound.
+	// namespace CONNECT (spec/decisions.md), so this is a lower bound.
 	require.GreaterOrEqual(t, len(p.Handshakes()), 2)
 
 	// Notifications flow on the new session.

@@ -66,7 +66,7 @@ func (c *Client) GetConfig(ctx context.Context, computer string) (*protocol.GetC
 // (or before ctx ends, or the Server answers 408), CallTool sends
 // server:tool_call_cancel with the call's req_id and returns, with a nil
 // error, a timeout result of the same shape as the Computer's error results
-// (PROTOCOL.md, Computer → Server updates):
+// (spec/protocol.md, Updates and notifications):
 //
 //	{"isError": true,
 //	 "content": [{"type": "text", "text": "tool call ... timed out ..."}],
@@ -105,7 +105,7 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 	if protocol.CodeOf(err) != protocol.CodeTimeout || errors.Is(err, ErrClosed) {
 		return nil, err
 	}
-	// Give up: tell the Computer to stop (PROTOCOL.md: an Agent that times
+	// Give up: tell the Computer to stop (spec/protocol.md: an Agent that times
 	// out a tool call sends the cancel and returns an error result).
 	if cerr := c.emitOnly(protocol.EventCancelToolCall, protocol.CancelToolCallReq{Agent: c.cfg.name, ReqID: id}); cerr != nil {
 		c.log.Warn("could not send the tool call cancel", "req_id", id, "error", cerr)

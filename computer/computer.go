@@ -34,9 +34,9 @@ type options struct {
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
-// WithConfirm sets the hook asked before a tool call whose merged ToolMeta
-// is not auto_apply (PROTOCOL.md, Tool calls). Without it such calls fail
-// with 4005.
+// WithConfirm sets the hook asked before a tool call whose merged ToolMeta is
+// not auto_apply (spec/protocol.md, Routed requests). Without it such calls
+// fail with 4005.
 func WithConfirm(f func(ctx context.Context, req tools.ConfirmRequest) (bool, error)) Option {
 	return func(o *options) { o.confirm = f }
 }
@@ -334,7 +334,7 @@ func (c *Computer) resolveOptions() []config.ResolveOption {
 // PutServer adds an MCP server config, or replaces the one with the same
 // name (restarting it), after validating it and resolving its ${input:ID}
 // placeholders against the config's inputs; then it announces
-// server:update_config (PROTOCOL.md, Computer → Server updates). Call it
+// server:update_config (spec/protocol.md, Updates and notifications). Call it
 // after Start.
 func (c *Computer) PutServer(ctx context.Context, s protocol.MCPServerConfig) error {
 	m := c.Manager()

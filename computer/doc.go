@@ -1,7 +1,7 @@
-// Package computer is the A2C-SMCP Computer (PROTOCOL.md, Roles and
+// Package computer is the A2C-SMCP Computer (spec/protocol.md, Roles and
 // transport): it hosts many MCP servers, aggregates their tools, window://
-// desktop and dpe:// documents (the Finder), and answers the Agent's
-// client:* requests through a Server.
+// desktop and dpe:// documents (the Finder), and answers the Agent's client:*
+// requests through a Server.
 //
 // A Computer is built from a config in the Python SDK's format
 // (package config), started (New, Start: inputs resolved, MCP servers
@@ -25,6 +25,6 @@
 // tools/list_changed re-lists the server's tools; resources/list_changed
 // and resources/updated go to the Desktop, the Finder and the bridge.
 // Changes are announced with server:update_tool_list, server:update_desktop
-// and server:update_finder (PROTOCOL.md, Computer → Server updates) while
+// and server:update_finder (spec/protocol.md, Updates and notifications) while
 // the Computer is in its office.
 package computer

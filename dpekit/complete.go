@@ -17,13 +17,13 @@ import (
 const MaxCompletionValues = 100
 
 // completer answers completion/complete for the dpe:// templates
-// (finder-spec.md, 自动补全): doc_ref → page_index → element_id, each level
-// reading the values already chosen from the request's context.arguments
-// (MCP 2025-06-18 and later). Values are prefix-matched against the
-// argument's value; total counts every match and hasMore says whether some
-// were cut at MaxCompletionValues. An argument the chain does not know, or a
-// doc_ref/page_index in the context that names nothing, completes to no
-// values.
+// (spec/finder.md, Writing a DPE server): doc_ref → page_index → element_id,
+// each level reading the values already chosen from the request's
+// context.arguments (MCP 2025-06-18 and later). Values are prefix-matched
+// against the argument's value; total counts every match and hasMore says
+// whether some were cut at MaxCompletionValues. An argument the chain does not
+// know, or a doc_ref/page_index in the context that names nothing, completes to
+// no values.
 type completer struct{ s *Server }
 
 func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (_ *mcp.Completion, err error) {

@@ -1,5 +1,5 @@
 // Package dpekit turns a document source into a Finder-ready MCP server that
-// serves dpe:// resources (finder-spec.md, "MCP Server 实现指南").
+// serves dpe:// resources (spec/finder.md, Writing a DPE server).
 //
 // An author implements [Provider] — list documents, one document's metadata,
 // a page, an element — and optionally [PageIndexer] (cheap page index) and
@@ -28,7 +28,7 @@
 //     third, an RFC 6570 reserved expansion, matches every URI of the host.
 //     Every resource and template has the same handler: one router that
 //     parses the URI with dpe.Parse and answers the level it names.
-//   - resources/read for the four levels (finder-spec.md, "Finder 内容格式"):
+//   - resources/read for the four levels (spec/finder.md, Levels):
 //     Level 1 honours depth=pages with offset and limit (default 0 and 20,
 //     at most 100) and answers page_offset, page_limit and page_total; a
 //     window past the last page is an empty "pages" list. Level 2 honours
@@ -38,9 +38,9 @@
 //   - format=markdown|text: every level still answers its JSON object. The
 //     Level-2 page carries content_markdown (or content_text) instead of
 //     elements; Levels 0, 1 and 3 carry it in addition to their fields
-//     (docs/DECISIONS.md, "Finder reads"). The text is rendered by the
+//     (spec/decisions.md, "Finder reads"). The text is rendered by the
 //     protocol module's renderer (dpe.PageMarkdown and friends), following
-//     finder-spec.md, "Markdown 渲染规则".
+//     spec/finder.md, Markdown rendering.
 //   - completion/complete for doc_ref → page_index → element_id, reading the
 //     values already chosen from context.arguments (MCP 2025-06-18 and
 //     later), prefix-matched, at most 100 values with total and hasMore.

@@ -13,7 +13,7 @@ import (
 
 // subscriptions tracks, per MCP session, the URIs it subscribed to
 // (resources/subscribe) and delivers the kit's notifications to it
-// (finder-spec.md, 变更通知).
+// (spec/finder.md, Writing a DPE server).
 //
 // mcp-go keeps no subscription registry and its own sends drop a
 // notification silently when the session's queue (100 entries) is full. The

@@ -11,12 +11,12 @@ import (
 // ErrNotFound is what a Provider returns when the document, page or element
 // asked for does not exist. The kit turns it into the protocol code of the
 // level that was read: 4201 from Document, 4202 from Page, 4203 from Element
-// (finder-spec.md, dpe:// URI 协议). A Provider may also return a
+// (spec/finder.md, dpe URIs). A Provider may also return a
 // *protocol.Error itself; it is passed through unchanged.
 var ErrNotFound = errors.New("dpekit: not found")
 
 // Provider is a document source: the one interface an MCP server author
-// implements to serve documents as dpe:// resources (finder-spec.md, DPE 数据模型).
+// implements to serve documents as dpe:// resources (spec/finder.md, Levels).
 //
 // The kit fills in every URI, applies the query parameters (depth, offset,
 // limit, categories, format), checks page indices against
@@ -58,7 +58,7 @@ type Watcher interface {
 	Watch(ctx context.Context, emit func(Change)) error
 }
 
-// Document is the metadata of one document (finder-spec.md, 文档级元数据).
+// Document is the metadata of one document (spec/finder.md, Levels).
 // The kit derives its dpe:// URI from the Server's host and DocRef.
 type Document struct {
 	// DocRef is the document's opaque key, unique within the Provider. It

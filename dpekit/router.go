@@ -13,7 +13,7 @@ import (
 )
 
 // handleRead is the one resources/read handler of every dpe:// resource and
-// template: it parses the URI itself (finder-spec.md, 校验规则) and answers
+// template: it parses the URI itself (spec/finder.md, dpe URIs) and answers
 // the level it names. Errors leave as JSON-RPC -32603 whose message is
 // protocol.EncodeMCPErrorMessage of the *protocol.Error.
 func (s *Server) handleRead(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
@@ -30,7 +30,7 @@ func (s *Server) handleRead(ctx context.Context, req mcp.ReadResourceRequest) ([
 
 // Read answers a dpe:// URI of this Server's host exactly as resources/read
 // does, without a transport: the JSON payload of the level the URI names
-// (finder-spec.md, Finder 内容格式), or a *protocol.Error — 4204 for an
+// (spec/finder.md, Levels), or a *protocol.Error — 4204 for an
 // invalid URI, 4201 for an unknown document or another host, 4202 for a page
 // past the end, 4203 for an unknown element.
 //

@@ -16,7 +16,7 @@ import (
 )
 
 // MIMEType is the MIME type of every dpe:// resource the kit serves, whatever
-// the format query parameter (docs/DECISIONS.md, Finder reads).
+// the format query parameter (spec/decisions.md, Finder reads).
 const MIMEType = "application/json"
 
 // Option configures a Server.
@@ -57,9 +57,9 @@ func WithMCPOptions(opts ...server.ServerOption) Option {
 // meant for provider development and tests.
 func WithValidation() Option { return func(c *config) { c.validate = true } }
 
-// Server serves one Provider as a Finder-ready MCP server (finder-spec.md,
-// MCP Server 实现指南). Create it with New, serve it with ServeStdio,
-// ServeIO or NewStreamableHTTPHandler, and Close it when done.
+// Server serves one Provider as a Finder-ready MCP server (spec/finder.md,
+// Writing a DPE server). Create it with New, serve it with ServeStdio, ServeIO
+// or NewStreamableHTTPHandler, and Close it when done.
 type Server struct {
 	host     string
 	provider Provider

@@ -8,9 +8,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// ServeStdio serves s over the process's standard input and output, the way
-// a Computer runs an MCP server it launched (PROTOCOL.md, MCP server
-// configs: stdio), until ctx ends or standard input closes.
+// ServeStdio serves s over the process's standard input and output, the way a
+// Computer runs an MCP server it launched (spec/protocol.md, Routed requests),
+// until ctx ends or standard input closes.
 func ServeStdio(ctx context.Context, s *Server) error {
 	return ServeIO(ctx, s, os.Stdin, os.Stdout)
 }

@@ -34,7 +34,7 @@ func docRefs(docs []protocol.DPEDocumentSummary) []string {
 }
 
 // The catalog through client:get_finder, with every organizer option, and
-// the catalog iterator (finder-spec.md, Agent 端导航 Step 1).
+// the catalog iterator (spec/finder.md, Levels).
 func TestFinderCatalog(t *testing.T) {
 	a, _ := finderDeployment(t)
 	ctx := testContext(t)
@@ -92,7 +92,7 @@ func TestFinderCatalog(t *testing.T) {
 }
 
 // Levels 1–3 with their query options, read through Agent → Server →
-// Computer → smcp-docserver (finder-spec.md, 渐进式导航流程 Steps 2–4).
+// Computer → smcp-docserver (spec/finder.md, Levels).
 func TestFinderNavigation(t *testing.T) {
 	a, _ := finderDeployment(t)
 	ctx := testContext(t)
@@ -174,8 +174,9 @@ func TestFinderNavigation(t *testing.T) {
 	assert.Contains(t, strings.ToLower(*pdfPage.ContentText), "harbor logistics")
 }
 
-// Finder errors keep their code, message and details from the document
-// server (or the Computer) to the Agent (finder-sdk-guide.txt, 传播链).
+// Finder errors keep their code, message and details from the document server
+// (or the Computer) to the Agent (spec/finder.md, Reading through the
+// Computer).
 func TestFinderErrors(t *testing.T) {
 	a, _ := finderDeployment(t)
 	ctx := testContext(t)

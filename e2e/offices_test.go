@@ -34,7 +34,7 @@ func (n *notes) has(event, computer, agentName string) bool {
 	return false
 }
 
-// Office rules with real roles (PROTOCOL.md, Offices and Routed requests).
+// Office rules with real roles (spec/protocol.md, Offices and Routed requests).
 func TestOffices(t *testing.T) {
 	d := startServer(t)
 	var seen notes

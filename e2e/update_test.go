@@ -51,8 +51,9 @@ func docByRef(ret *protocol.GetFinderRet, ref string) *protocol.DPEDocumentSumma
 }
 
 // An edited, added or removed file reaches the Agent as notify:update_finder
-// with the refreshed catalog (finder-spec.md, 更新机制: MCP resources/updated
-// and list_changed → Computer → server:update_finder → notify:update_finder).
+// with the refreshed catalog (spec/finder.md, Update mechanism: MCP
+// resources/updated and list_changed → Computer → server:update_finder →
+// notify:update_finder).
 func TestFinderUpdates(t *testing.T) {
 	var seen catalogs
 	a, root := finderDeployment(t, agent.OnFinderChanged(seen.add))

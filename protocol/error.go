@@ -9,7 +9,7 @@ import (
 	"strconv"
 )
 
-// Code is a protocol error code (PROTOCOL.md, Errors). The constants are
+// Code is a protocol error code (spec/protocol.md, Errors). The constants are
 // generated from schema/errors.json.
 type Code int
 
@@ -84,7 +84,7 @@ func (e *Error) Payload() ErrorPayload {
 	return ErrorPayload{Error: ErrorPayloadError{Code: int(e.Code), Message: e.Message, Details: e.Details}}
 }
 
-// wireError orders the keys as PROTOCOL.md prints them.
+// wireError orders the keys as spec/protocol.md (Errors) prints them.
 type wireError struct {
 	Error struct {
 		Code    int            `json:"code"`

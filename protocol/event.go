@@ -1,6 +1,6 @@
 package protocol
 
-// Direction says who handles an event (PROTOCOL.md, Roles and transport).
+// Direction says who handles an event (spec/protocol.md, Roles and transport).
 type Direction int
 
 const (

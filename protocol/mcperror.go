@@ -17,7 +17,7 @@ import (
 //	smcp-error {"code":4202,"message":"page 12 out of range","details":{"page_index":12,"page_count":5}}
 //
 // The Computer's read bridge decodes it back into the same *Error the MCP
-// server raised, so the Agent sees the original code (docs/DECISIONS.md).
+// server raised, so the Agent sees the original code (spec/decisions.md).
 const MCPErrorPrefix = "smcp-error "
 
 type mcpErrorBody struct {

@@ -55,7 +55,7 @@ func (m *ToolMeta) UnmarshalJSON(b []byte) error {
 // Merge returns the shallow merge of m over base, member by member: a
 // member m sets (not null) wins, the others come from base. Extra members
 // merge the same way. It is how a tool's tool_meta entry combines with its
-// server's default_tool_meta (PROTOCOL.md, SMCPTool).
+// server's default_tool_meta (spec/protocol.md, Routed requests).
 func (m ToolMeta) Merge(base ToolMeta) ToolMeta {
 	out := base
 	out.Extra = nil
@@ -85,7 +85,7 @@ func (m ToolMeta) Merge(base ToolMeta) ToolMeta {
 	return out
 }
 
-// Keys of SMCPTool.Meta that PROTOCOL.md defines (SMCPTool): both carry a
+// Keys of SMCPTool.Meta that spec/protocol.md defines (SMCPTool): both carry a
 // JSON document encoded as a string.
 const (
 	// MetaKeyToolMeta holds the tool's merged ToolMeta.

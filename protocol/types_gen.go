@@ -2,8 +2,8 @@
 
 package protocol
 
-// Fields every Agent request carries (PROTOCOL.md, Routed requests): the sender's
-// registered name and a request id unique per Agent.
+// Fields every Agent request carries (spec/protocol.md, Routed requests): the
+// sender's registered name and a request id unique per Agent.
 type AgentCallData struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
@@ -179,7 +179,7 @@ type DPEDocument struct {
 }
 
 // Document-level metadata as an MCP server serves it: a Level 0 catalog entry and
-// the body of Level 1 (finder-spec.md, 文档级元数据).
+// the body of Level 1 (spec/finder.md, Levels).
 type DPEDocumentMeta struct {
 	// DocRef corresponds to the JSON schema field "doc_ref".
 	DocRef string `json:"doc_ref"`
@@ -466,7 +466,7 @@ type GetDesktopRet struct {
 	ReqID string `json:"req_id"`
 }
 
-// client:get_finder request (finder-spec.md, Finder Organizer 策略).
+// client:get_finder request (spec/finder.md, Organizer).
 type GetFinderReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
@@ -834,7 +834,7 @@ type MCPStreamableParameters struct {
 // values.
 type OfficeAck []any
 
-// client:read_resource request (smcp-go extension; PROTOCOL.md, Reading through
+// client:read_resource request (smcp-go extension; spec/finder.md, Reading through
 // the Computer): read one dpe:// or window:// resource through the Computer.
 type ReadResourceReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
@@ -964,7 +964,8 @@ type ToolCallReq struct {
 	ToolName string `json:"tool_name"`
 }
 
-// Per-tool settings of a Computer's MCP server config (PROTOCOL.md, SMCPTool).
+// Per-tool settings of a Computer's MCP server config (spec/protocol.md, Routed
+// requests).
 type ToolMeta struct {
 	// Alias corresponds to the JSON schema field "alias".
 	Alias *string `json:"alias,omitempty,omitzero"`

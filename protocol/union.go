@@ -11,7 +11,7 @@ import (
 // encodes as the variant it holds.
 
 // MCPServerConfig is one MCP server config of a Computer, discriminated by
-// "type": exactly one of its fields is set (PROTOCOL.md, MCPServerConfig).
+// "type": exactly one of its fields is set (spec/protocol.md, Routed requests).
 type MCPServerConfig struct {
 	Stdio      *MCPStdioConfig
 	Streamable *MCPStreamableConfig
@@ -102,7 +102,7 @@ func (c MCPServerConfig) MarshalJSON() ([]byte, error) {
 
 // MCPServerInput is one input of a Computer config, referenced from server
 // configs as ${input:ID} and discriminated by "type": exactly one field is
-// set (PROTOCOL.md, MCPServerInput).
+// set (spec/protocol.md, Routed requests).
 type MCPServerInput struct {
 	PromptString *MCPPromptStringInput
 	PickString   *MCPPickStringInput

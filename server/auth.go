@@ -10,7 +10,7 @@ import (
 )
 
 // AuthRequest is what an AuthProvider sees of a connection attempt to the
-// /smcp namespace (PROTOCOL.md, Connection and auth).
+// /smcp namespace (spec/protocol.md, Connection and auth).
 type AuthRequest struct {
 	// Header holds the HTTP headers of the handshake request (canonical keys).
 	Header http.Header

@@ -1,6 +1,6 @@
 // Package server is the A2C-SMCP signalling Server: authentication, offices
 // (Socket.IO rooms), routing of client:* requests to one Computer, and
-// notify:* broadcasts (PROTOCOL.md), on github.com/zishang520/socket.io
+// notify:* broadcasts (spec/protocol.md), on github.com/zishang520/socket.io
 // servers/socket v3.
 //
 //	srv, err := server.New(server.WithAPIKeys(key))
@@ -8,7 +8,7 @@
 //	...
 //	err = srv.Close(ctx)
 //
-// # Authentication (PROTOCOL.md, Connection and auth)
+// # Authentication (spec/protocol.md, Connection and auth)
 //
 // Every connection to /smcp goes through an AuthProvider, which sees the
 // handshake headers, the Socket.IO auth payload and the remote address. The
@@ -20,7 +20,7 @@
 // authentication; InsecureNoAuth must be chosen explicitly. Keys and auth
 // payloads are never logged. The default namespace "/" refuses everyone.
 //
-// # Offices (PROTOCOL.md, Offices)
+// # Offices (spec/protocol.md, Offices)
 //
 // server:join_office and server:leave_office answer two ack values,
 // (true, null) or (false, reason). The reason is the text of the
@@ -43,7 +43,7 @@
 // leave (explicit, switch, disconnect), both skipping the session itself.
 // Disconnect cleanup is idempotent.
 //
-// # Routing (PROTOCOL.md, Routed requests)
+// # Routing (spec/protocol.md, Routed requests)
 //
 // Every client:* request (client:read_resource included) is checked in this
 // order: schema (400, listing every failing path), sender is an Agent (403

@@ -20,7 +20,7 @@ import (
 
 // This file holds what the Server does at the Engine.IO level, below the
 // Socket.IO layer, to work around defects of servers/socket and
-// servers/engine v3.0.2 (docs/DECISIONS.md, Socket.IO library defects).
+// servers/engine v3.0.2 (spec/decisions.md, Socket.IO library defects).
 
 // earlyPacketWait bounds how long an /smcp packet that arrives before its
 // namespace is registered is held (see connGate).

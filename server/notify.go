@@ -18,7 +18,7 @@ import (
 // update handles server:update_{config,tool_list,desktop,finder}: only a
 // Computer inside an office may send them, naming itself; the Server
 // broadcasts the matching notify:update_* {computer} to that office, skipping
-// the sender (PROTOCOL.md, Computer → Server updates).
+// the sender (spec/protocol.md, Updates and notifications).
 func (s *Server) update(sess *session, info *protocol.EventInfo, payload any, r *reply) {
 	if err := protocol.ValidateValue(info.Name, protocol.Request, payload); err != nil {
 		s.refuse(sess, info.Name, "", r, protocol.AsError(err))

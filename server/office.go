@@ -63,7 +63,7 @@ func (r *reply) ok() {
 }
 
 // fail answers a refusal: (false, "<code> <Name>: message") for the
-// two-value office acks (PROTOCOL.md keeps (bool, reason) there), the flat
+// two-value office acks (spec/protocol.md keeps (bool, reason) there), the flat
 // ErrorPayload otherwise.
 func (r *reply) fail(e *protocol.Error) {
 	if r.arity == 2 {
@@ -73,7 +73,7 @@ func (r *reply) fail(e *protocol.Error) {
 	r.send(e)
 }
 
-// joinOffice handles server:join_office (PROTOCOL.md, Offices).
+// joinOffice handles server:join_office (spec/protocol.md, Offices).
 func (s *Server) joinOffice(sess *session, payload any, r *reply) {
 	const ev = protocol.EventJoinOffice
 	if err := protocol.ValidateValue(ev, protocol.Request, payload); err != nil {

@@ -13,9 +13,9 @@ const (
 	computerRole = protocol.RoleComputer
 )
 
-// TestJoinRefusals covers every refusal of server:join_office (PROTOCOL.md,
-// Offices): each case prepares a state with setup, then one session joins and
-// must be refused with the code in its (false, reason) ack.
+// TestJoinRefusals covers every refusal of server:join_office
+// (spec/protocol.md, Offices): each case prepares a state with setup, then one
+// session joins and must be refused with the code in its (false, reason) ack.
 func TestJoinRefusals(t *testing.T) {
 	type join struct {
 		role         protocol.Role

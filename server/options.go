@@ -20,7 +20,7 @@ const (
 	// well below it.
 	DefaultMaxPayloadBytes = 8 << 20
 	// DefaultAPIKeyHeader is the header the default provider reads the API
-	// key from (PROTOCOL.md, Connection and auth).
+	// key from (spec/protocol.md, Connection and auth).
 	DefaultAPIKeyHeader = "x-api-key"
 	// maxToolCallTimeout caps the request's own timeout so that a huge value
 	// cannot overflow a time.Duration.

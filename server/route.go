@@ -23,7 +23,7 @@ type call struct {
 	done         bool
 }
 
-// route handles every client:* event (PROTOCOL.md, Routed requests). The
+// route handles every client:* event (spec/protocol.md, Routed requests). The
 // checks run in this order: schema (400), sender is an Agent (403) inside an
 // office (4103), agent field is the sender's name (403), the Computer exists
 // in the sender's office (404, also for a Computer of another office). The request is then emitted to

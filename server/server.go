@@ -17,7 +17,7 @@ import (
 	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
-// Server is the A2C-SMCP signalling Server (PROTOCOL.md): it authenticates
+// Server is the A2C-SMCP signalling Server (spec/protocol.md): it authenticates
 // Socket.IO connections to the /smcp namespace, keeps the offices and the
 // namespace-wide name registry, routes client:* requests from an Agent to one
 // Computer of its office, and broadcasts notify:* events. Create it with New,
@@ -124,7 +124,7 @@ func New(opts ...Option) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // authenticate is the namespace middleware: it runs the AuthProvider off the
-// transport goroutine and admits or refuses the connection (PROTOCOL.md,
+// transport goroutine and admits or refuses the connection (spec/protocol.md,
 // Connection and auth). Neither the key nor the auth payload is logged.
 func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedError)) {
 	hs := sock.Handshake()
@@ -276,7 +276,7 @@ func (s *Server) unknownEvent(sess *session, ev string, args []any) {
 }
 
 // refuse logs a refusal and answers it when the sender asked for an ack.
-// Events without an ack get the log line only (PROTOCOL.md, Errors).
+// Events without an ack get the log line only (spec/protocol.md, Errors).
 func (s *Server) refuse(sess *session, event, reqID string, r *reply, e *protocol.Error) {
 	attrs := []any{"sid", sess.id, "event", event, "code", int(e.Code), "reason", e.Message}
 	if reqID != "" {

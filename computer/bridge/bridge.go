@@ -1,13 +1,13 @@
 // Package bridge is the Computer's read bridge for the extension event
-// client:read_resource (PROTOCOL.md, "Reading through the Computer";
-// finder-sdk-guide.txt, "resources/read 桥接").
+// client:read_resource (spec/finder.md, Reading through the Computer).
 //
-// Read parses the URI (dpe:// with the eight rules of finder-spec.md → 4204
-// when invalid; window:// per PROTOCOL.md, Desktop → 400), refuses schemes
-// that are not allowed (dpe and window by default, WithAllowedSchemes), finds
-// the MCP server serving the URI's host — learned from every source's listed
-// resources and resource templates — and forwards resources/read, relaying the
-// contents. Errors keep their meaning end to end (see MapError).
+// Read parses the URI (dpe:// with the eight rules of spec/finder.md (dpe URIs)
+// → 4204 when invalid; window:// per spec/desktop.md, window URIs → 400),
+// refuses schemes that are not allowed (dpe and window by default,
+// WithAllowedSchemes), finds the MCP server serving the URI's host — learned
+// from every source's listed resources and resource templates — and forwards
+// resources/read, relaying the contents. Errors keep their meaning end to end
+// (see MapError).
 package bridge
 
 import (

@@ -20,8 +20,8 @@ const (
 )
 
 // MapError turns the error of a forwarded resources/read into the
-// *protocol.Error the Agent receives (PROTOCOL.md, "Reading through the
-// Computer"; finder-sdk-guide.txt, 错误处理, 传播链):
+// *protocol.Error the Agent receives (spec/finder.md, Reading through the
+// Computer):
 //
 //   - a *protocol.Error is kept;
 //   - a message carrying the document-server kit's encoding

@@ -50,9 +50,8 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 
 // Desktop is the Computer's desktop: the window:// resources of every MCP
 // server declaring resources.subscribe, with their bodies cached and kept
-// current from MCP notifications (PROTOCOL.md, Desktop: "Change detection
-// mirrors the Finder's"). A window whose read fails is left out with a
-// warning until its next resources/updated.
+// current from MCP notifications (spec/desktop.md, Desktop). A window whose
+// read fails is left out with a warning until its next resources/updated.
 //
 // All methods are safe for concurrent use. AddSource, ResourceListChanged
 // and ResourceUpdated make MCP calls and return when the cache is current:

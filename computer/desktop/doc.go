@@ -1,5 +1,4 @@
-// Package desktop is the Computer's Desktop (PROTOCOL.md, "Desktop
-// (window://)"; finder-spec.md, "Desktop vs Finder").
+// Package desktop is the Computer's Desktop (spec/desktop.md, Desktop).
 //
 // The Desktop collects the window:// resources of every MCP server that
 // declares resources.subscribe, caches each window's contents and keeps the

@@ -54,7 +54,7 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 
 // Aggregator is the Computer's Finder: the cache of DPEDocumentSummary of
 // every MCP server declaring resources.subscribe, kept current from MCP
-// notifications (finder-sdk-guide.txt, "MCP 资源聚合", "变更检测"). Query
+// notifications (spec/finder.md, Update mechanism). Query
 // answers client:get_finder from the cache with no MCP round trip.
 //
 // A source's documents are its listed resources whose URI is a valid Level-1
@@ -95,12 +95,12 @@ func New(opts ...Option) *Aggregator {
 	})}
 }
 
-// AddSource performs the cold aggregation of src: list its resources,
-// subscribe to and read every Level-1 document. It replaces the documents of
-// a previous source of the same name (a restarted server). A source that does
-// not declare resources.subscribe is ignored (finder-spec.md, MCP Server 实现
-// 指南, 前提条件). A listing failure is returned; the source stays known so
-// that a later ResourceListChanged can fill it.
+// AddSource performs the cold aggregation of src: list its resources, subscribe
+// to and read every Level-1 document. It replaces the documents of a previous
+// source of the same name (a restarted server). A source that does not declare
+// resources.subscribe is ignored (spec/finder.md, Writing a DPE server). A
+// listing failure is returned; the source stays known so that a later
+// ResourceListChanged can fill it.
 func (a *Aggregator) AddSource(ctx context.Context, src mcpsource.Source) error {
 	if !src.SupportsSubscribe() {
 		return nil

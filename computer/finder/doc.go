@@ -1,16 +1,16 @@
-// Package finder is the Computer's Finder (finder-spec.md, "Finder 文档系统";
-// finder-sdk-guide.txt, "Computer 实现"; PROTOCOL.md, "Finder (dpe://)").
+// Package finder is the Computer's Finder (spec/finder.md, Organizer and Update
+// mechanism).
 //
 // The Aggregator keeps a cache of protocol.DPEDocumentSummary built from the
-// dpe:// resources of every MCP server that declares resources.subscribe:
-// cold aggregation lists each server's resources and reads every Level 1 with
-// bounded concurrency; afterwards resources/list_changed re-lists and diffs
-// the URI sets (reading only new documents, emitting nothing when the set is
-// unchanged) and resources/updated re-reads the one document (finder-spec.md,
-// "更新机制"). Changes are reported once per burst through WithOnChange,
+// dpe:// resources of every MCP server that declares resources.subscribe: cold
+// aggregation lists each server's resources and reads every Level 1 with
+// bounded concurrency; afterwards resources/list_changed re-lists and diffs the
+// URI sets (reading only new documents, emitting nothing when the set is
+// unchanged) and resources/updated re-reads the one document (spec/finder.md,
+// Update mechanism). Changes are reported once per burst through WithOnChange,
 // from which the Computer emits server:update_finder.
 //
-// Organize is organize_finder (finder-spec.md, "Finder Organizer 策略"):
+// Organize is organize_finder (spec/finder.md, Organizer):
 // filter invalid URIs, keywords and file type; order servers by the
 // tool-call history; order each server's documents by last_modified
 // descending as instants; page with offset/limit and count total_count after

@@ -9,7 +9,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol/dpe"
 )
 
-// Paging bounds of client:get_finder (finder-spec.md, Finder Organizer 策略,
+// Paging bounds of client:get_finder (spec/finder.md, Organizer,
 // 步骤 4).
 const (
 	DefaultLimit = 20
@@ -54,9 +54,8 @@ func (q Query) page() (offset, limit int) {
 	return offset, limit
 }
 
-// Organize is organize_finder (finder-spec.md, "Finder Organizer 策略";
-// finder-sdk-guide.txt, "Finder Organizer 算法"). It returns one page of
-// docs and total_count, the number of documents left after filtering:
+// Organize is organize_finder (spec/finder.md, Organizer). It returns one page
+// of docs and total_count, the number of documents left after filtering:
 //
 //  1. Documents whose uri is not a valid dpe:// URI (dpe.IsValid: the
 //     eight validation rules) are dropped.

@@ -2,7 +2,7 @@
 // connection per configured server (stdio child process, streamable HTTP or
 // SSE), each on its own goroutine, pinned to MCP protocol revision
 // 2025-11-25 (the last one with resources/subscribe, which the Desktop and
-// the Finder need; PROTOCOL.md, Desktop and Finder).
+// the Finder need; spec/desktop.md, Desktop; spec/finder.md).
 //
 // # Supervision
 //

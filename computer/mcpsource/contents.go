@@ -7,11 +7,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Contents converts MCP resource contents into the protocol's
-// ResourceContents (PROTOCOL.md, Reading through the Computer): text contents
-// carry text, blob contents carry the base64 blob. Both value and pointer
-// forms of mcp.TextResourceContents / mcp.BlobResourceContents are accepted;
-// other kinds (nil) are dropped. The result is never nil.
+// Contents converts MCP resource contents into the protocol's ResourceContents
+// (spec/finder.md, Reading through the Computer): text contents carry text,
+// blob contents carry the base64 blob. Both value and pointer forms of
+// mcp.TextResourceContents / mcp.BlobResourceContents are accepted; other kinds
+// (nil) are dropped. The result is never nil.
 func Contents(in []mcp.ResourceContents) []protocol.ResourceContents {
 	out := make([]protocol.ResourceContents, 0, len(in))
 	for _, c := range in {

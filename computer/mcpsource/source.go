@@ -1,7 +1,7 @@
-// Package mcpsource defines how the Computer's resource features — the
-// Desktop (PROTOCOL.md, Desktop), the Finder (finder-spec.md, Finder 文档系统)
-// and the read bridge (PROTOCOL.md, Reading through the Computer) — see one
-// connected MCP server.
+// Package mcpsource defines how the Computer's resource features — the Desktop
+// (spec/desktop.md, Desktop), the Finder (spec/finder.md) and the read bridge
+// (spec/finder.md, Reading through the Computer) — see one connected MCP
+// server.
 //
 // The MCP manager implements Source for every supervised connection; the
 // features only list, read and subscribe, so they can be tested against any

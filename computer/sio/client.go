@@ -1,5 +1,5 @@
-// Package sio is the Computer's Socket.IO client (PROTOCOL.md, Connection
-// and auth; Offices; Routed requests; Computer → Server updates).
+// Package sio is the Computer's Socket.IO client (spec/protocol.md, Connection
+// and auth; Offices; Routed requests; Updates and notifications).
 //
 // It connects to a Server's /smcp namespace with the API key both as the
 // auth payload {"api_key": key} and as the x-api-key header, joins its

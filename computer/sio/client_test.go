@@ -72,7 +72,7 @@ func TestDialJoinAndAnswer(t *testing.T) {
 	assert.True(t, c.Joined())
 	// Every namespace handshake carries the key both as header and as auth
 	// payload. The client library occasionally sends the namespace CONNECT
-	// twice on one connection (docs/DECISIONS.md, Socket.IO defects), so the
+	// twice on one connection (spec/decisions.md, Socket.IO defects), so the
 	// count is not fixed.
 	auths := f.Auths()
 	require.NotEmpty(t, auths)

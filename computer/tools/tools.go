@@ -1,6 +1,6 @@
 // Package tools aggregates the tools of a Computer's MCP servers into the
 // SMCPTool list client:get_tools answers, and runs client:tool_call
-// (PROTOCOL.md, Routed requests: SMCPTool and Tool calls).
+// (spec/protocol.md, Routed requests).
 //
 // # Conversion
 //

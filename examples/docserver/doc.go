@@ -1,7 +1,7 @@
 // Package docserver serves a folder of real files as dpe:// documents: the
 // document server behind the binary smcp-docserver (cmd/smcp-docserver) and
 // the quickstart. It is a dpekit.Provider; NewServer wraps it in a
-// dpekit.Server (finder-spec.md, MCP Server 实现指南).
+// dpekit.Server (spec/finder.md, Writing a DPE server).
 //
 // The folder is served recursively; hidden files and folders, editor
 // backups ("name~", "#name#") and swap or temporary files are ignored.

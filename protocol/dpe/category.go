@@ -3,7 +3,7 @@ package dpe
 import "github.com/a2c-smcp/smcp-go/protocol"
 
 // categories holds the 19 standard element categories in the order of
-// finder-spec.md, "元素类型".
+// spec/finder.md, Element categories.
 var categories = [...]protocol.DPEElementCategory{
 	protocol.DPEElementCategoryText,
 	protocol.DPEElementCategoryHeading,
@@ -27,7 +27,7 @@ var categories = [...]protocol.DPEElementCategory{
 }
 
 // Categories returns the 19 standard element categories in the order of
-// finder-spec.md, "元素类型". The slice is a fresh copy.
+// spec/finder.md, Element categories. The slice is a fresh copy.
 func Categories() []protocol.DPEElementCategory {
 	out := make([]protocol.DPEElementCategory, len(categories))
 	copy(out, categories[:])
@@ -35,7 +35,7 @@ func Categories() []protocol.DPEElementCategory {
 }
 
 // ParseCategory returns the category named s. The match is exact and
-// case-sensitive, as rule 8 of finder-spec.md ("校验规则") requires.
+// case-sensitive, as rule 8 of spec/finder.md (dpe URIs) requires.
 func ParseCategory(s string) (protocol.DPEElementCategory, bool) {
 	// A switch compiles to a length-then-compare search and does not allocate.
 	switch s {

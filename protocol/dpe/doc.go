@@ -1,7 +1,6 @@
 // Package dpe implements dpe:// URIs and the rendering of DPE content
 // (Document → Page → Element) of the Finder subsystem
-// (finder-spec.md, "dpe:// URI 协议", "元素类型" and "Markdown 渲染规则";
-// finder-sdk-guide.txt, "DPE URI 解析器").
+// (spec/finder.md, dpe URIs, Element categories and Markdown rendering).
 //
 // A dpe:// URI addresses one of four levels:
 //
@@ -66,7 +65,7 @@
 //
 // # Rendering
 //
-// The renderers implement finder-spec.md, "Markdown 渲染规则".
+// The renderers implement spec/finder.md, Markdown rendering.
 //
 // Markdown follows the spec's table exactly:
 //

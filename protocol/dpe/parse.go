@@ -10,7 +10,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol/internal/uriscan"
 )
 
-// The validation rules of finder-spec.md, "校验规则".
+// The validation rules of spec/finder.md, dpe URIs.
 const (
 	RuleScheme     = 1 // scheme must be dpe
 	RuleHost       = 2 // host must not be empty
@@ -26,7 +26,7 @@ const (
 const maxDetailURI = 1024
 
 // Parse parses raw as a dpe:// URI and applies the eight validation rules of
-// finder-spec.md ("校验规则"), in rule order. A failure is a *protocol.Error
+// spec/finder.md (dpe URIs), in rule order. A failure is a *protocol.Error
 // with code 4204 (protocol.CodeInvalidDPEURI) and details
 // {"uri": raw, "rule": 1..8, "reason": "..."}; a raw URI longer than 1024
 // bytes is cut (at a rune boundary) in the details. The package

@@ -18,8 +18,8 @@ const (
 	text     mode = false
 )
 
-// ElementMarkdown renders one element as Markdown (finder-spec.md,
-// "Markdown 渲染规则").
+// ElementMarkdown renders one element as Markdown (spec/finder.md, Markdown
+// rendering).
 func ElementMarkdown(e protocol.DPEElement) string {
 	var b strings.Builder
 	writeElement(&b, e.Category, e.Content, e.Summary, markdown)

@@ -24,7 +24,7 @@ func decodeJSON[T any](t *testing.T, s string) T {
 	return v
 }
 
-// The seeds' Level 2 example (finder-spec.md, "Level 2 — 页面内容") in Markdown.
+// The Level 2 example of spec/finder.md (Levels) in Markdown.
 func TestPageMarkdownSpecExample(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("testdata", "level2_page.json"))
 	require.NoError(t, err)

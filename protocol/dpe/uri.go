@@ -11,7 +11,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol/internal/uriscan"
 )
 
-// Level is the addressing level of a dpe:// URI (finder-spec.md, "四级渐进式寻址").
+// Level is the addressing level of a dpe:// URI (spec/finder.md, Levels).
 type Level int
 
 // The four levels.
@@ -37,7 +37,8 @@ func (l Level) String() string {
 	return "Level(" + strconv.Itoa(int(l)) + ")"
 }
 
-// Format is the value of the "format" query parameter (finder-spec.md, "查询参数").
+// Format is the value of the "format" query parameter (spec/finder.md, dpe
+// URIs).
 type Format string
 
 // The response formats.
@@ -77,7 +78,7 @@ const (
 
 var knownParams = [...]string{ParamDepth, ParamOffset, ParamLimit, ParamCategories, ParamFormat}
 
-// URI is a parsed dpe:// URI (finder-spec.md, "dpe:// URI 协议"). Obtain one
+// URI is a parsed dpe:// URI (spec/finder.md, dpe URIs). Obtain one
 // from [Parse] or the constructors ([CatalogURI], [DocumentURI], [PageURI],
 // [ElementURI]); they keep the fields consistent.
 type URI struct {
@@ -112,7 +113,7 @@ func (u *URI) Level() Level {
 
 // SubPath returns the sub-path as it appears in the canonical URI: "" at
 // Levels 0 and 1, "pages/N" at Level 2, "elements/<percent-encoded id>" at
-// Level 3 (finder-sdk-guide.txt, ParsedDPEUri.sub_path).
+// Level 3 (spec/finder.md, dpe URIs).
 func (u *URI) SubPath() string {
 	switch u.Level() {
 	case LevelPage:
@@ -312,7 +313,7 @@ func ElementURI(host, docRef, elementID string) *URI {
 	return &URI{Host: host, DocRef: docRef, ElementID: elementID}
 }
 
-// Build mirrors build_dpe_uri of finder-sdk-guide.txt ("DPE URI 解析器"):
+// Build writes a URI of spec/finder.md (dpe URIs) from its parts:
 // "dpe://" + host, then "/" + the escaped docRef when docRef is not empty,
 // then "/" + subPath verbatim when subPath is not empty (subPath is already
 // in URI form: "pages/3", "elements/sheet1%2FA1", as [URI.SubPath] returns

@@ -12,7 +12,7 @@ import (
 // maxDetailURI bounds the raw URI echoed in error details.
 const maxDetailURI = 1024
 
-// Parse parses raw as a window:// URI (PROTOCOL.md, "Desktop (window://)").
+// Parse parses raw as a window:// URI (spec/desktop.md, window URIs).
 // A failure is a *protocol.Error with code 400 (protocol.CodeBadRequest) and
 // details {"uri": raw, "reason": "..."}; a raw URI longer than 1024 bytes is
 // cut (at a rune boundary) in the details.

@@ -1,5 +1,5 @@
 // Package window implements window:// URIs, the addresses of the Desktop's
-// windows (PROTOCOL.md, "Desktop (window://)"):
+// windows (spec/desktop.md, window URIs):
 //
 //	window://host/seg1/seg2?priority=P&fullscreen=F
 //

@@ -43,9 +43,9 @@ func main() {
 		return
 	}
 	// The Socket.IO client swallows the first SIGINT/SIGTERM of the process
-	// (LIBRARY-NOTES.md, signal trap): handle them here and shut down
-	// explicitly. After the first signal the default behaviour comes back,
-	// so a second Ctrl-C ends a stuck shutdown.
+	// (spec/decisions.md, Socket.IO library behaviours): handle them here and
+	// shut down explicitly. After the first signal the default behaviour comes
+	// back, so a second Ctrl-C ends a stuck shutdown.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

@@ -1,6 +1,6 @@
 // Command smcp-computer runs an A2C-SMCP Computer: it starts the MCP servers
 // of a config file in the Python SDK's format and answers an Agent's
-// requests through a Server (PROTOCOL.md), or inspects the configured MCP
+// requests through a Server (spec/protocol.md), or inspects the configured MCP
 // servers locally.
 //
 //	smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY]

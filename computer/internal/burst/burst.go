@@ -2,8 +2,8 @@
 // (trailing-edge debounce with a bound on the total delay).
 //
 // The Finder and the Desktop emit one server:update_finder /
-// server:update_desktop per burst of MCP notifications (finder-spec.md,
-// 更新机制; PROTOCOL.md, Desktop).
+// server:update_desktop per burst of MCP notifications (spec/finder.md, Update
+// mechanism; spec/desktop.md, Desktop).
 package burst
 
 import (

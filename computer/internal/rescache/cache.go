@@ -2,9 +2,8 @@
 // (dpe:// documents for the Finder, window:// windows for the Desktop) and
 // keeps it current from MCP change notifications.
 //
-// It implements the change detection both features share (finder-spec.md,
-// 更新机制 / 变化检测; PROTOCOL.md, Desktop: "Change detection mirrors the
-// Finder's"):
+// It implements the change detection both features share (spec/finder.md,
+// Update mechanism; spec/desktop.md, Desktop):
 //
 //   - Add: list the server's resources, subscribe to and read every selected
 //     one with bounded concurrency; resources that cannot be read or decoded

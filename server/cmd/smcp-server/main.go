@@ -1,4 +1,4 @@
-// Command smcp-server runs the A2C-SMCP signalling Server (PROTOCOL.md) on
+// Command smcp-server runs the A2C-SMCP signalling Server (spec/protocol.md) on
 // one HTTP listener: the Socket.IO endpoint at /socket.io/ (namespace /smcp)
 // and a liveness probe at /healthz.
 //

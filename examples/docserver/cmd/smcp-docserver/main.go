@@ -1,6 +1,6 @@
 // Command smcp-docserver serves a folder of documents — Markdown, CSV, XLSX,
 // PDF and any other UTF-8 text — as dpe:// resources of a Finder-ready MCP
-// server (finder-spec.md, MCP Server 实现指南), over stdio or streamable HTTP.
+// server (spec/finder.md, Writing a DPE server), over stdio or streamable HTTP.
 //
 //	smcp-docserver --root ./docs                          # stdio, host local.docs
 //	smcp-docserver --root ./docs --transport http --addr 127.0.0.1:8765
