@@ -110,13 +110,19 @@ func Bump(root string, dirs []string, version string) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range append([]*modfile.Replace(nil), w.Replace...) {
-		if !ours(r.Old.Path) {
-			continue
+	// Copies: DropReplace clears the entries it drops.
+	var replaces []modfile.Replace
+	for _, r := range w.Replace {
+		if ours(r.Old.Path) {
+			replaces = append(replaces, *r)
 		}
+	}
+	for _, r := range replaces {
 		if err := w.DropReplace(r.Old.Path, r.Old.Version); err != nil {
 			return err
 		}
+	}
+	for _, r := range replaces {
 		if err := w.AddReplace(r.Old.Path, version, r.New.Path, r.New.Version); err != nil {
 			return err
 		}
