@@ -128,7 +128,8 @@ func NewWorld() *World {
 	stdio := func(name string) protocol.MCPServerConfig {
 		return protocol.MCPServerConfig{Stdio: &protocol.MCPStdioConfig{
 			Name: name, Type: protocol.ServerTypeStdio, ForbiddenTools: []string{}, ToolMeta: map[string]protocol.ToolMeta{},
-			ServerParameters: protocol.MCPStdioParameters{Command: "docserver", Args: []string{"--dir", "/data"}},
+			ServerParameters: protocol.MCPStdioParameters{Command: "docserver", Args: []string{"--dir", "/data"},
+				Encoding: "utf-8", EncodingErrorHandler: protocol.MCPStdioParametersEncodingErrorHandlerStrict},
 		}}
 	}
 	return &World{
