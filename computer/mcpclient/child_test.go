@@ -167,3 +167,18 @@ func TestHangingInitializeHoldsNothing(t *testing.T) {
 		assert.Equal(t, 0, r.count("up", "hang"))
 	})
 }
+
+// A child that ignores the end of its stdin and SIGTERM is killed (with
+// its group) when its server is stopped.
+func TestStopKillsStubbornChild(t *testing.T) {
+	r := newRecorder()
+	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-ignore-stdin-eof")}, WithHooks(r.hooks()))
+	defer m.Close(context.Background())
+	require.NoError(t, m.Start(context.Background()))
+	pid := m.Conn("a").PID()
+	require.NotZero(t, pid)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, m.StopServer(ctx, "a"))
+	assert.False(t, processAlive(pid), "stubborn child %d left behind", pid)
+}

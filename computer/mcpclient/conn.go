@@ -186,7 +186,7 @@ func (c *Conn) raw(ctx context.Context, method string, params any) (json.RawMess
 	if err != nil {
 		settleDeadline(ctx)
 		if ctx.Err() != nil {
-			if c.ctx.Err() == nil {
+			if c.ctx.Err() == nil && ctx.Value(noCancelNoticeKey{}) == nil {
 				c.cancelRemote(id, ctx.Err())
 			}
 			if !errors.Is(err, ctx.Err()) { // the SSE transport reports its own timeout error
@@ -230,6 +230,16 @@ func settleDeadline(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+type noCancelNoticeKey struct{}
+
+// WithoutCancelNotice marks ctx so that a request sent with it (or a context
+// derived from it) that ends with the context is abandoned locally, without
+// sending the server notifications/cancelled. Meant for reads that have no
+// effect to undo, on servers that may not survive a cancellation.
+func WithoutCancelNotice(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noCancelNoticeKey{}, true)
 }
 
 // cancelRemote tells the server to stop working on a request whose context

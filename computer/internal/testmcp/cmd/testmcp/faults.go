@@ -31,7 +31,7 @@ type faults struct {
 func registerFaults() *faults {
 	f := &faults{}
 	flag.BoolVar(&f.hangInit, "hang-initialize", false, "never read stdin: initialize is never answered")
-	flag.BoolVar(&f.ignoreEOF, "ignore-stdin-eof", false, "keep running after stdin ends, ignoring SIGTERM and SIGINT")
+	flag.BoolVar(&f.ignoreEOF, "ignore-stdin-eof", false, "keep running after stdin ends, ignoring SIGTERM, SIGINT and SIGPIPE")
 	flag.DurationVar(&f.readDelay, "read-delay", 0, "delay of every resources/read of a -slow-docs document")
 	flag.StringVar(&f.slowDocs, "slow-docs", "", "comma-separated document refs (e.g. doc-2) read with -read-delay")
 	flag.BoolVar(&f.dieOnCancel, "die-on-cancel", false, "exit 1 when a delayed read is cancelled (notifications/cancelled)")
@@ -98,8 +98,9 @@ func (f *faults) after() {
 	if !f.ignoreEOF {
 		return
 	}
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
-	fmt.Fprintln(os.Stderr, "stdin ended; staying alive")
+	// Nothing written from here: a write to a pipe whose reader died would
+	// end the program (SIGPIPE), which a stubborn server need not do.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGPIPE)
 	for {
 		time.Sleep(time.Hour)
 	}
