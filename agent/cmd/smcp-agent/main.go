@@ -39,6 +39,9 @@ import (
 )
 
 func main() {
+	// SIGQUIT keeps Go's default (goroutine dump on stderr, exit status 2):
+	// the Socket.IO libraries may trap it in an init function.
+	signal.Reset(syscall.SIGQUIT)
 	// The Socket.IO client swallows the first SIGINT/SIGTERM of the process
 	// (LIBRARY-NOTES.md, signal trap): handle them here and shut down
 	// explicitly. After the first signal the default behaviour comes back,
