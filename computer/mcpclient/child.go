@@ -269,43 +269,54 @@ func (ch *child) garbageLines() int {
 
 // readStderr keeps the last stderr lines and logs them at Info, at most 20
 // per 10 s; the lines over that budget are counted and the count is logged
-// with the next line logged (or when stderr ends).
+// with the next line logged (or when stderr ends). A line is cut at 512
+// bytes, the rest of it read and dropped, so that memory stays bounded and
+// the child never blocks on a full pipe.
 func (ch *child) readStderr() {
 	defer ch.wg.Done()
-	sc := bufio.NewScanner(ch.stderr)
-	sc.Buffer(make([]byte, 0, 4096), 1024*1024)
+	r := bufio.NewReaderSize(ch.stderr, 4096)
 	var windowStart time.Time
 	logged, suppressed := 0, 0
-	for sc.Scan() {
-		line := truncate(sc.Text())
-		ch.mu.Lock()
-		if len(ch.tail) == stderrTailLines {
-			copy(ch.tail, ch.tail[1:])
-			ch.tail = ch.tail[:stderrTailLines-1]
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(line) < logLineMax+1 {
+			line = append(line, frag[:min(len(frag), logLineMax+1-len(line))]...)
 		}
-		ch.tail = append(ch.tail, line)
-		ch.mu.Unlock()
-		if time.Since(windowStart) >= logWindow {
-			windowStart, logged = time.Now(), 0
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue // the same line goes on
 		}
-		if logged >= stderrLogBudget {
-			suppressed++
-			continue
+		if len(line) > 0 {
+			text := truncate(strings.TrimRight(string(line), "\r\n"))
+			line = line[:0]
+			ch.mu.Lock()
+			if len(ch.tail) == stderrTailLines {
+				copy(ch.tail, ch.tail[1:])
+				ch.tail = ch.tail[:stderrTailLines-1]
+			}
+			ch.tail = append(ch.tail, text)
+			ch.mu.Unlock()
+			if time.Since(windowStart) >= logWindow {
+				windowStart, logged = time.Now(), 0
+			}
+			switch {
+			case logged >= stderrLogBudget:
+				suppressed++
+			case suppressed > 0:
+				logged++
+				ch.log.Info("mcp server stderr", "line", text, "suppressed_before", suppressed)
+				suppressed = 0
+			default:
+				logged++
+				ch.log.Info("mcp server stderr", "line", text)
+			}
 		}
-		logged++
-		if suppressed > 0 {
-			ch.log.Info("mcp server stderr", "line", line, "suppressed_before", suppressed)
-			suppressed = 0
-		} else {
-			ch.log.Info("mcp server stderr", "line", line)
+		if err != nil {
+			break
 		}
 	}
 	if suppressed > 0 {
 		ch.log.Info("mcp server stderr lines not logged (rate limit)", "count", suppressed)
-	}
-	if err := sc.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
-		// An over-long line: keep draining so that the child never blocks.
-		_, _ = io.Copy(io.Discard, ch.stderr)
 	}
 }
 
