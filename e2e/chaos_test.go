@@ -270,21 +270,26 @@ func waitEcho(t *testing.T, a *agent.Client, bound time.Duration, what string) t
 	return time.Since(start)
 }
 
-// slowCall starts a 30 s slow call and returns its outcome channel. It
-// waits a moment so that the call has reached the MCP server.
+// callOutcome is how a call ended and when.
 type callOutcome struct {
 	res *protocol.CallToolResult
 	err error
 	at  time.Time
 }
 
-func slowCall(a *agent.Client) <-chan callOutcome {
+// slowCall starts a 30 s slow call and returns once it runs in the tool
+// server (which says so on its stderr, which the Computer logs).
+func slowCall(t *testing.T, a *agent.Client, comp *proc) <-chan callOutcome {
+	t.Helper()
+	const started = "slow: started"
+	before := strings.Count(comp.logs.String(), started)
 	ch := make(chan callOutcome, 1)
 	go func() {
 		res, err := a.CallTool(context.Background(), "desk", "slow", map[string]any{"seconds": 30}, 40*time.Second)
 		ch <- callOutcome{res, err, time.Now()}
 	}()
-	time.Sleep(300 * time.Millisecond) // the call reaches the tool server
+	require.Eventually(t, func() bool { return strings.Count(comp.logs.String(), started) > before }, testTimeout, time.Millisecond,
+		"the slow call reaches the tool server")
 	return ch
 }
 
@@ -333,7 +338,7 @@ func TestChaos(t *testing.T) {
 		waitEcho(t, a, testTimeout, "start")
 		child := mcpChild(t, comp)
 
-		call := slowCall(a)
+		call := slowCall(t, a, comp)
 		killed := time.Now()
 		require.NoError(t, syscall.Kill(child, syscall.SIGKILL))
 		o := awaitOutcome(t, call, killed, "mcp kill")
@@ -367,7 +372,7 @@ func TestChaos(t *testing.T) {
 		waitEcho(t, a, testTimeout, "start")
 		child := mcpChild(t, comp)
 
-		call := slowCall(a)
+		call := slowCall(t, a, comp)
 		killed := time.Now()
 		comp.signal(t, syscall.SIGKILL)
 		o := awaitOutcome(t, call, killed, "computer kill")
@@ -398,7 +403,7 @@ func TestChaos(t *testing.T) {
 		waitEcho(t, a, testTimeout, "start")
 		child := mcpChild(t, comp)
 
-		call := slowCall(a)
+		call := slowCall(t, a, comp)
 		killed := time.Now()
 		srv.signal(t, syscall.SIGKILL)
 		o := awaitOutcome(t, call, killed, "server kill")
@@ -430,7 +435,7 @@ func TestChaos(t *testing.T) {
 		waitEcho(t, a, testTimeout, "start")
 		child := mcpChild(t, comp)
 
-		call := slowCall(a)
+		call := slowCall(t, a, comp)
 		stopped := time.Now()
 		srv.signal(t, syscall.SIGSTOP)
 		o := awaitOutcome(t, call, stopped, "server stop")
