@@ -206,7 +206,8 @@ func truncate(s string) string {
 }
 
 // filterStdout copies the child's stdout to mcp-go one line at a time and
-// drops the lines that are not JSON: mcp-go would drop them too, silently.
+// drops the lines that are not a JSON object (a JSON-RPC message): mcp-go
+// would drop them too, silently.
 // The first one is logged verbatim (truncated to 512 bytes) at Warn, later
 // ones as a count at most once per 10 s, and the total when stdout ends.
 // Blank lines are dropped without a word.
@@ -232,7 +233,7 @@ func (ch *child) filterStdout() {
 			body := bytes.TrimSpace(line)
 			switch {
 			case len(body) == 0:
-			case json.Valid(body):
+			case body[0] == '{' && json.Valid(body): // a JSON-RPC message is an object
 				if _, werr := ch.outW.Write(line); werr != nil {
 					err = werr
 				}

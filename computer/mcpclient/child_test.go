@@ -95,7 +95,8 @@ func TestLossReportsExitStatusAndRetryIn(t *testing.T) {
 	assert.Equal(t, "exit status 4", pe.Status)
 }
 
-// Non-JSON lines on a server's stdout are dropped before mcp-go sees them,
+// Lines on a server's stdout that are no JSON object (plain text, a JSON
+// array) are dropped before mcp-go sees them,
 // counted and logged: the first verbatim, then a count.
 func TestStdoutGarbageCountedAndLogged(t *testing.T) {
 	var logs logSink

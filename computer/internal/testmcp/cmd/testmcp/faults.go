@@ -35,7 +35,7 @@ func registerFaults() *faults {
 	flag.DurationVar(&f.readDelay, "read-delay", 0, "delay of every resources/read of a -slow-docs document")
 	flag.StringVar(&f.slowDocs, "slow-docs", "", "comma-separated document refs (e.g. doc-2) read with -read-delay")
 	flag.BoolVar(&f.dieOnCancel, "die-on-cancel", false, "exit 1 when a delayed read is cancelled (notifications/cancelled)")
-	flag.IntVar(&f.garbage, "stdout-garbage", 0, "write this many non-JSON lines on stdout before serving")
+	flag.IntVar(&f.garbage, "stdout-garbage", 0, "write this many lines that are no JSON-RPC message on stdout before serving")
 	flag.IntVar(&f.stderrLines, "stderr-lines", 0, "write this many lines on stderr before serving")
 	flag.IntVar(&f.exitCode, "exit-code", 0, "with -exit-after: the exit status")
 	flag.DurationVar(&f.exitAfter, "exit-after", -1, "exit with -exit-code after this long (0: before serving)")
@@ -77,7 +77,11 @@ func (f *faults) before() {
 		fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
 	}
 	for i := 1; i <= f.garbage; i++ {
-		fmt.Printf("garbage line %d: not JSON\n", i)
+		if i%2 == 0 {
+			fmt.Printf("[\"garbage line\", %d]\n", i) // JSON, but no JSON-RPC message
+		} else {
+			fmt.Printf("garbage line %d: not JSON\n", i)
+		}
 	}
 	if f.exitAfter == 0 {
 		os.Exit(f.exitCode)
