@@ -49,7 +49,7 @@
 //     goroutine locked to its thread that stays alive until it has reaped
 //     the child. Grandchildren get no such signal; elsewhere than Linux a
 //     child is expected to exit at the end of its stdin.
-//   - its stdout carries JSON only: a line that is not JSON would be dropped
+//   - its stdout carries JSON objects only: any other line would be dropped
 //     by mcp-go without a word; ours drops it too but counts it
 //     (Conn.NonJSONLines) and logs the first one verbatim (truncated to
 //     512 bytes) at Warn, then the count at most every 10 s.
