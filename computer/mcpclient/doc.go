@@ -47,7 +47,7 @@
 //     (kill -9 included): SysProcAttr.Pdeathsig. That signal fires when the
 //     OS thread that forked the child exits, so the child is forked from a
 //     goroutine locked to its thread that stays alive until it has reaped
-//     the child. Grandchildren get no such signal; elsewhere than Linux a
+//     the child (one OS thread per running stdio server). Grandchildren get no such signal; elsewhere than Linux a
 //     child is expected to exit at the end of its stdin.
 //   - its stdout carries JSON objects only: any other line would be dropped
 //     by mcp-go without a word; ours drops it too but counts it
