@@ -29,6 +29,7 @@ type options struct {
 	manager     []mcpclient.Option
 	schemes     []string
 	debounce    time.Duration
+	readTimeout time.Duration
 }
 
 // WithLogger sets the logger (default slog.Default()).
@@ -71,6 +72,11 @@ func WithReadSchemes(schemes ...string) Option {
 // before one update event (default theirs: 50–100 ms).
 func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce = d } }
 
+// WithCatalogReadTimeout bounds each read and subscribe of the Finder's and
+// the Desktop's catalog builds (default theirs: 10 s). A read that times out
+// leaves its document or window out; the others are published.
+func WithCatalogReadTimeout(d time.Duration) Option { return func(o *options) { o.readTimeout = d } }
+
 // Computer hosts MCP servers and answers an Agent's requests. Create it
 // with New; it is safe for concurrent use.
 type Computer struct {
@@ -112,6 +118,10 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 		fopts = append(fopts, finder.WithDebounce(o.debounce))
 		dopts = append(dopts, desktop.WithDebounce(o.debounce))
 	}
+	if o.readTimeout > 0 {
+		fopts = append(fopts, finder.WithReadTimeout(o.readTimeout))
+		dopts = append(dopts, desktop.WithReadTimeout(o.readTimeout))
+	}
 	c.finder = finder.New(fopts...)
 	c.desktop = desktop.New(dopts...)
 	bopts := []bridge.Option{bridge.WithLogger(o.log)}
@@ -122,12 +132,16 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 	return c
 }
 
-// Start resolves the config's inputs, starts every enabled MCP server and
-// returns once each has made its first attempt and, when it came up, its
-// tools, windows and documents are aggregated. An input that cannot be
-// resolved is an error (*protocol.Error 400 naming it); a server that fails
-// to start is logged and retried in the background.
-func (c *Computer) Start(ctx context.Context) error {
+// Launch resolves the config's inputs, starts every enabled MCP server and
+// returns at once: each server comes up on its own, and its tools, windows
+// and documents are announced with server:update_tool_list,
+// server:update_desktop and server:update_finder when it is ready
+// (spec/protocol.md, Updates and notifications). A server that fails or
+// never initialises is logged (WARN with the reason) and retried with
+// backoff in the background, holding nothing else. A long-running Computer
+// launches and joins its office at once (Connect). An input that cannot be
+// resolved is an error (*protocol.Error 400 naming it).
+func (c *Computer) Launch(ctx context.Context) error {
 	c.mu.Lock()
 	if c.started || c.closed {
 		c.mu.Unlock()
@@ -146,7 +160,27 @@ func (c *Computer) Start(ctx context.Context) error {
 	c.mu.Lock()
 	c.manager = m
 	c.mu.Unlock()
-	return m.Start(ctx)
+	return m.Launch()
+}
+
+// Ready waits until every MCP server has made its first attempt and, when
+// it came up, its tools, windows and documents are aggregated, or until ctx
+// ends.
+func (c *Computer) Ready(ctx context.Context) error {
+	m := c.Manager()
+	if m == nil {
+		return protocol.NewInternal("computer not started")
+	}
+	return m.Ready(ctx)
+}
+
+// Start is Launch then Ready, for one-shot use (list the tools, the
+// desktop or the Finder, then Close).
+func (c *Computer) Start(ctx context.Context) error {
+	if err := c.Launch(ctx); err != nil {
+		return err
+	}
+	return c.Ready(ctx)
 }
 
 // Connect joins office on the Server at serverURL as name and starts
@@ -209,13 +243,17 @@ func (c *Computer) notify(event string) {
 	}
 }
 
-// serverUp aggregates a connection that came up.
+// serverUp aggregates a connection that came up, on the server's own event
+// goroutine: its tools first (announced at once), then its documents,
+// windows and readable resources together. A slow Finder build holds only
+// this server's later notifications, never the join nor another server.
 func (c *Computer) serverUp(ctx context.Context, conn *mcpclient.Conn) {
 	c.refreshTools(ctx, conn)
+	own := ownReads(ctx)
 	var wg sync.WaitGroup
 	for _, add := range []func(context.Context) error{
-		func(ctx context.Context) error { return c.finder.AddSource(ctx, conn) },
-		func(ctx context.Context) error { return c.desktop.AddSource(ctx, conn) },
+		func(context.Context) error { return c.finder.AddSource(own, conn) },
+		func(context.Context) error { return c.desktop.AddSource(own, conn) },
 		func(ctx context.Context) error { return c.bridge.AddSource(ctx, conn) },
 	} {
 		wg.Add(1)
@@ -228,6 +266,13 @@ func (c *Computer) serverUp(ctx context.Context, conn *mcpclient.Conn) {
 	}
 	wg.Wait()
 }
+
+// ownReads marks the context of the Computer's own catalog reads (Finder,
+// Desktop): one that times out is abandoned without notifications/cancelled.
+// Those reads have no effect to undo, and some MCP servers die when a read
+// is cancelled; a slow document would then restart its server at every
+// catalog build.
+func ownReads(ctx context.Context) context.Context { return mcpclient.WithoutCancelNotice(ctx) }
 
 func (c *Computer) refreshTools(ctx context.Context, conn *mcpclient.Conn) {
 	var list []mcp.Tool
@@ -253,10 +298,11 @@ func (c *Computer) serverNotification(ctx context.Context, conn *mcpclient.Conn,
 	case string(mcp.MethodNotificationToolsListChanged):
 		c.refreshTools(ctx, conn)
 	case string(mcp.MethodNotificationResourcesListChanged):
+		own := ownReads(ctx)
 		var wg sync.WaitGroup
 		for _, f := range []func(){
-			func() { c.finder.ResourceListChanged(ctx, name) },
-			func() { c.desktop.ResourceListChanged(ctx, name) },
+			func() { c.finder.ResourceListChanged(own, name) },
+			func() { c.desktop.ResourceListChanged(own, name) },
 			func() { c.bridge.ResourceListChanged(ctx, name) },
 		} {
 			wg.Add(1)
@@ -268,15 +314,15 @@ func (c *Computer) serverNotification(ctx context.Context, conn *mcpclient.Conn,
 		if uri == "" {
 			return
 		}
-		c.finder.ResourceUpdated(ctx, name, uri)
-		c.desktop.ResourceUpdated(ctx, name, uri)
+		c.finder.ResourceUpdated(ownReads(ctx), name, uri)
+		c.desktop.ResourceUpdated(ownReads(ctx), name, uri)
 	}
 }
 
 // serverDown withdraws what a lost (or stopped) connection provided.
 func (c *Computer) serverDown(name string, err error) {
-	if err != nil {
-		c.log.Warn("MCP server lost: withdrawing its tools, windows and documents", "server", name, "err", err)
+	if err != nil { // the supervisor's WARN said why
+		c.log.Info("withdrawing the tools, windows and documents of a lost MCP server", "server", name)
 	}
 	if c.tools.RemoveServer(name) {
 		c.notify(protocol.EventUpdateToolList)

@@ -4,13 +4,16 @@
 // requests through a Server.
 //
 // A Computer is built from a config in the Python SDK's format
-// (package config), started (New, Start: inputs resolved, MCP servers
-// connected and aggregated), optionally connected to a Server (Connect) and
-// closed (Close: leaves the office, stops every MCP child process).
+// (package config), launched (New, Launch: inputs resolved, MCP servers
+// started, each coming up on its own), connected to a Server at once
+// (Connect: it joins its office without waiting for its MCP servers) and
+// closed (Close: leaves the office, stops every MCP child process). Start
+// (Launch, then Ready: every server's first attempt made and aggregated)
+// suits one-shot use without a Server.
 //
 //	cfg, _ := config.Load("computer.json")
 //	c := computer.New(cfg, computer.WithConfirm(askUser))
-//	if err := c.Start(ctx); err != nil { ... }
+//	if err := c.Launch(ctx); err != nil { ... }
 //	defer c.Close(context.Background())
 //	if err := c.Connect(ctx, "http://server:8000", "office-1", "my-computer", sio.WithAPIKey(key)); err != nil { ... }
 //
@@ -22,6 +25,9 @@
 // Wiring (this package): every MCP connection that comes up has its tools
 // listed and is added to the Desktop, the Finder and the read bridge; every
 // connection that is lost has its tools, windows and documents withdrawn.
+// The catalog builds (Finder, Desktop) of a server run on that server's own
+// event goroutine, never delaying the join nor another server; a catalog
+// read that times out is abandoned without notifications/cancelled.
 // tools/list_changed re-lists the server's tools; resources/list_changed
 // and resources/updated go to the Desktop, the Finder and the bridge.
 // Changes are announced with server:update_tool_list, server:update_desktop

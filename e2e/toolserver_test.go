@@ -30,6 +30,7 @@ func runToolServer() int {
 	s.AddTool(mcp.NewTool("slow", mcp.WithDescription("Waits for seconds, or until cancelled."), mcp.WithNumber("seconds", mcp.Required())),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			d := time.Duration(req.GetFloat("seconds", 1) * float64(time.Second))
+			fmt.Fprintln(os.Stderr, "slow: started") // the chaos suite waits for it
 			select {
 			case <-time.After(d):
 				return mcp.NewToolResultText(fmt.Sprintf("slept %s", d)), nil

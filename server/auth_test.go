@@ -160,6 +160,7 @@ func TestNewOptions(t *testing.T) {
 		{"zero request timeout", []server.Option{server.WithAPIKeys("k"), server.WithRequestTimeout(0)}, "not positive"},
 		{"negative margin", []server.Option{server.WithAPIKeys("k"), server.WithToolCallMargin(-time.Second)}, "negative"},
 		{"zero payload limit", []server.Option{server.WithAPIKeys("k"), server.WithMaxPayloadBytes(0)}, "not positive"},
+		{"zero ping interval", []server.Option{server.WithAPIKeys("k"), server.WithPing(0, time.Second)}, "must be positive"},
 		{"empty header", []server.Option{server.WithAPIKeys("k"), server.WithAPIKeyHeader("")}, "empty header"},
 	}
 	for _, tc := range cases {

@@ -42,6 +42,8 @@ type config struct {
 	validateAnswers bool
 	corsOrigins     []string
 	authTimeout     time.Duration
+	pingInterval    time.Duration // 0: the engine's default (25 s)
+	pingTimeout     time.Duration // 0: the engine's default (20 s)
 	// testHook runs at the start of every dispatched event (tests only).
 	testHook func(event string)
 }
@@ -160,6 +162,20 @@ func WithValidateAnswers(on bool) Option {
 func WithCORSOrigins(origins ...string) Option {
 	return func(c *config) error {
 		c.corsOrigins = append(c.corsOrigins, origins...)
+		return nil
+	}
+}
+
+// WithPing sets how often the engine pings each connection and how long it
+// waits for the pong before closing it (defaults of the engine: 25 s and
+// 20 s). A peer silent for interval + timeout is dropped, and a Computer's
+// pending requests are answered with an error.
+func WithPing(interval, timeout time.Duration) Option {
+	return func(c *config) error {
+		if interval <= 0 || timeout <= 0 {
+			return fmt.Errorf("WithPing: %v, %v: both must be positive", interval, timeout)
+		}
+		c.pingInterval, c.pingTimeout = interval, timeout
 		return nil
 	}
 }

@@ -80,6 +80,10 @@ func New(opts ...Option) (*Server, error) {
 	so := socket.DefaultServerOptions()
 	so.SetServeClient(false)
 	so.SetMaxHttpBufferSize(cfg.maxPayloadBytes)
+	if cfg.pingInterval > 0 {
+		so.SetPingInterval(cfg.pingInterval)
+		so.SetPingTimeout(cfg.pingTimeout)
+	}
 	if len(cfg.corsOrigins) > 0 {
 		var origin any = cfg.corsOrigins
 		if len(cfg.corsOrigins) == 1 {

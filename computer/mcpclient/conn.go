@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,11 +51,7 @@ type Conn struct {
 	poke chan struct{} // asks the monitor for an immediate health check
 	wg   sync.WaitGroup
 
-	// stdio only
-	cmd       *exec.Cmd
-	stderrR   *os.File
-	stderrW   *os.File
-	reading   bool // readStderr owns stderrR
+	proc      *child // stdio only
 	closeOnce sync.Once
 }
 
@@ -85,10 +80,32 @@ func (c *Conn) SupportsSubscribe() bool { return c.caps.Resources != nil && c.ca
 
 // PID is the stdio child's process id (0 for HTTP servers).
 func (c *Conn) PID() int {
-	if c.cmd != nil && c.cmd.Process != nil {
-		return c.cmd.Process.Pid
+	if c.proc != nil {
+		return c.proc.pid()
 	}
 	return 0
+}
+
+// NonJSONLines is the number of lines that were not JSON on a stdio
+// server's stdout (dropped and logged, see the package documentation).
+func (c *Conn) NonJSONLines() int {
+	if c.proc != nil {
+		return c.proc.garbageLines()
+	}
+	return 0
+}
+
+// explain adds what a stdio child left (exit status, last stderr lines) to
+// the error that ended or failed the connection.
+func (c *Conn) explain(err error) error {
+	if c.proc == nil || err == nil {
+		return err
+	}
+	var pe *ProcessError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return c.proc.explain(err)
 }
 
 // reqCtx bounds one of the Computer's own requests by the server's request
@@ -169,7 +186,7 @@ func (c *Conn) raw(ctx context.Context, method string, params any) (json.RawMess
 	if err != nil {
 		settleDeadline(ctx)
 		if ctx.Err() != nil {
-			if c.ctx.Err() == nil {
+			if c.ctx.Err() == nil && ctx.Value(noCancelNoticeKey{}) == nil {
 				c.cancelRemote(id, ctx.Err())
 			}
 			if !errors.Is(err, ctx.Err()) { // the SSE transport reports its own timeout error
@@ -213,6 +230,16 @@ func settleDeadline(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+type noCancelNoticeKey struct{}
+
+// WithoutCancelNotice marks ctx so that a request sent with it (or a context
+// derived from it) that ends with the context is abandoned locally, without
+// sending the server notifications/cancelled. Meant for reads that have no
+// effect to undo, on servers that may not survive a cancellation.
+func WithoutCancelNotice(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noCancelNoticeKey{}, true)
 }
 
 // cancelRemote tells the server to stop working on a request whose context
@@ -304,30 +331,25 @@ func (c *Conn) monitor(interval, timeout time.Duration) {
 			if c.ctx.Err() != nil {
 				return
 			}
-			c.markLost(fmt.Errorf("health check: %w", err))
+			c.markLost(c.explain(fmt.Errorf("health check: %w", err)))
 			return
 		}
 	}
 }
 
-// readStderr logs the child's stderr; EOF means the child (and every
-// process holding the pipe) is gone, so the connection is checked at once.
-func (c *Conn) readStderr() {
+// watchExit marks the connection lost as soon as the stdio child is
+// reaped, with its exit status and last stderr lines.
+func (c *Conn) watchExit() {
 	defer c.wg.Done()
-	defer c.stderrR.Close()
-	sc := bufio.NewScanner(c.stderrR)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		c.log.Debug("mcp server stderr", "line", sc.Text())
-	}
 	select {
-	case c.poke <- struct{}{}:
-	default:
+	case <-c.proc.exited:
+		c.markLost(c.proc.explain(errors.New("process exited")))
+	case <-c.ctx.Done():
 	}
 }
 
-// close ends the connection: stops the transport (reaping a stdio child),
-// kills what is left of its process group and waits for its goroutines.
+// close ends the connection: stops the transport, stops a stdio child (and
+// its process group, see child.stop) and waits for its goroutines.
 func (c *Conn) close() {
 	c.closeOnce.Do(func() {
 		c.markLost(nil)
@@ -335,16 +357,12 @@ func (c *Conn) close() {
 		if err := c.client.Close(); err != nil {
 			c.log.Debug("mcp client close", "err", err)
 		}
-		if pid := c.PID(); pid > 0 {
-			killGroup(pid)
-		}
-		if c.stderrW != nil {
-			_ = c.stderrW.Close()
+		if c.proc != nil {
+			if err := c.proc.stop(); err != nil {
+				c.log.Error("stopping mcp server process", "err", err)
+			}
 		}
 		c.wg.Wait()
-		if c.stderrR != nil && !c.reading {
-			_ = c.stderrR.Close()
-		}
 	})
 }
 
@@ -395,18 +413,16 @@ func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (
 	}
 	c.client = client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
 	fail := func(err error) (*Conn, error) {
+		err = c.explain(err)
 		c.close()
 		return nil, err
 	}
+	if c.proc != nil {
+		c.wg.Add(1)
+		go c.watchExit()
+	}
 	if err := c.client.Start(c.ctx); err != nil {
 		return fail(fmt.Errorf("start: %w", err))
-	}
-	if c.stderrW != nil { // the child has its copy now
-		_ = c.stderrW.Close()
-		c.stderrW = nil
-		c.reading = true
-		c.wg.Add(1)
-		go c.readStderr()
 	}
 	ictx, cancel := context.WithTimeout(c.ctx, o.connectTimeout)
 	defer cancel()
@@ -479,24 +495,17 @@ func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig) (transport.Interface, 
 	if p.Encoding != "" && !strings.EqualFold(strings.ReplaceAll(p.Encoding, "-", ""), "utf8") {
 		c.log.Warn("only utf-8 is supported as stdio encoding; ignoring", "encoding", p.Encoding)
 	}
-	r, w, err := os.Pipe()
+	// Not CommandContext: the supervisor owns the child's life and stops it
+	// (and its group) explicitly.
+	cmd := exec.Command(p.Command, p.Args...)
+	cmd.Env = childEnv(p.Env)
+	if p.Cwd != nil && *p.Cwd != "" {
+		cmd.Dir = *p.Cwd
+	}
+	proc, err := startChild(cmd, c.name, c.log)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start: %w", err)
 	}
-	c.stderrR, c.stderrW = r, w
-	cmdFunc := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-		// Not CommandContext: the supervisor owns the child's life and stops
-		// it (and its group) explicitly.
-		cmd := exec.Command(command, args...)
-		cmd.Env = env
-		if p.Cwd != nil && *p.Cwd != "" {
-			cmd.Dir = *p.Cwd
-		}
-		cmd.Stderr = w
-		ownGroup(cmd)
-		c.cmd = cmd
-		return cmd, nil
-	}
-	return transport.NewStdioWithOptions(p.Command, childEnv(p.Env), p.Args,
-		transport.WithCommandFunc(cmdFunc), transport.WithCommandLogger(c.log)), nil
+	c.proc = proc
+	return transport.NewIO(proc.out, proc.stdin, nil), nil
 }

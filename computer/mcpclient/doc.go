@@ -6,15 +6,20 @@
 //
 // # Supervision
 //
-// A supervisor connects (spawn + initialize), reports the connection Up,
-// watches it and, when it is lost, reports it Down and reconnects after an
-// exponential backoff (200 ms doubling to 30 s, ±20 % jitter, reset once a
-// connection stayed up 10 s). A lost connection is noticed within about
-// 300 ms: a stdio child's exit closes the stderr pipe the supervisor holds
-// and the health ping fails at once; an HTTP server that refuses
-// connections (or forgot its session after a restart) fails the ping that
-// runs every 250 ms; a failed request triggers an immediate ping. The other
-// servers' supervisors never notice.
+// Launch starts one supervisor per enabled server and returns at once; a
+// server that hangs or fails at start holds nothing else (Ready waits for
+// every first attempt, Start is Launch then Ready). A supervisor connects
+// (spawn + initialize, bounded by the initialize timeout), reports the
+// connection Up, watches it and, when it is lost, reports it Down and
+// reconnects after an exponential backoff (200 ms doubling to 30 s, ±20 %
+// jitter, back to 200 ms after a run of 10 s). Each failure is one WARN
+// with the reason, the wait before the next attempt (retry_in, the wait
+// actually made) and, for a stdio server, its exit status and last stderr
+// lines (ProcessError). A lost connection is noticed within about 300 ms:
+// a stdio child's exit is seen when it is reaped; an HTTP server that
+// refuses connections (or forgot its session after a restart) fails the
+// ping that runs every 250 ms; a failed request triggers an immediate
+// ping. The other servers' supervisors never notice.
 //
 // # Events
 //
@@ -30,11 +35,27 @@
 //
 // A stdio server is started the way the Python SDK's MCP client starts it:
 // its environment is the configured env over a small default set (HOME,
-// LOGNAME, PATH, SHELL, TERM, USER on Unix), its working directory cwd. On
-// Unix it runs in its own process group; stopping a server closes its
-// stdin, waits (mcp-go: 2 s, then SIGTERM, then SIGKILL) and finally kills
-// the whole group, so no child or grandchild outlives the Computer. Only
-// utf-8 is supported as encoding (another value is logged and ignored).
+// LOGNAME, PATH, SHELL, TERM, USER on Unix), its working directory cwd.
+// Only utf-8 is supported as encoding (another value is logged and
+// ignored). The package spawns the child itself and hands its pipes to
+// mcp-go (transport.NewIO), so that:
+//
+//   - it never outlives the Computer. On Unix the child leads its own
+//     process group; stopping a server closes its stdin, waits 2 s, sends
+//     SIGTERM, waits 2 s and kills the whole group. On Linux the kernel
+//     also SIGKILLs the child when the Computer dies, however it dies
+//     (kill -9 included): SysProcAttr.Pdeathsig. That signal fires when the
+//     OS thread that forked the child exits, so the child is forked from a
+//     goroutine locked to its thread that stays alive until it has reaped
+//     the child (one OS thread per running stdio server). Grandchildren get no such signal; elsewhere than Linux a
+//     child is expected to exit at the end of its stdin.
+//   - its stdout carries JSON objects only: any other line would be dropped
+//     by mcp-go without a word; ours drops it too but counts it
+//     (Conn.NonJSONLines) and logs the first one verbatim (truncated to
+//     512 bytes) at Warn, then the count at most every 10 s.
+//   - its stderr is logged at Info, at most 20 lines per 10 s (the lines over
+//     that are counted), and its last 20 lines are kept for the WARN that
+//     reports its loss, with its exit status.
 //
 // # Errors
 //

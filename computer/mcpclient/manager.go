@@ -3,9 +3,11 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,21 +117,31 @@ func NewManager(servers []protocol.MCPServerConfig, opts ...Option) *Manager {
 	return m
 }
 
-// Start starts every enabled server and waits until each has made its
-// first connection attempt (successful or not) or ctx ends. Failed servers
-// keep retrying in the background.
-func (m *Manager) Start(ctx context.Context) error {
-	var firsts []<-chan struct{}
+// Launch starts every enabled server and returns at once: each server
+// connects on its own, its Up hook runs when it is ready, and a server that
+// fails keeps retrying with backoff without holding the others.
+func (m *Manager) Launch() error {
 	for _, name := range m.Names() {
 		if m.configs[name].Base().Disabled {
 			continue
 		}
-		s, err := m.startServer(name)
-		if err != nil {
+		if _, err := m.startServer(name); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Ready waits until every running server has made its first connection
+// attempt since it was started (failed, or succeeded and its Up hook
+// returned), or ctx ends.
+func (m *Manager) Ready(ctx context.Context) error {
+	m.mu.Lock()
+	firsts := make([]<-chan struct{}, 0, len(m.sups))
+	for _, s := range m.sups {
 		firsts = append(firsts, s.first)
 	}
+	m.mu.Unlock()
 	for _, f := range firsts {
 		select {
 		case <-f:
@@ -138,6 +150,16 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Start is Launch then Ready: convenient for one-shot use (list the tools
+// and exit). A long-running Computer launches and joins its office at once
+// instead (see computer.Computer.Launch).
+func (m *Manager) Start(ctx context.Context) error {
+	if err := m.Launch(); err != nil {
+		return err
+	}
+	return m.Ready(ctx)
 }
 
 // Names lists the configured servers in config order.
@@ -366,7 +388,7 @@ func (s *supervisor) run() {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.log.Warn("mcp server failed to start", "err", err, "retry_in", wait)
+			s.log.Warn("mcp server failed to start", append([]any{"err", err, "retry_in", wait}, processAttrs(err)...)...)
 			s.setState(StateDown, err)
 			if !s.sleep(wait) {
 				return
@@ -401,16 +423,35 @@ func (s *supervisor) run() {
 			s.log.Info("mcp server stopped")
 			return
 		}
-		s.log.Warn("mcp server lost", "err", lostErr, "retry_in", wait)
-		s.setState(StateDown, lostErr)
-		if time.Since(upAt) >= s.m.stableAfter {
-			wait = s.m.backoffMin
+		upFor := time.Since(upAt)
+		if upFor >= s.m.stableAfter {
+			wait = s.m.backoffMin // a stable run: start the backoff over
 		}
+		s.log.Warn("mcp server lost", append([]any{"err", lostErr, "up_for", upFor.Round(time.Millisecond), "retry_in", wait},
+			processAttrs(lostErr)...)...)
+		s.setState(StateDown, lostErr)
 		if !s.sleep(wait) {
 			return
 		}
 		wait = s.next(wait)
 	}
+}
+
+// processAttrs are the log attributes of what a stdio child left: its exit
+// status and its last stderr lines.
+func processAttrs(err error) []any {
+	var pe *ProcessError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	var out []any
+	if pe.Status != "" {
+		out = append(out, "exit", pe.Status)
+	}
+	if len(pe.Stderr) > 0 {
+		out = append(out, "stderr", strings.Join(pe.Stderr, "\n"))
+	}
+	return out
 }
 
 func (s *supervisor) sleep(d time.Duration) bool {

@@ -3,18 +3,9 @@
 package mcpclient
 
 import (
-	"os/exec"
+	"os"
 	"syscall"
 )
-
-// ownGroup starts the child in its own process group so that the whole
-// group (grandchildren included) can be killed at stop.
-func ownGroup(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-}
 
 // killGroup kills every process left in the group led by pid.
 func killGroup(pid int) {
@@ -22,5 +13,8 @@ func killGroup(pid int) {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 }
+
+// terminate asks the child to stop (SIGTERM).
+func terminate(p *os.Process) { _ = p.Signal(syscall.SIGTERM) }
 
 var defaultEnvKeys = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}

@@ -39,6 +39,9 @@ import (
 )
 
 func main() {
+	// SIGQUIT keeps Go's default (goroutine dump on stderr, exit status 2):
+	// the Socket.IO libraries may trap it in an init function.
+	signal.Reset(syscall.SIGQUIT)
 	if printVersion(os.Args[1:], os.Stdout) {
 		return
 	}

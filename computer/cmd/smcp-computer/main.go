@@ -13,9 +13,17 @@
 // SMCP_LOG_FORMAT); flags win. --input ID=VALUE (repeatable) gives an input
 // value; SMCP_INPUT_<ID> does too (see package config for the order).
 //
-// The Socket.IO client library swallows the first SIGINT/SIGTERM; this
-// program installs its own handling and shuts down explicitly: it leaves
-// its office and stops every MCP child process before exiting.
+// "run" joins its office at once; each MCP server comes up on its own and
+// is announced to the office when ready. The one-shot commands wait for
+// every server's first attempt.
+//
+// Signals: the Socket.IO client library traps SIGINT, SIGTERM and SIGQUIT
+// in an init function and swallows the first one. This program restores
+// SIGQUIT's default (a goroutine dump on stderr, exit status 2) first
+// thing in main, and installs its own SIGINT/SIGTERM handling to shut
+// down explicitly: it leaves its office and stops every MCP child process
+// before exiting. However the program dies, its stdio MCP servers die with
+// it (on Linux; see package mcpclient).
 package main
 
 import (
@@ -53,6 +61,9 @@ run "smcp-computer <command> -h" for a command's flags.
 `
 
 func main() {
+	// After every package's init: the Socket.IO client's trap of SIGQUIT
+	// would swallow the goroutine dump.
+	signal.Reset(syscall.SIGQUIT)
 	if printVersion(os.Args[1:], os.Stdout) {
 		return
 	}
@@ -211,7 +222,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := comp.Start(ctx); err != nil {
+	start := comp.Start // one-shot: every server's first attempt
+	if cmd == "run" {
+		start = comp.Launch // join at once; servers come up on their own
+	}
+	if err := start(ctx); err != nil {
 		fmt.Fprintln(stderr, "smcp-computer:", err)
 		shutdown()
 		return 1

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +24,94 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testmcp.Cleanup()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
 	os.Exit(code)
+}
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+// binary builds smcp-computer once per test process.
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "smcp-computer-"); binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "smcp-computer")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
+}
+
+// runBinary starts "smcp-computer run" against srv with the config at cfg
+// and waits until it joined; its stderr is in the returned buffer.
+func runBinary(t *testing.T, srv *siotest.Server, cfg string, extra ...string) (*exec.Cmd, <-chan error, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(binary(t), append([]string{"run", "--server", srv.URL(), "--office", "o1", "--name", "pc", "--config", cfg}, extra...)...)
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	select {
+	case <-srv.Joined:
+	case err := <-exited:
+		t.Fatalf("exited early: %v\n%s", err, logs.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("did not join\n%s", logs.String())
+	}
+	return cmd, exited, logs
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's writes and a test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// childPID calls the pid tool through the Server until the MCP server is up
+// (the Computer joins before its servers are) and returns its answer.
+func childPID(t *testing.T, srv *siotest.Server) int {
+	t.Helper()
+	var pid int
+	require.Eventually(t, func() bool {
+		vals := srv.Request(protocol.EventToolCall, map[string]any{"agent": "a", "req_id": "1", "computer": "pc", "tool_name": "pid", "params": map[string]any{}, "timeout": 10})
+		require.Len(t, vals, 1)
+		b, _ := json.Marshal(vals[0])
+		var res protocol.CallToolResult
+		require.NoError(t, json.Unmarshal(b, &res))
+		if res.IsError != nil && *res.IsError || len(res.Content) == 0 || res.Content[0].Text == nil {
+			return false
+		}
+		var err error
+		pid, err = strconv.Atoi(*res.Content[0].Text)
+		return err == nil
+	}, 30*time.Second, 50*time.Millisecond)
+	return pid
 }
 
 // writeConfig writes a Python-format config: one stdio testmcp server whose
@@ -101,33 +189,10 @@ func processAlive(pid int) bool {
 // The binary joins its office, answers through the Server, and on SIGINT
 // leaves and stops its MCP child (no orphan).
 func TestRunShutsDownOnSignal(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "smcp-computer")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, string(out))
 	srv := siotest.Start(t, "127.0.0.1:0", "k3y")
-	cmd := exec.Command(bin, "run", "--server", srv.URL(), "--office", "o1", "--name", "pc", "--config", writeConfig(t), "--input", "DOCS=2")
-	cmd.Env = append(os.Environ(), "SMCP_API_KEY=k3y")
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	select {
-	case <-srv.Joined:
-	case err := <-exited:
-		t.Fatalf("exited early: %v\n%s", err, logs.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("did not join\n%s", logs.String())
-	}
-	vals := srv.Request(protocol.EventToolCall, map[string]any{"agent": "a", "req_id": "1", "computer": "pc", "tool_name": "pid", "params": map[string]any{}, "timeout": 10})
-	require.Len(t, vals, 1)
-	b, _ := json.Marshal(vals[0])
-	var res protocol.CallToolResult
-	require.NoError(t, json.Unmarshal(b, &res))
-	require.NotEmpty(t, res.Content, string(b))
-	child, err := strconv.Atoi(*res.Content[0].Text)
-	require.NoError(t, err)
+	t.Setenv("SMCP_API_KEY", "k3y")
+	cmd, exited, logs := runBinary(t, srv, writeConfig(t), "--input", "DOCS=2")
+	child := childPID(t, srv)
 	require.True(t, processAlive(child))
 
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
@@ -139,4 +204,24 @@ func TestRunShutsDownOnSignal(t *testing.T) {
 	}
 	assert.False(t, processAlive(child), "MCP child %d left behind", child)
 	assert.Contains(t, logs.String(), "shutting down")
+}
+
+// SIGQUIT dumps the goroutines and exits with status 2 (Go's default),
+// although the Socket.IO client library traps it in an init function.
+func TestSIGQUITDumpsGoroutines(t *testing.T) {
+	srv := siotest.Start(t, "127.0.0.1:0", "")
+	cmd, exited, logs := runBinary(t, srv, writeConfig(t), "--input", "DOCS=1")
+	child := childPID(t, srv) // the Computer runs an MCP server
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	require.NoError(t, cmd.Process.Signal(syscall.SIGQUIT))
+	select {
+	case err := <-exited:
+		var xe *exec.ExitError
+		require.ErrorAs(t, err, &xe, logs.String())
+		assert.Equal(t, 2, xe.ExitCode())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("SIGQUIT ignored\n%s", logs.String())
+	}
+	assert.Contains(t, logs.String(), "SIGQUIT")
+	assert.Contains(t, logs.String(), "goroutine ")
 }

@@ -38,6 +38,9 @@ type Options struct {
 	NoSubscribe bool
 	// Tools is the list of tools served (default all).
 	Tools []string
+	// ServerOptions are added to the MCP server's options (the fault
+	// injection of the program uses them).
+	ServerOptions []server.ServerOption
 }
 
 // AllTools are the tools served by default.
@@ -76,12 +79,12 @@ func New(o Options) *Server {
 		o.Tools = AllTools
 	}
 	s := &Server{host: o.Host, docs: map[string]*doc{}, windows: map[string]*window{}, extra: map[string]bool{}}
-	s.MCPServer = server.NewMCPServer("smcp-testmcp", "1.0.0",
+	s.MCPServer = server.NewMCPServer("smcp-testmcp", "1.0.0", append([]server.ServerOption{
 		server.WithResourceCapabilities(!o.NoSubscribe, true),
 		server.WithToolCapabilities(true),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
-	)
+	}, o.ServerOptions...)...)
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 1; i <= o.Docs; i++ {
 		ref := "doc-" + strconv.Itoa(i)

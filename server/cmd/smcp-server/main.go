@@ -28,6 +28,9 @@ import (
 )
 
 func main() {
+	// SIGQUIT keeps Go's default (goroutine dump on stderr, exit status 2):
+	// the Socket.IO libraries may trap it in an init function.
+	signal.Reset(syscall.SIGQUIT)
 	if printVersion(os.Args[1:], os.Stdout) {
 		return
 	}
@@ -55,6 +58,8 @@ type settings struct {
 	maxPayload      int64
 	validateAnswers bool
 	shutdownTimeout time.Duration
+	pingInterval    time.Duration
+	pingTimeout     time.Duration
 }
 
 // parse reads the flags, taking each default from its SMCP_* variable.
@@ -101,6 +106,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	duration(&s.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "how long a routed request other than client:tool_call waits for the Computer")
 	duration(&s.toolCallMargin, "tool-call-margin", server.DefaultToolCallMargin, "added to a client:tool_call's own timeout")
 	duration(&s.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
+	duration(&s.pingInterval, "ping-interval", 25*time.Second, "how often each connection is pinged")
+	duration(&s.pingTimeout, "ping-timeout", 20*time.Second, "how long a pong may take before the connection is closed")
 
 	maxPayload := int64(server.DefaultMaxPayloadBytes)
 	if v := getenv(envName("max-payload-bytes")); v != "" {
@@ -187,6 +194,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		server.WithRequestTimeout(s.requestTimeout),
 		server.WithToolCallMargin(s.toolCallMargin),
 		server.WithMaxPayloadBytes(s.maxPayload),
+		server.WithPing(s.pingInterval, s.pingTimeout),
 		server.WithValidateAnswers(s.validateAnswers),
 	}
 	keys := splitList(s.apiKeys)

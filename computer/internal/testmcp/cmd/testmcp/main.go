@@ -1,7 +1,8 @@
 // Command testmcp runs the test MCP server of package testmcp over stdio
 // (default), streamable HTTP (-http ADDR) or HTTP+SSE (-sse ADDR); in the
 // HTTP modes it prints "LISTENING <url>" on stdout once it accepts
-// connections.
+// connections. Its fault flags (faults.go) make it misbehave for the
+// recovery tests.
 package main
 
 import (
@@ -25,9 +26,11 @@ func main() {
 	tools := flag.String("tools", strings.Join(testmcp.AllTools, ","), "comma-separated tools")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	sseAddr := flag.String("sse", "", "serve the legacy HTTP+SSE transport on this address instead of stdio")
+	f := registerFaults()
 	flag.Parse()
+	f.before()
 
-	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub}
+	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub, ServerOptions: f.options()}
 	if *windows != "" {
 		o.Windows = strings.Split(*windows, ",")
 	}
@@ -54,6 +57,7 @@ func main() {
 		if err := server.ServeStdio(s.MCPServer); err != nil {
 			log.Fatal(err)
 		}
+		f.after()
 		return
 	}
 	ln, err := net.Listen("tcp", *httpAddr)

@@ -1,0 +1,358 @@
+package mcpclient
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits of what a stdio child's output may cost in memory and log volume.
+const (
+	stderrTailLines   = 20               // stderr lines kept for the WARN reporting a loss
+	logLineMax        = 512              // bytes of one stderr or garbage line kept or logged
+	stderrLogBudget   = 20               // stderr lines logged at Info per window
+	logWindow         = 10 * time.Second // window of stderrLogBudget and of the garbage count
+	exitNoticeTimeout = 250 * time.Millisecond
+	gracefulStop      = 2 * time.Second // after stdin closed, before SIGTERM (as mcp-go)
+	termStop          = 2 * time.Second // after SIGTERM, before SIGKILL of the group
+	killStop          = 3 * time.Second // after SIGKILL
+)
+
+// ProcessError is why a stdio server's connection failed or was lost, with
+// what its process left: how it ended (Status is empty while it still runs)
+// and the last lines it wrote on stderr, oldest first.
+type ProcessError struct {
+	Err    error
+	Status string   // e.g. "exit status 3", "signal: killed"
+	Stderr []string // at most the last 20 lines, each at most 512 bytes
+}
+
+func (e *ProcessError) Error() string {
+	if e.Status == "" {
+		return e.Err.Error()
+	}
+	return e.Err.Error() + " (process " + e.Status + ")"
+}
+
+func (e *ProcessError) Unwrap() error { return e.Err }
+
+// child is a stdio MCP server process owned by one Conn. We spawn it
+// ourselves rather than letting mcp-go do it, for three reasons: the spawn
+// must happen on a locked OS thread for the parent-death signal (see
+// spawn), mcp-go drops every stdout line that is not JSON without a word
+// (we filter stdout first and report such lines), and its exit status and
+// stderr must be at hand when the connection is lost. mcp-go gets the
+// filtered stdout and the stdin pipe through transport.NewIO.
+type child struct {
+	name string
+	log  *slog.Logger
+	cmd  *exec.Cmd
+
+	stdin  *os.File       // our end of the child's stdin
+	stdout *os.File       // our end of the child's stdout
+	out    *io.PipeReader // stdout as mcp-go reads it: JSON lines only
+	outW   *io.PipeWriter
+	stderr *os.File // our end of the child's stderr
+
+	exited  chan struct{} // closed once the child has been reaped
+	waitErr error         // set before exited is closed
+
+	mu      sync.Mutex
+	tail    []string // last stderr lines, oldest first
+	garbage int      // non-JSON stdout lines seen
+
+	wg sync.WaitGroup // filter and stderr readers
+}
+
+// startChild spawns cmd (whose Stdin, Stdout and Stderr must be unset) and
+// starts reading its output.
+func startChild(cmd *exec.Cmd, name string, log *slog.Logger) (*child, error) {
+	ch := &child{name: name, log: log, cmd: cmd, exited: make(chan struct{})}
+	var toClose []*os.File // the child's ends, closed once it has them
+	closeAll := func(fs ...*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	toClose = append(toClose, inR, outW, errW)
+	ownGroup(cmd)
+	if err := spawn(cmd, ch.reaped); err != nil {
+		closeAll(append(toClose, inW, outR, errR)...)
+		return nil, err
+	}
+	closeAll(toClose...)
+	ch.stdin, ch.stdout, ch.stderr = inW, outR, errR
+	ch.out, ch.outW = io.Pipe()
+	ch.wg.Add(2)
+	go ch.filterStdout()
+	go ch.readStderr()
+	return ch, nil
+}
+
+// spawn starts cmd from a goroutine locked to its OS thread and reaps it
+// from there, then calls reaped with cmd.Wait's result. On Linux the
+// child's parent-death signal (SysProcAttr.Pdeathsig, see ownGroup) fires
+// when the thread that forked it exits, not the process: the Go runtime
+// ends a thread only when a goroutine exits while locked to it, so keeping
+// the forking goroutine locked and alive until the child is reaped keeps
+// the signal tied to the Computer's own death. The goroutine exits locked
+// after reaping, which retires the thread.
+func spawn(cmd *exec.Cmd, reaped func(error)) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			runtime.UnlockOSThread()
+			started <- err
+			return
+		}
+		started <- nil
+		reaped(cmd.Wait())
+	}()
+	return <-started
+}
+
+func (ch *child) reaped(err error) {
+	ch.waitErr = err
+	close(ch.exited)
+}
+
+// pid is the child's process id.
+func (ch *child) pid() int { return ch.cmd.Process.Pid }
+
+// status describes how the child ended, "" while it runs.
+func (ch *child) status() string {
+	select {
+	case <-ch.exited:
+	default:
+		return ""
+	}
+	if ch.waitErr == nil {
+		return "exit status 0"
+	}
+	var xe *exec.ExitError
+	if errors.As(ch.waitErr, &xe) {
+		return xe.ProcessState.String()
+	}
+	return ch.waitErr.Error()
+}
+
+// stderrTail returns the last stderr lines, oldest first.
+func (ch *child) stderrTail() []string {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return append([]string(nil), ch.tail...)
+}
+
+// explain wraps err with the child's exit status (waiting briefly for the
+// exit when the child is about to end: its stdout closes a moment before it
+// is reaped) and its last stderr lines.
+func (ch *child) explain(err error) *ProcessError {
+	t := time.NewTimer(exitNoticeTimeout)
+	defer t.Stop()
+	select {
+	case <-ch.exited:
+		ch.waitReaders(exitNoticeTimeout) // the last lines it wrote
+	case <-t.C:
+	}
+	return &ProcessError{Err: err, Status: ch.status(), Stderr: ch.stderrTail()}
+}
+
+// waitReaders waits at most d for the stdout and stderr readers to reach
+// the end of their pipes (a grandchild may hold them open).
+func (ch *child) waitReaders(d time.Duration) {
+	done := make(chan struct{})
+	go func() { ch.wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+func truncate(s string) string {
+	if len(s) <= logLineMax {
+		return s
+	}
+	return strings.ToValidUTF8(s[:logLineMax], "") + "…"
+}
+
+// filterStdout copies the child's stdout to mcp-go one line at a time and
+// drops the lines that are not a JSON object (a JSON-RPC message): mcp-go
+// would drop them too, silently.
+// The first one is logged verbatim (truncated to 512 bytes) at Warn, later
+// ones as a count at most once per 10 s, and the total when stdout ends.
+// Blank lines are dropped without a word.
+func (ch *child) filterStdout() {
+	defer ch.wg.Done()
+	r := bufio.NewReaderSize(ch.stdout, 64*1024)
+	var lastCount time.Time
+	counted := 0 // garbage lines covered by a log line
+	report := func(final bool) {
+		ch.mu.Lock()
+		n := ch.garbage
+		ch.mu.Unlock()
+		if n > counted && (final || time.Since(lastCount) >= logWindow) {
+			ch.log.Warn("mcp server wrote non-JSON lines on stdout (dropped)", "count", n)
+			counted, lastCount = n, time.Now()
+		}
+	}
+	var err error
+	for {
+		var line []byte
+		line, err = r.ReadBytes('\n')
+		if len(line) > 0 {
+			body := bytes.TrimSpace(line)
+			switch {
+			case len(body) == 0:
+			case body[0] == '{' && json.Valid(body): // a JSON-RPC message is an object
+				if _, werr := ch.outW.Write(line); werr != nil {
+					err = werr
+				}
+			default:
+				ch.mu.Lock()
+				ch.garbage++
+				n := ch.garbage
+				ch.mu.Unlock()
+				if n == 1 {
+					ch.log.Warn("mcp server wrote a non-JSON line on stdout (dropped)", "line", truncate(string(body)))
+					counted, lastCount = 1, time.Now()
+				} else {
+					report(false)
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	report(true)
+	if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+		err = nil // mcp-go sees io.EOF: the server is gone
+	}
+	_ = ch.outW.CloseWithError(err)
+}
+
+// garbageLines is the number of non-JSON stdout lines seen.
+func (ch *child) garbageLines() int {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.garbage
+}
+
+// readStderr keeps the last stderr lines and logs them at Info, at most 20
+// per 10 s; the lines over that budget are counted and the count is logged
+// with the next line logged (or when stderr ends). A line is cut at 512
+// bytes, the rest of it read and dropped, so that memory stays bounded and
+// the child never blocks on a full pipe.
+func (ch *child) readStderr() {
+	defer ch.wg.Done()
+	r := bufio.NewReaderSize(ch.stderr, 4096)
+	var windowStart time.Time
+	logged, suppressed := 0, 0
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(line) < logLineMax+1 {
+			line = append(line, frag[:min(len(frag), logLineMax+1-len(line))]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue // the same line goes on
+		}
+		if len(line) > 0 {
+			text := truncate(strings.TrimRight(string(line), "\r\n"))
+			line = line[:0]
+			ch.mu.Lock()
+			if len(ch.tail) == stderrTailLines {
+				copy(ch.tail, ch.tail[1:])
+				ch.tail = ch.tail[:stderrTailLines-1]
+			}
+			ch.tail = append(ch.tail, text)
+			ch.mu.Unlock()
+			if time.Since(windowStart) >= logWindow {
+				windowStart, logged = time.Now(), 0
+			}
+			switch {
+			case logged >= stderrLogBudget:
+				suppressed++
+			case suppressed > 0:
+				logged++
+				ch.log.Info("mcp server stderr", "line", text, "suppressed_before", suppressed)
+				suppressed = 0
+			default:
+				logged++
+				ch.log.Info("mcp server stderr", "line", text)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if suppressed > 0 {
+		ch.log.Info("mcp server stderr lines not logged (rate limit)", "count", suppressed)
+	}
+}
+
+// stop ends the child the way the MCP stdio transport prescribes: close its
+// stdin, wait, SIGTERM, wait, then SIGKILL its whole process group; it
+// returns once the child is reaped (bounded) and its output readers ended.
+func (ch *child) stop() error {
+	_ = ch.stdin.Close()
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ch.exited:
+			return true
+		case <-t.C:
+			return false
+		}
+	}
+	var err error
+	if !wait(gracefulStop) {
+		terminate(ch.cmd.Process)
+		if !wait(termStop) {
+			killGroup(ch.pid())
+			if !wait(killStop) {
+				err = fmt.Errorf("mcp server %q: process %d not reaped after SIGKILL", ch.name, ch.pid())
+			}
+		}
+	}
+	// Grandchildren left in the group go too; they may hold the pipes.
+	killGroup(ch.pid())
+	ch.waitReaders(time.Second)
+	// Unblock readers still held by a process outside the group.
+	_ = ch.stdout.Close()
+	_ = ch.stderr.Close()
+	_ = ch.out.Close()
+	ch.wg.Wait()
+	return err
+}
