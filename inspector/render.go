@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"html"
+	"regexp"
 	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
@@ -17,7 +18,9 @@ const maxMarkdown = 4 << 20
 // markdown renders the Markdown of the Finder (spec/finder.md, Markdown
 // rendering: GitHub-flavoured tables) to HTML. Raw HTML in the source is
 // not passed through (goldmark's default): it shows as text.
-var markdown = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
+var markdown = goldmark.New(goldmark.WithExtensions(
+	extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
+	extension.Strikethrough))
 
 // policy is the sanitiser every rendered page goes through: the elements
 // Markdown produces (headings, lists, tables, code, links, emphasis), with
@@ -29,7 +32,7 @@ var policy = sync.OnceValue(func() *bluemonday.Policy {
 	p.AllowElements("p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6",
 		"ul", "ol", "li", "blockquote", "pre", "code", "em", "strong", "del", "s",
 		"table", "thead", "tbody", "tr", "th", "td")
-	p.AllowAttrs("align").Matching(bluemonday.Paragraph).OnElements("th", "td")
+	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(left|right|center)$`)).OnElements("th", "td")
 	p.AllowAttrs("start").Matching(bluemonday.Integer).OnElements("ol")
 	p.AllowAttrs("class").Matching(bluemonday.SpaceSeparatedTokens).OnElements("code")
 	p.AllowAttrs("href").OnElements("a")
