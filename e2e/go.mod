@@ -21,6 +21,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gookit/color v1.6.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/klauspost/compress v1.18.5 // indirect
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
@@ -61,6 +62,7 @@ replace (
 	github.com/a2c-smcp/smcp-go/computer => ../computer
 	github.com/a2c-smcp/smcp-go/dpekit => ../dpekit
 	github.com/a2c-smcp/smcp-go/examples => ../examples
+	github.com/a2c-smcp/smcp-go/inspector => ../inspector
 	github.com/a2c-smcp/smcp-go/protocol => ../protocol
 	github.com/a2c-smcp/smcp-go/server => ../server
 )
