@@ -167,6 +167,8 @@ func TestLogin(t *testing.T) {
 	assert.Equal(t, http.StatusOK, a.status)
 	assert.Contains(t, a.body, `<form method="post" action="/login">`)
 	assert.NotContains(t, a.body, "s3cret-token")
+	a = request(t, noRedirect, "GET", base+"/static/app.css", "", nil)
+	assert.Equal(t, http.StatusOK, a.status, "the login form has its style sheet")
 	a = request(t, noRedirect, "POST", base+"/login", "token=wrong", map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 	assert.Equal(t, http.StatusUnauthorized, a.status)
 	// Any Host is accepted once behind a login: the page is meant for other machines.
@@ -201,12 +203,11 @@ func TestSeatTaken(t *testing.T) {
 	assert.Contains(t, perr.Message, "seat is taken")
 }
 
-// The API against two real Computers: the catalog paged by the Computer,
-// the MCP-server filter, the sanitised rendering of a hostile document, and
-// the Finder's error codes with their details.
-func TestAPI(t *testing.T) {
-	d := startOffice(t)
-	_, base := dialInspector(t, d)
+// testAPI checks the API against the two real Computers of startOffice:
+// the catalog paged by the Computer, the MCP-server filter, the sanitised
+// rendering of a hostile document, and the Finder's error codes with their
+// details.
+func testAPI(t *testing.T, base string) {
 	get := func(path string, q url.Values) answer {
 		return request(t, http.DefaultClient, "GET", base+path+"?"+q.Encode(), "", nil)
 	}

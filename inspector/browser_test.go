@@ -169,14 +169,22 @@ func finderURL(base, computer, uri string) string {
 	return base + "/finder?" + q.Encode()
 }
 
-// TestBrowser drives the page in headless Chromium against a real Server
-// and two real Computers: the office, the Finder down to an element, the
-// category filter, error codes, an XSS attempt, the tools (generated form,
-// call, cancel, an error result), the desktop and a live catalog update. It
-// reports the first paint of a catalog of 10,000 documents.
-func TestBrowser(t *testing.T) {
+// TestOffice inspects a real Server with two real Computers (startOffice),
+// through the API, then in headless Chromium (one office for both: it is
+// the costly part).
+func TestOffice(t *testing.T) {
 	d := startOffice(t)
 	_, base := dialInspector(t, d)
+	t.Run("api", func(t *testing.T) { testAPI(t, base) })
+	t.Run("browser", func(t *testing.T) { testBrowser(t, d, base) })
+}
+
+// testBrowser drives the page in headless Chromium: the office (live), the
+// Finder down to an element, the category filter, error codes, an XSS
+// attempt, the tools (generated form, call, cancel, an error result), the
+// desktop and a live catalog update. It reports the first paint of a
+// catalog of 10,000 documents.
+func testBrowser(t *testing.T, d *deployment, base string) {
 	ctx, dialogs := browser(t)
 	dir := artifacts(t)
 
@@ -189,6 +197,15 @@ func TestBrowser(t *testing.T) {
 			until(`document.querySelector('tr[data-computer="desk"]') && document.querySelector('tr[data-computer="lab"]')`))
 		assert.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('table.computers tbody tr').length`), "two Computers in the office")
 		shot(t, ctx, dir, "office")
+
+		// Live: a third Computer enters, then leaves (notify:enter_office,
+		// notify:leave_office reach the page over its event stream).
+		visitor := startComputer(t, d, "visitor", []mcpServer{})
+		step(t, ctx, "a Computer enters", until(`document.querySelector('tr[data-computer="visitor"]')`))
+		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		require.NoError(t, visitor.Close(cctx))
+		step(t, ctx, "a Computer leaves", until(`!document.querySelector('tr[data-computer="visitor"]') && document.querySelector('tr[data-computer="desk"]')`))
 	})
 
 	t.Run("finder", func(t *testing.T) {

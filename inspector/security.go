@@ -43,7 +43,9 @@ func (in *Inspector) secure(next http.Handler) http.Handler {
 		} else if r.URL.Path == "/login" {
 			in.serveLogin(w, r)
 			return
-		} else if !in.loggedIn(r) {
+		} else if !in.loggedIn(r) && !strings.HasPrefix(r.URL.Path, "/static/") {
+			// (The page's own files hold nothing secret, and the login
+			// form uses its style sheet.)
 			if strings.HasPrefix(r.URL.Path, "/api/") {
 				writeError(w, protocol.Errorf(protocol.CodeUnauthorized, "log in first: open /login with the token smcp-inspector printed"))
 				return
