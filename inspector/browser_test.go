@@ -215,6 +215,26 @@ func testBrowser(t *testing.T, d *deployment, base string) {
 			until(`document.querySelector('`+row+`')`))
 		shot(t, ctx, dir, "finder-catalog")
 
+		// Search with the keyboard only: keywords, Enter.
+		step(t, ctx, "search the catalog",
+			chromedp.Focus(chromedp.CSS(`#finder-q`)),
+			chromedp.KeyEvent("budget"),
+			chromedp.KeyEvent(kb.Enter),
+			until(`location.search.includes("q=budget") && document.querySelector('.pager span') && document.querySelector('.pager span').textContent.includes("of 1 ")`))
+		assert.Equal(t, []string{"Budget 2026"}, eval[[]string](t, ctx, `[...document.querySelectorAll('table.catalog tbody th')].map(th => th.textContent)`))
+		// The MCP-server filter (its names come from the Computer's config).
+		step(t, ctx, "filter by MCP server",
+			chromedp.Navigate(finderURL(base, "desk", "")),
+			until(`document.querySelector('#finder-server option[value="tools"]')`),
+			chromedp.SetValue(chromedp.CSS(`#finder-server`), "tools"),
+			click(`.finder-search button[type=submit]`),
+			until(`location.search.includes("server=tools") && document.querySelector('.pager span') && document.querySelector('.pager span').textContent.includes("of 0 ")`),
+			chromedp.SetValue(chromedp.CSS(`#finder-server`), ""),
+			until(`document.querySelector('#finder-server option[value="docs"]')`),
+			chromedp.SetValue(chromedp.CSS(`#finder-server`), "docs"),
+			click(`.finder-search button[type=submit]`),
+			until(`location.search.includes("server=docs") && document.querySelector('`+row+`')`))
+
 		step(t, ctx, "open the report through its link",
 			click(row+` th a`),
 			until(`[...document.querySelectorAll('table.pages a')].some(a => a.textContent === "Revenue by region")`))

@@ -41,7 +41,7 @@ export async function finderView(el, params, ctx) {
 }
 
 // catalogView shows one page of the catalog.
-async function catalogView(el, computer, params, { api }) {
+async function catalogView(el, computer, params, { api, navigate }) {
   const q = params.get("q") || "";
   const type = params.get("type") || "";
   const server = params.get("server") || "";
@@ -62,6 +62,12 @@ async function catalogView(el, computer, params, { api }) {
     h("div", { class: "field" }, h("label", { for: "finder-type" }, "File type"), h("input", { id: "finder-type", name: "type", value: type, size: 6 })),
     h("div", { class: "field" }, h("label", { for: "finder-server" }, "MCP server"), serverSelect),
     h("button", { type: "submit" }, "Search"));
+  // The search stays in the page (no reload); its address is the view's.
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const fd = new FormData(form);
+    navigate(href("/finder", { computer, q: fd.get("q").trim(), type: fd.get("type").trim(), server: fd.get("server") }));
+  });
   const first = data.total_count === 0 ? 0 : offset + 1;
   const last = offset + data.documents.length;
   const pager = h("nav", { class: "pager", "aria-label": "Catalog pages" },
