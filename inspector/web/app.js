@@ -68,7 +68,7 @@ async function route() {
   main.replaceChildren(container);
   document.title = `${name[0].toUpperCase()}${name.slice(1)} · smcp-inspector`;
   try {
-    current = await view(container, url.searchParams, { api, log, session, navigate });
+    current = await view(container, url.searchParams, { api, log, navigate });
   } catch (e) {
     container.append(errorBox(e));
     current = null;
@@ -107,8 +107,17 @@ function describe(n) {
 // them to the shown view.
 function listen() {
   const es = new EventSource("/api/events");
-  es.addEventListener("open", () => log("stream", "event stream open"));
-  es.addEventListener("error", () => log("stream", "event stream interrupted; the browser reconnects"));
+  let interrupted = false;
+  es.addEventListener("open", () => {
+    log("stream", "event stream open");
+    // Notifications may have been missed meanwhile: show the view afresh.
+    if (interrupted) route();
+    interrupted = false;
+  });
+  es.addEventListener("error", () => {
+    interrupted = true;
+    log("stream", "event stream interrupted; the browser reconnects");
+  });
   es.addEventListener("notify", (ev) => {
     const { data } = JSON.parse(ev.data);
     log("notify", describe(data));
@@ -126,16 +135,20 @@ function showStatus(connected) {
   statusLine.className = connected ? "ok" : "bad";
 }
 
+// start reads the session (the same-origin token, the office) while the
+// first view loads: the view needs no session to read, only to call.
 async function start() {
+  const shown = route();
   try {
     session = await api("/api/session");
   } catch (e) {
-    main.replaceChildren(errorBox(e));
+    statusLine.textContent = `The inspector cannot be reached: ${e.message}`;
+    statusLine.className = "bad";
     return;
   }
   showStatus(session.connected);
   listen();
-  await route();
+  await shown;
   document.body.dataset.ready = "1";
 }
 
