@@ -115,7 +115,10 @@ export function field(schema, label, required) {
 // objectFields lays out the properties of an object schema.
 function objectFields(schema) {
   const req = new Set(schema.required || []);
-  const fields = Object.entries(schema.properties || {}).map(([name, s]) => [name, field(s, name, req.has(name))]);
+  // Required fields first, each group in the schema's order.
+  const entries = Object.entries(schema.properties || {});
+  const ordered = [...entries.filter(([n]) => req.has(n)), ...entries.filter(([n]) => !req.has(n))];
+  const fields = ordered.map(([name, s]) => [name, field(s, name, req.has(name))]);
   return {
     el: h("div", { class: "fields" }, fields.map(([, f]) => f.el)),
     read: (required) => {
