@@ -42,7 +42,8 @@ var moduleTable = []struct {
 	{Dir: "server", Published: true, Pulls: []string{"protocol"}, Binaries: []string{"server/cmd/smcp-server"}},
 	{Dir: "computer", Published: true, Pulls: []string{"protocol"}, Binaries: []string{"computer/cmd/smcp-computer"}},
 	{Dir: "agent", Published: true, Pulls: []string{"protocol"}, Binaries: []string{"agent/cmd/smcp-agent"}},
-	{Dir: "examples", Published: true, Pulls: []string{"agent", "computer", "dpekit", "protocol", "server"}, Binaries: []string{"examples/docserver/cmd/smcp-docserver"}},
+	{Dir: "inspector", Published: true, Pulls: []string{"agent", "protocol", "server"}, Binaries: []string{"inspector/cmd/smcp-inspector"}},
+	{Dir: "examples", Published: true, Pulls: []string{"agent", "computer", "dpekit", "inspector", "protocol", "server"}, Binaries: []string{"examples/docserver/cmd/smcp-docserver"}},
 	{Dir: "e2e"},
 	{Dir: "tools"},
 }
@@ -220,8 +221,12 @@ const interopDir = "server/testdata/interop"
 // Setup installs the pinned interop peers used by the server's tests: the
 // official JavaScript socket.io-client (npm ci from the committed lock file)
 // and the Python reference SDK a2c-smcp (pip into .cache/venv from the
-// committed requirements file).
+// committed requirements file); and headless Chromium for the inspector's
+// browser tests (setupChromium).
 func Setup() error {
+	if err := setupChromium(); err != nil {
+		return err
+	}
 	if err := run("npm", "ci", "--no-audit", "--no-fund", "--prefix", interopDir); err != nil {
 		return fmt.Errorf("installing socket.io-client: %w", err)
 	}
@@ -235,6 +240,28 @@ func Setup() error {
 	return run(pip, "install", "--disable-pip-version-check", "-q", "-r", filepath.Join(interopDir, "requirements.txt"))
 }
 
+// chromiumPath is the browser the inspector's tests drive (Debian's
+// chromium package).
+const chromiumPath = "/usr/bin/chromium"
+
+// setupChromium installs Debian's chromium when it is missing and this
+// process may (root, with apt-get); otherwise it says how to.
+func setupChromium() error {
+	if _, err := os.Stat(chromiumPath); err == nil {
+		return nil
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
+		return fmt.Errorf("headless Chromium is missing at %s and cannot be installed here: install it (Debian: apt-get install chromium)", chromiumPath)
+	}
+	if err := runEnv(".", []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", "update", "-q"); err != nil {
+		return fmt.Errorf("installing chromium: %w", err)
+	}
+	if err := runEnv(".", []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", "install", "-y", "-q", "chromium"); err != nil {
+		return fmt.Errorf("installing chromium: %w", err)
+	}
+	return nil
+}
+
 // interopEnv tells the tests where the peers are, and that they must be
 // there (a missing peer fails the test instead of skipping it).
 func interopEnv() []string {
@@ -243,6 +270,7 @@ func interopEnv() []string {
 		"SMCP_INTEROP=1",
 		"SMCP_INTEROP_NODE_MODULES=" + filepath.Join(wd, interopDir, "node_modules"),
 		"SMCP_INTEROP_PYTHON=" + filepath.Join(wd, ".cache", "venv", "bin", "python"),
+		"SMCP_INTEROP_CHROMIUM=" + chromiumPath,
 	}
 }
 

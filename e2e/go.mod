@@ -7,23 +7,30 @@ require (
 	github.com/a2c-smcp/smcp-go/computer v0.1.0
 	github.com/a2c-smcp/smcp-go/dpekit v0.1.0
 	github.com/a2c-smcp/smcp-go/examples v0.1.0
+	github.com/a2c-smcp/smcp-go/inspector v0.1.0
 	github.com/a2c-smcp/smcp-go/protocol v0.1.0
 	github.com/a2c-smcp/smcp-go/server v0.1.0
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/stretchr/testify v1.12.1
 )
 
 require (
 	github.com/andybalholm/brotli v1.2.1 // indirect
+	github.com/aymerick/douceur v0.2.0 // indirect
 	github.com/dunglas/httpsfv v1.1.0 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gookit/color v1.6.0 // indirect
+	github.com/gorilla/css v1.0.1 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/klauspost/compress v1.18.5 // indirect
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0 // indirect
+	github.com/microcosm-cc/bluemonday v1.0.27 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
 	github.com/quic-go/quic-go v0.59.0 // indirect
 	github.com/quic-go/webtransport-go v0.10.0 // indirect

@@ -6,6 +6,7 @@ require (
 	github.com/a2c-smcp/smcp-go/agent v0.1.0
 	github.com/a2c-smcp/smcp-go/computer v0.1.0
 	github.com/a2c-smcp/smcp-go/dpekit v0.1.0
+	github.com/a2c-smcp/smcp-go/inspector v0.1.0
 	github.com/a2c-smcp/smcp-go/protocol v0.1.0
 	github.com/a2c-smcp/smcp-go/server v0.1.0
 	github.com/fsnotify/fsnotify v1.10.1
@@ -42,8 +43,11 @@ require (
 )
 
 require (
+	github.com/aymerick/douceur v0.2.0 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/gorilla/css v1.0.1 // indirect
+	github.com/microcosm-cc/bluemonday v1.0.27 // indirect
 	github.com/richardlehane/mscfb v1.0.6 // indirect
 	github.com/richardlehane/msoleps v1.0.6 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect

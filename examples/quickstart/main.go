@@ -1,6 +1,7 @@
 // Command quickstart is smcp-go's one-command demo:
 //
 //	go run ./examples/quickstart
+//	go run ./examples/quickstart --inspector
 //
 // In a few seconds it starts the three roles of A2C-SMCP on this machine and
 // lets an Agent browse real documents through the Finder (dpe:// URIs,
@@ -13,6 +14,10 @@
 //   - an Agent that joins the office, reads the catalog, opens a document,
 //     reads a page and an element, runs into an error on purpose, then edits
 //     a document and watches the change notification arrive.
+//
+// With --inspector the demo keeps running after its walk and serves
+// smcp-inspector's web page on a loopback port (its address is printed)
+// until Ctrl-C.
 //
 // The walk is printed on standard output. Logs go to standard error:
 // warnings only, everything with -v. Everything the demo starts is stopped
@@ -52,13 +57,14 @@ func main() {
 		os.Exit(runDocserver()) // we are the Computer's MCP server
 	}
 	verbose := flag.Bool("v", false, "log debug messages to standard error")
+	inspect := flag.Bool("inspector", false, "after the walk, keep the demo running and serve smcp-inspector's page until Ctrl-C")
 	flag.Parse()
 
 	// Our own signal handling: Ctrl-C cancels ctx and the demo shuts down
 	// cleanly (the Socket.IO client library swallows the first signal).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	began := time.Now()
-	err := run(ctx, newLogger(*verbose))
+	err := run(ctx, newLogger(*verbose), *inspect)
 	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
@@ -82,11 +88,12 @@ func newLogger(verbose bool) *slog.Logger {
 	return log
 }
 
-// run starts the three roles, walks the Finder and stops everything.
-func run(ctx context.Context, log *slog.Logger) (err error) {
+// run starts the three roles, walks the Finder, serves the inspector's page
+// when inspect is set, and stops everything.
+func run(ctx context.Context, log *slog.Logger, inspect bool) (err error) {
 	d := &demo{log: log}
 	defer func() {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && (err != nil || !inspect) {
 			err = errors.New("interrupted") // what failed next was its consequence
 		}
 		if stopErr := d.stop(); stopErr != nil {
@@ -113,7 +120,10 @@ func run(ctx context.Context, log *slog.Logger) (err error) {
 	}
 	showStarted(d)
 
-	return browse(ctx, d)
+	if err := browse(ctx, d); err != nil || !inspect {
+		return err
+	}
+	return serveInspector(ctx, d)
 }
 
 // showStarted describes what runs now.

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,29 +29,51 @@ import (
 // the document server as its own child process. The tests check its exit
 // code, the key lines of its output and that nothing it started survives.
 
-// build compiles the quickstart.
+// binDir holds the quickstart binary the tests share; TestMain removes it.
+var (
+	binDir    string
+	buildOnce sync.Once
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// build compiles the quickstart once for all the tests.
 func build(t *testing.T) string {
 	t.Helper()
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		goTool = "go"
-	}
-	bin := filepath.Join(t.TempDir(), "quickstart")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, goTool, append(args, ".")...).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
+	buildOnce.Do(func() {
+		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goTool); err != nil {
+			goTool = "go"
+		}
+		if binDir, buildErr = os.MkdirTemp("", "quickstart-test-"); buildErr != nil {
+			return
+		}
+		args := []string{"build", "-o", filepath.Join(binDir, "quickstart")}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, goTool, append(args, ".")...).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return filepath.Join(binDir, "quickstart")
 }
 
 // command prepares the quickstart to run under ctx; a run that outlives ctx
 // is killed.
-func command(ctx context.Context, bin string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, bin)
+func command(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1")
 	cmd.WaitDelay = 10 * time.Second
 	return cmd
@@ -152,6 +178,51 @@ func TestQuickstartInterrupted(t *testing.T) {
 		t.Fatalf("want exit 0 or 130, got %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), stderr.String())
 	}
 	assertNothingLeft(t, bin, out.String())
+}
+
+// TestQuickstartInspector runs `quickstart --inspector`: after its walk the
+// demo keeps running and serves smcp-inspector's page, which shows the
+// office's Computer; Ctrl-C then stops everything (exit 0).
+func TestQuickstartInspector(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT to a process on Windows")
+	}
+	bin := build(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	var stderr bytes.Buffer
+	cmd := command(ctx, bin, "--inspector")
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	var out strings.Builder
+	sc := bufio.NewScanner(pipe)
+	pageLine := regexp.MustCompile(`page: (http://127\.0\.0\.1:\d+/)`)
+	for sc.Scan() {
+		line := sc.Text()
+		out.WriteString(line + "\n")
+		if m := pageLine.FindStringSubmatch(line); m != nil {
+			office := getJSON(t, m[1]+"api/office")
+			assert.Contains(t, office["computers"], "quickstart-computer")
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		}
+	}
+	require.NoError(t, cmd.Wait(), "stdout:\n%s\nstderr:\n%s", out.String(), stderr.String())
+	assert.Contains(t, out.String(), "8. smcp-inspector")
+	assertNothingLeft(t, bin, out.String())
+}
+
+func getJSON(t *testing.T, u string) map[string]any {
+	t.Helper()
+	res, err := http.Get(u)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var v map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&v))
+	return v
 }
 
 // assertNothingLeft checks, after the quickstart exited, that its document

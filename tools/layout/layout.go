@@ -5,7 +5,9 @@
 //     each other (a user imports one role at a time);
 //   - protocol and dpekit import no role module;
 //   - protocol imports no network library: it is data and pure helpers that
-//     every role and every MCP server author can import.
+//     every role and every MCP server author can import;
+//   - inspector is an Agent-side tool: its code imports agent and never
+//     server or computer; its tests wire a whole office (every role).
 package layout
 
 import (
@@ -35,6 +37,10 @@ func stdNetwork(dep string) bool { return dep == "net" || within(dep, "net/http"
 // composers may import every role: they wire roles together.
 var composers = []string{"examples", "e2e", "tools"}
 
+// agentTools are built on the agent module: their code imports no other
+// role, their tests may import every role to run a real office.
+var agentTools = []string{"inspector"}
+
 // Violations returns the broken rules for one module (its folder name, such
 // as "agent") given the import paths its packages depend on (deps) and those
 // its tests add (testDeps), sorted.
@@ -42,6 +48,17 @@ func Violations(module string, deps, testDeps []string) []string {
 	var out []string
 	if slices.Contains(composers, module) {
 		return nil
+	}
+	if slices.Contains(agentTools, module) {
+		for _, dep := range deps {
+			for _, role := range RoleModules {
+				if role != "agent" && within(dep, Repo+"/"+role) {
+					out = append(out, fmt.Sprintf("%s imports %s (an Agent-side tool imports the agent role only)", module, dep))
+				}
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
 	}
 	if module == "protocol" {
 		for _, dep := range deps {

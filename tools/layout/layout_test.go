@@ -26,6 +26,8 @@ func TestViolations(t *testing.T) {
 		{"dpekit", []string{"github.com/mark3labs/mcp-go/server", Repo + "/protocol"}, nil, 0},
 		{"dpekit", []string{Repo + "/computer"}, nil, 1},
 		{"e2e", []string{Repo + "/server", Repo + "/computer", Repo + "/agent"}, nil, 0},
+		{"inspector", []string{Repo + "/agent", Repo + "/protocol"}, []string{Repo + "/server", Repo + "/computer/config"}, 0},
+		{"inspector", []string{Repo + "/agent", Repo + "/computer/config"}, nil, 1},
 	}
 	for _, tt := range tests {
 		got := Violations(tt.module, tt.deps, tt.test)

@@ -232,10 +232,13 @@ func moduleFiles(root, d string) ([]modzip.File, error) {
 			return nil, fmt.Errorf("git ls-files %s: %w", d, err)
 		}
 		prefix := filepath.ToSlash(d) + "/"
+		seen := map[string]bool{}
 		for _, p := range strings.Split(string(out), "\x00") {
-			if p == "" {
+			// A path with a merge conflict is listed once per stage.
+			if p == "" || seen[p] {
 				continue
 			}
+			seen[p] = true
 			rel := strings.TrimPrefix(p, prefix)
 			if _, err := os.Lstat(filepath.Join(base, filepath.FromSlash(rel))); err != nil {
 				continue // deleted in the working tree

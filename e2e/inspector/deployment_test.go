@@ -1,0 +1,323 @@
+package inspector_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/require"
+
+	"github.com/a2c-smcp/smcp-go/computer"
+	"github.com/a2c-smcp/smcp-go/computer/config"
+	"github.com/a2c-smcp/smcp-go/computer/sio"
+	"github.com/a2c-smcp/smcp-go/dpekit"
+	"github.com/a2c-smcp/smcp-go/examples/docserver"
+	"github.com/a2c-smcp/smcp-go/inspector"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/server"
+)
+
+// roleEnv selects what a re-executed test binary runs: the Computers'
+// MCP servers are real child processes running this binary again.
+const roleEnv = "SMCP_INSPECTOR_TEST_ROLE"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(roleEnv) {
+	case "docserver":
+		os.Exit(docserver.Run(context.Background(), os.Args[1:], os.Stderr))
+	case "toolserver":
+		os.Exit(runToolServer())
+	}
+	os.Exit(m.Run())
+}
+
+// testTimeout bounds every step; generous for a loaded 2-core machine
+// running the suite under the race detector.
+const testTimeout = 90 * time.Second
+
+func logger(t testing.TB) *slog.Logger {
+	if testing.Verbose() && os.Getenv("SMCP_INSPECTOR_TEST_LOG") == "1" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// deployment is a Server, its office and the Computers in it.
+type deployment struct {
+	url, key, office string
+	docs             string // the desk Computer's documents (a copy)
+}
+
+const (
+	office   = "inspected"
+	deskHost = "desk.docs"
+	labHost  = "lab.docs"
+	labDocs  = 10000
+)
+
+// startServer runs a real smcp Server on a loopback port.
+func startServer(t testing.TB) *deployment {
+	t.Helper()
+	key := rand.Text()
+	srv, err := server.New(server.WithAPIKeys(key), server.WithLogger(logger(t)))
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, srv.Close(ctx))
+		require.NoError(t, hs.Shutdown(ctx))
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("http server: %v", err)
+		}
+	})
+	return &deployment{url: "http://" + ln.Addr().String(), key: key, office: office}
+}
+
+type mcpServer map[string]any
+
+func reexec(t testing.TB, name, role string, extra map[string]any, args ...string) mcpServer {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	if args == nil {
+		args = []string{}
+	}
+	s := mcpServer{
+		"name": name, "type": "stdio",
+		"server_parameters": map[string]any{"command": exe, "args": args, "env": map[string]string{roleEnv: role}},
+	}
+	for k, v := range extra {
+		s[k] = v
+	}
+	return s
+}
+
+// startComputer starts a real Computer over servers and connects it.
+func startComputer(t testing.TB, d *deployment, name string, servers []mcpServer) *computer.Computer {
+	t.Helper()
+	raw, err := json.Marshal(servers)
+	require.NoError(t, err)
+	cfg, err := config.Parse(raw)
+	require.NoError(t, err)
+	c := computer.New(cfg, computer.WithLogger(logger(t)), computer.WithDebounce(50*time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	require.NoError(t, c.Start(ctx))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := c.Close(ctx); err != nil {
+			t.Errorf("closing computer %s: %v", name, err)
+		}
+	})
+	require.NoError(t, c.Connect(ctx, d.url, d.office, name, sio.WithAPIKey(d.key), sio.WithLogger(logger(t))))
+	return c
+}
+
+// xssDocument is a document whose every part tries to run a script.
+const xssDocument = `# Notes <script>window.__xss = "title"</script>
+
+Hello <img src="x" onerror="window.__xss = 'img'"> and <a href="javascript:window.__xss='a'">a link</a>.
+
+[click me](javascript:window.__xss='md')
+
+<script>window.__xss = "block"</script>
+
+| Attack | Where |
+|--------|-------|
+| <b onmouseover="window.__xss='cell'">bold</b> | <iframe src="javascript:window.__xss='frame'"></iframe> |
+
+<svg onload="window.__xss='svg'"></svg>
+`
+
+// copyDocs copies the quickstart's documents and adds the XSS one.
+func copyDocs(t testing.TB) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "examples", "quickstart", "docs")
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	require.NoError(t, os.WriteFile(filepath.Join(dst, "xss.md"), []byte(xssDocument), 0o644))
+	// Fixed times keep the catalog's order (newest first) stable.
+	base := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+	err := filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		base = base.Add(time.Hour)
+		return os.Chtimes(p, base, base)
+	})
+	require.NoError(t, err)
+	return dst
+}
+
+// startOffice starts the office the browser tests inspect: a Server and two
+// Computers. "desk" runs smcp-docserver over the quickstart's documents and
+// the test tool server, both real child processes over stdio; "lab" holds
+// 10,000 documents of an MCP server over streamable HTTP.
+func startOffice(t testing.TB) *deployment {
+	t.Helper()
+	d := startServer(t)
+	d.docs = copyDocs(t)
+	toolMeta := map[string]any{
+		"tool_meta": map[string]any{
+			"echo":  map[string]any{"auto_apply": true, "tags": []string{"demo", "safe"}},
+			"form":  map[string]any{"auto_apply": true, "tags": []string{"schema"}},
+			"slow":  map[string]any{"auto_apply": true},
+			"guard": map[string]any{"tags": []string{"dangerous"}},
+		},
+	}
+	startComputer(t, d, "desk", []mcpServer{
+		reexec(t, "docs", "docserver", nil, "--root", d.docs, "--host", deskHost, "--debounce", "50ms"),
+		reexec(t, "tools", "toolserver", toolMeta),
+	})
+	startComputer(t, d, "lab", []mcpServer{memoryServer(t, labHost, labDocs)})
+	return d
+}
+
+// dialInspector joins the office as its Agent and serves the page on a
+// loopback port.
+func dialInspector(t testing.TB, d *deployment, opts ...inspector.Option) (*inspector.Inspector, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	in, err := inspector.Dial(ctx, d.url, d.office, append([]inspector.Option{inspector.WithAPIKey(d.key), inspector.WithLogger(logger(t))}, opts...)...)
+	require.NoError(t, err)
+	ts := httptest.NewServer(in.Handler())
+	t.Cleanup(func() {
+		_ = in.Close()
+		ts.Close()
+	})
+	return in, ts.URL
+}
+
+// memoryDocs is an in-memory dpekit.Provider of n one-page documents.
+type memoryDocs struct{ docs []dpekit.Document }
+
+func (m *memoryDocs) Documents(context.Context) ([]dpekit.Document, error) { return m.docs, nil }
+
+func (m *memoryDocs) Document(_ context.Context, ref string) (dpekit.Document, error) {
+	i, ok := slices.BinarySearchFunc(m.docs, ref, func(d dpekit.Document, ref string) int {
+		switch {
+		case d.DocRef < ref:
+			return -1
+		case d.DocRef > ref:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return dpekit.Document{}, dpekit.ErrNotFound
+	}
+	return m.docs[i], nil
+}
+
+func (m *memoryDocs) Page(ctx context.Context, ref string, index int) (dpekit.Page, error) {
+	if _, err := m.Document(ctx, ref); err != nil || index != 0 {
+		return dpekit.Page{}, dpekit.ErrNotFound
+	}
+	return dpekit.Page{Title: ref, Elements: []protocol.DPEElement{{ElementID: "t1", Category: "text", Content: map[string]any{"text": "Body of " + ref}}}}, nil
+}
+
+func (m *memoryDocs) Element(ctx context.Context, ref, id string) (dpekit.Element, error) {
+	p, err := m.Page(ctx, ref, 0)
+	if err != nil || id != "t1" {
+		return dpekit.Element{}, dpekit.ErrNotFound
+	}
+	return dpekit.Element{DPEElement: p.Elements[0]}, nil
+}
+
+// memoryServer serves n documents over streamable HTTP on loopback.
+func memoryServer(t testing.TB, host string, n int) mcpServer {
+	t.Helper()
+	m := &memoryDocs{}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	kinds := []string{"pdf", "xlsx", "md", "csv"}
+	for i := range n {
+		m.docs = append(m.docs, dpekit.Document{
+			DocRef: fmt.Sprintf("doc-%05d", i), Title: fmt.Sprintf("Report %05d", i),
+			FileType: kinds[i%len(kinds)], FileURI: fmt.Sprintf("file:///data/%05d", i), PageCount: 1,
+			Keywords: []string{"finance", fmt.Sprintf("q%d", i%4+1)}, Summary: "Generated document",
+			LastModified: base.Add(time.Duration(i) * time.Minute),
+		})
+	}
+	srv, err := dpekit.New(context.Background(), host, m)
+	require.NoError(t, err)
+	h := dpekit.NewStreamableHTTPHandler(srv)
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.Close()
+		_ = h.Shutdown(context.Background())
+		_ = srv.Close()
+	})
+	return mcpServer{"name": "archive", "type": "streamable", "server_parameters": map[string]any{"url": ts.URL + "/mcp", "timeout": "PT60S"}}
+}
+
+// statusWindow is the tool server's one window (spec/desktop.md).
+const statusWindow = "window://tests.tools/status?priority=50"
+
+// runToolServer is a real MCP server over stdio with the tools the page
+// calls: echo, form (every kind of field), slow (waits until cancelled),
+// guard (needs a confirmation the Computer cannot get: 4005), and a window.
+func runToolServer() int {
+	s := mcpserver.NewMCPServer("inspector-tools", "1.0.0", mcpserver.WithToolCapabilities(true),
+		mcpserver.WithResourceCapabilities(true, true), mcpserver.WithRecovery())
+	s.AddResource(mcp.NewResource(statusWindow, "status", mcp.WithMIMEType("text/markdown")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: statusWindow, MIMEType: "text/markdown",
+				Text: "**All systems nominal**\n\n- build: green\n- queue: 0"}}, nil
+		})
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Answers its text."), mcp.WithString("text", mcp.Required(), mcp.Description("what to say"))),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("echo: " + req.GetString("text", "")), nil
+		})
+	s.AddTool(mcp.NewTool("form", mcp.WithDescription("Answers its arguments as structured content."),
+		mcp.WithString("title", mcp.Required()),
+		mcp.WithNumber("count", mcp.Description("how many")),
+		mcp.WithBoolean("loud", mcp.Required()),
+		mcp.WithString("mood", mcp.Enum("calm", "glad", "grim"), mcp.Required()),
+		mcp.WithArray("labels", mcp.WithStringItems()),
+		mcp.WithObject("point", mcp.Properties(map[string]any{"x": map[string]any{"type": "integer"}, "y": map[string]any{"type": "integer"}})),
+		mcp.WithAny("extra", mcp.Description("anything, as JSON"))),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			b, _ := json.Marshal(req.GetArguments())
+			return mcp.NewToolResultStructured(req.GetArguments(), "args: "+string(b)), nil
+		})
+	s.AddTool(mcp.NewTool("slow", mcp.WithDescription("Waits for seconds, or until cancelled."), mcp.WithNumber("seconds", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			d := time.Duration(req.GetFloat("seconds", 1) * float64(time.Second))
+			select {
+			case <-time.After(d):
+				return mcp.NewToolResultText(fmt.Sprintf("slept %s", d)), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	s.AddTool(mcp.NewTool("guard", mcp.WithDescription("Needs a human's confirmation.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ran"), nil
+		})
+	if err := mcpserver.ServeStdio(s); err != nil {
+		fmt.Fprintln(os.Stderr, "toolserver:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,20 @@
+// Package inspector is a web page to browse an A2C-SMCP office as its
+// Agent: the Computers present, their tools (with a form generated from each
+// input schema), their desktops and the Finder (catalog → document → page →
+// element), with a live log of the office's notifications.
+//
+// An Inspector joins one office as its Agent (the office's single Agent
+// seat, spec/protocol.md, Offices) through an agent.Client and serves the
+// page with Handler. The page talks only to the Inspector: the Server's API
+// key stays in this process and never reaches the browser.
+//
+// Everything a document or a tool returns is untrusted. Markdown is rendered
+// to HTML here, on the server side, and sanitised before it reaches the
+// page; the page runs under a strict Content-Security-Policy (no inline
+// script, no third-party origin); requests that change something (a tool
+// call, its cancellation) need the page's same-origin token.
+//
+// The command smcp-inspector (cmd/smcp-inspector) serves it on loopback:
+//
+//	smcp-inspector --server http://127.0.0.1:8080 --office my-office --listen 127.0.0.1:7780
+package inspector
