@@ -34,7 +34,10 @@ import (
 func parsePDF(f io.ReaderAt, size int64, b *budget) (*parsed, error) {
 	r, err := pdf.NewReader(f, size)
 	if err != nil {
-		if strings.Contains(err.Error(), "encryption version V=5") || strings.Contains(err.Error(), "encryption revision R=6") {
+		// The reader's refusals of AES-256 (a 256-bit key, V=5, R=6) are
+		// plain errors; they are told apart by their text.
+		if msg := err.Error(); strings.Contains(msg, "256-bit encryption key") ||
+			strings.Contains(msg, "encryption version V=5") || strings.Contains(msg, "encryption revision R=6") {
 			return nil, unavailable("encrypted with AES-256 (PDF 2.0), which the PDF reader cannot decrypt")
 		}
 		if errors.Is(err, pdf.ErrInvalidPassword) {
@@ -51,6 +54,7 @@ func parsePDF(f io.ReaderAt, size int64, b *budget) (*parsed, error) {
 	}
 	n := ids{}
 	unreadable := 0
+	unreadableText := false // text in fonts the reader cannot decode
 	for i := 1; i <= r.NumPage(); i++ {
 		if err := b.spend(1000); err != nil {
 			return nil, err
@@ -65,6 +69,17 @@ func parsePDF(f io.ReaderAt, size int64, b *budget) (*parsed, error) {
 		if !ok {
 			p.pages = append(p.pages, page)
 			continue
+		}
+		if bad := undecodableFonts(pg); len(bad) > 0 {
+			kept := texts[:0:0]
+			for _, t := range texts {
+				if bad[t.Font] {
+					unreadableText = true
+				} else {
+					kept = append(kept, t)
+				}
+			}
+			texts = kept
 		}
 		paras, shown := pdfParagraphs(texts)
 		if len(paras) == 0 && shown {
@@ -85,8 +100,8 @@ func parsePDF(f io.ReaderAt, size int64, b *budget) (*parsed, error) {
 		}
 		p.pages = append(p.pages, page)
 	}
-	if unreadable > 0 {
-		w := fmt.Sprintf("text of %d of %d PDF pages could not be extracted: their fonts have no Unicode mapping the PDF reader knows (such as CID fonts with a predefined CMap); they are served empty", unreadable, r.NumPage())
+	if unreadable > 0 || unreadableText {
+		w := fmt.Sprintf("text of %d of %d PDF pages could not be extracted (wholly or partly): it is set in fonts without a Unicode mapping the PDF reader knows (CID fonts with a predefined CMap other than UniGB-UCS2-H and no ToUnicode map); it is left out", max(unreadable, 1), r.NumPage())
 		p.warnings = append(p.warnings, w)
 		if p.summary == "" {
 			p.summary = "Text not extractable: " + w
@@ -98,6 +113,32 @@ func parsePDF(f io.ReaderAt, size int64, b *budget) (*parsed, error) {
 type pdfParagraph struct {
 	text  string // lines joined with spaces
 	first string // first line
+}
+
+// undecodableFonts names the page's composite (Type0) fonts whose codes the
+// reader cannot map to Unicode: no ToUnicode map, and an encoding other than
+// the UCS-2 CMap it knows (it would hand out the raw codes as text).
+func undecodableFonts(pg pdf.Page) (bad map[string]bool) {
+	defer func() {
+		if recover() != nil {
+			bad = nil
+		}
+	}()
+	for _, name := range pg.Fonts() {
+		f := pg.Font(name)
+		if f.V.Key("Subtype").Name() != "Type0" || f.V.Key("ToUnicode").Kind() == pdf.Stream {
+			continue
+		}
+		if enc := f.V.Key("Encoding"); enc.Kind() == pdf.Name && enc.Name() == "UniGB-UCS2-H" {
+			continue
+		}
+		if bad == nil {
+			bad = map[string]bool{}
+		}
+		bad[f.BaseFont()] = true
+		bad[name] = true
+	}
+	return bad
 }
 
 // pageTexts is the positioned text of a page; ok is false when the reader

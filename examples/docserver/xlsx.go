@@ -154,6 +154,14 @@ func xlsxSheet(f *excelize.File, sheet string, n ids, b *budget) ([]dpekit.Page,
 	for _, r := range data {
 		width = max(width, len(r.cells))
 	}
+	// A first row that is one merged range (a title over the table) is the
+	// sheet's title, not its headers.
+	var sheetTitle string
+	top := data[0].num
+	if len(data) > 1 && isMergedTitle(data[0], merged) {
+		sheetTitle = data[0].cells[0]
+		data = data[1:]
+	}
 	header, body := data[0], data[1:]
 
 	var pages []dpekit.Page
@@ -194,7 +202,14 @@ func xlsxSheet(f *excelize.File, sheet string, n ids, b *budget) ([]dpekit.Page,
 		if !detail {
 			meta["formulas_scanned"] = false
 		}
-		if ranges := mergedIn(merged, header.num, lastRow); len(ranges) > 0 {
+		if sheetTitle != "" {
+			meta["title"] = sheetTitle
+		}
+		from := top
+		if start > 0 {
+			from = firstRow
+		}
+		if ranges := mergedIn(merged, from, lastRow); len(ranges) > 0 {
 			meta["merged_cells"] = ranges
 		}
 		content := map[string]any{"headers": header.cells, "rows": rowsOut, "total_rows": len(rowsOut), "total_columns": width}
@@ -275,6 +290,19 @@ func fillMerged(rows []sheetRow, merged []excelize.MergeCell) []sheetRow {
 	}
 	slices.SortFunc(rows, func(a, b sheetRow) int { return a.num - b.num })
 	return rows
+}
+
+// isMergedTitle reports whether the row's cells are exactly one merged range
+// starting in its first column.
+func isMergedTitle(r sheetRow, merged []excelize.MergeCell) bool {
+	for _, m := range merged {
+		c1, r1, err1 := excelize.CellNameToCoordinates(m.GetStartAxis())
+		c2, r2, err2 := excelize.CellNameToCoordinates(m.GetEndAxis())
+		if err1 == nil && err2 == nil && r1 == r.num && r2 == r.num && c1 == 1 && c2 == len(r.cells) && c2 > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // mergedIn lists the merged ranges that start within rows first … last.
