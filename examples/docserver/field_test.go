@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/xuri/excelize/v2"
 	"github.com/stretchr/testify/require"
+	"github.com/xuri/excelize/v2"
 
 	"github.com/a2c-smcp/smcp-go/examples/docserver"
 	"github.com/a2c-smcp/smcp-go/examples/docserver/internal/corpus"
