@@ -104,7 +104,10 @@ func TestPythonDPEServer(t *testing.T) {
 		code    protocol.Code
 		details map[string]any
 	}{
-		{"4201", func() error { _, err := a.ReadDocument(ctx, "desk", dpe.DocumentURI("py.docs", "nope").String(), agent.DocumentQuery{}); return err },
+		{"4201", func() error {
+			_, err := a.ReadDocument(ctx, "desk", dpe.DocumentURI("py.docs", "nope").String(), agent.DocumentQuery{})
+			return err
+		},
 			protocol.CodeDocumentNotFound, map[string]any{"uri": "dpe://py.docs/nope", "doc_ref": "nope"}},
 		{"4202", func() error { _, err := a.ReadPage(ctx, "desk", alphaURI, 5, agent.PageQuery{}); return err },
 			protocol.CodePageOutOfRange, map[string]any{"uri": "dpe://py.docs/alpha/pages/5", "doc_ref": "alpha", "page_index": float64(5), "page_count": float64(2)}},
