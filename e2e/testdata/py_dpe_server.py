@@ -189,15 +189,20 @@ def build(lib: Library, subscribe_patch: bool):
         while True:
             await anyio.sleep(0.2)
             listed, updated = lib.scan()
+            if not listed and not updated:
+                continue
             for session, uris in list(subscriptions.items()):
                 try:
                     if listed:
                         await session.send_resource_list_changed()
                     for uri in sorted(uris):
-                        ref, _, _, _ = parse(uri, lib.host)
-                        if ref is None or ref in updated:
+                        try:
+                            ref = parse(uri, lib.host)[0]
+                        except McpError:
+                            continue  # not a URI of ours
+                        if ref is None or ref in updated:  # the catalog, or a changed document
                             await session.send_resource_updated(uri)
-                except Exception:  # the session ended
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the session ended
                     subscriptions.pop(session, None)
 
     options = server.create_initialization_options(NotificationOptions(resources_changed=True))

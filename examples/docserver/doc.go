@@ -1,7 +1,7 @@
 // Package docserver serves a folder of real files as dpe:// documents: the
 // document server behind the binary smcp-docserver (cmd/smcp-docserver) and
 // the quickstart. It is a dpekit.Provider; NewServer wraps it in a
-// dpekit.Server (finder-spec.md, MCP Server 实现指南).
+// dpekit.Server (spec/finder.md, Writing a DPE server).
 //
 // The folder is served recursively; hidden files and folders, editor
 // backups ("name~", "#name#") and swap or temporary files are ignored.
@@ -11,12 +11,14 @@
 //	                            code, table, link, image, separator elements
 //	CSV (.csv)                  pages of at most RowsPerPage (100) data rows,
 //	                            each one table element under the file's header
-//	                            row
-//	XLSX (.xlsx, .xlsm)         excelize; one page per sheet holding a table
-//	                            element; formulas flagged in its metadata
-//	                            (has_formulas, formula_cells, formulas)
+//	                            row; the delimiter (, ; tab |) is sniffed
+//	XLSX (.xlsx, .xlsm)         excelize, streamed; pages of at most RowsPerPage
+//	                            non-blank rows per sheet, each a table element;
+//	                            formulas flagged in its metadata (has_formulas,
+//	                            formula_cells, formulas), merged values filled
+//	                            in, charts as chart elements
 //	PDF (.pdf)                  ledongthuc/pdf; one page per PDF page, one text
-//	                            element per paragraph of its text
+//	                            element per paragraph (by line spacing)
 //	any other UTF-8 text        one page holding one text element
 //
 // Markdown sections: the top level is the shallowest heading level, except
@@ -28,7 +30,17 @@
 // image element per link or image it holds.
 //
 // Binary files are skipped silently, files that fail to parse with a warning;
-// neither stops the server, and a file is tried again when it changes.
+// neither stops the server, and a file is tried again when it changes. Each
+// parse has a Budget of time and cells (WithParseBudget); a file over it, or
+// over MaxFileSize (MaxTextSize for Markdown and text), is listed as
+// unavailable — page_count 0, keyword "unavailable", the reason as summary —
+// and logged.
+//
+// # Confinement
+//
+// Every file is opened through an os.Root of the folder: "..", a symbolic
+// link leading out of it (made before or while serving, or swapped in for a
+// served file) and an absolute link target are never followed.
 //
 // # Document metadata
 //
