@@ -76,5 +76,10 @@
 // document is parsed again when a page or an element of it is read, and any
 // file is re-parsed when its modification time or size changes. Cataloguing
 // 1,000 Markdown notes retains about 1 MB with the default against 6 MB
-// keeping them all (BenchmarkScanMarkdown1000/retained).
+// keeping them all (BenchmarkScanMarkdown1000/retained). BenchmarkCorpus
+// measures the large documents (2-core machine, one run): a catalog of 1,000
+// mixed files in 55 ms at 29 MB peak RSS; a 50,000-row × 15-column sheet in
+// 1.8 s at 77 MB (26 MB kept); a 200-page PDF in 0.3 s at 31 MB; a 12 MB,
+// 100,000-row CSV in 0.1 s at 77 MB (33 MB kept); a workbook with a value in
+// XFD1048576 in 68 ms at 26 MB.
 package docserver
