@@ -96,7 +96,9 @@ type Server struct {
 
 // New creates a Server for provider under the dpe:// host (a reverse-domain
 // name such as "com.example.docs"). It lists the provider's documents once to
-// register their resources, and starts the provider's Watcher, if any.
+// register their resources — waiting at most WithStartupWait for that
+// listing, which then finishes in the background — and starts the
+// provider's Watcher, if any.
 func New(ctx context.Context, host string, provider Provider, opts ...Option) (*Server, error) {
 	u, err := dpe.Parse("dpe://" + host)
 	if err != nil || u.Host != host || u.Level() != dpe.LevelCatalog {
