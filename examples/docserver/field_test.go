@@ -266,6 +266,7 @@ func TestPDFs(t *testing.T) {
 	require.NoError(t, corpus.WritePDF(filepath.Join(root, "cid-utf16.pdf"), cjk, corpus.PDFOptions{Title: "CID"}))
 	require.NoError(t, corpus.WritePDF(filepath.Join(root, "cid-ucs2.pdf"), cjk, corpus.PDFOptions{Title: "CID UCS2", CIDEncoding: "UniGB-UCS2-H"}))
 	require.NoError(t, corpus.WritePDF(filepath.Join(root, "locked.pdf"), cjk[:1], corpus.PDFOptions{Title: "Locked", AES256: true}))
+	require.NoError(t, corpus.WritePDF(filepath.Join(root, "scan.pdf"), make([]corpus.PDFPage, 2), corpus.PDFOptions{Title: "Scan"}))
 	var logs logBuffer
 	c := serve(t, overHTTP, root, docserver.WithLogger(logs.logger()))
 
@@ -289,6 +290,11 @@ func TestPDFs(t *testing.T) {
 	require.Len(t, els, 1, "the undecodable CID text is left out, not served as raw codes")
 	assert.Equal(t, "Chinese text follows.", getObj(els[0], "content", "text"))
 	assert.Contains(t, logs.String(), "could not be extracted")
+
+	scan := docs["scan.pdf"]
+	require.NotNil(t, scan)
+	assert.EqualValues(t, 2, scan["page_count"])
+	assert.Contains(t, scan["summary"], "no text could be extracted", "0 elements are never silent")
 
 	locked := docs["locked.pdf"]
 	require.NotNil(t, locked, "listed, not skipped as malformed")

@@ -100,6 +100,13 @@ func parsePDF(f io.ReaderAt, size int64, b *budget) (*parsed, error) {
 		}
 		p.pages = append(p.pages, page)
 	}
+	if len(n) == 0 && r.NumPage() > 0 && unreadable == 0 && !unreadableText { // n counts the elements made, by category
+		w := fmt.Sprintf("no text could be extracted from any of the %d PDF pages (scanned images, or text the reader cannot decode); they are served empty", r.NumPage())
+		p.warnings = append(p.warnings, w)
+		if p.summary == "" {
+			p.summary = "Text not extractable: " + w
+		}
+	}
 	if unreadable > 0 || unreadableText {
 		w := fmt.Sprintf("text of %d of %d PDF pages could not be extracted (wholly or partly): it is set in fonts without a Unicode mapping the PDF reader knows (CID fonts with a predefined CMap other than UniGB-UCS2-H and no ToUnicode map); it is left out", max(unreadable, 1), r.NumPage())
 		p.warnings = append(p.warnings, w)
