@@ -256,15 +256,18 @@ func TestMarkdownFrontMatter(t *testing.T) {
 	assert.Equal(t, true, getObj(notes, "metadata", "footnotes"))
 }
 
-// TestPDFs (item 14): text is one element per paragraph; CID-font text the
-// reader cannot decode is reported, not served as garbage or silently
-// dropped; an AES-256 PDF is listed as unavailable with the reason.
+// TestPDFs (item 14): text is one element per paragraph; CID-font text with
+// a UTF-16 CMap (STSong-Light, UniGB-UTF16-H) is decoded; CID text that
+// cannot be decoded is reported, not served as garbage or silently dropped,
+// as is a PDF without any text; an AES-256 PDF is listed as unavailable
+// with the reason.
 func TestPDFs(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "long.pdf"), corpus.LongPDF(3), 0o644))
 	cjk := []corpus.PDFPage{{Paragraphs: [][]string{{"Chinese text follows."}}, CID: []string{"中文文本测试"}}}
 	require.NoError(t, corpus.WritePDF(filepath.Join(root, "cid-utf16.pdf"), cjk, corpus.PDFOptions{Title: "CID"}))
 	require.NoError(t, corpus.WritePDF(filepath.Join(root, "cid-ucs2.pdf"), cjk, corpus.PDFOptions{Title: "CID UCS2", CIDEncoding: "UniGB-UCS2-H"}))
+	require.NoError(t, corpus.WritePDF(filepath.Join(root, "cid-gbk.pdf"), cjk, corpus.PDFOptions{Title: "CID GBK", CIDEncoding: "GBK-EUC-H"}))
 	require.NoError(t, corpus.WritePDF(filepath.Join(root, "locked.pdf"), cjk[:1], corpus.PDFOptions{Title: "Locked", AES256: true}))
 	require.NoError(t, corpus.WritePDF(filepath.Join(root, "scan.pdf"), make([]corpus.PDFPage, 2), corpus.PDFOptions{Title: "Scan"}))
 	var logs logBuffer
@@ -286,6 +289,9 @@ func TestPDFs(t *testing.T) {
 	assert.Equal(t, "中文文本测试", getObj(p, "elements", 1, "content", "text"), "UniGB-UCS2-H is decoded")
 
 	p = read(t, c, catalog+"/cid-utf16.pdf/pages/0")
+	assert.Equal(t, "中文文本测试", getObj(p, "elements", 1, "content", "text"), "UniGB-UTF16-H is decoded as UTF-16")
+
+	p = read(t, c, catalog+"/cid-gbk.pdf/pages/0")
 	els = p["elements"].([]any)
 	require.Len(t, els, 1, "the undecodable CID text is left out, not served as raw codes")
 	assert.Equal(t, "Chinese text follows.", getObj(els[0], "content", "text"))

@@ -1,13 +1,16 @@
 package docserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/ledongthuc/pdf"
 
@@ -25,12 +28,14 @@ import (
 // still match the PDF's pages.
 //
 // ledongthuc/pdf decodes simple fonts and composite (CID) fonts that carry
-// a ToUnicode map or use UniGB-UCS2-H; it cannot decode other predefined
-// CMaps (a CID font such as STSong-Light with UniGB-UTF16-H or GBK-EUC-H
-// and no ToUnicode map), nor decrypt PDFs encrypted with AES-256 (PDF 2.0,
-// V=5). A PDF whose pages have text operators but yield no readable text is
-// served with empty pages and a warning, in the log and in its summary; an
-// AES-256 PDF is listed as unavailable with the reason.
+// a ToUnicode map or use UniGB-UCS2-H. Text in a CID font with another
+// UTF-16 or UCS-2 predefined CMap (STSong-Light with UniGB-UTF16-H, and the
+// CNS, JIS and KS equivalents) is read from the content stream here and
+// decoded as UTF-16. Other predefined CMaps without a ToUnicode map
+// (GBK-EUC-H, …) cannot be decoded: that text is left out with a warning,
+// in the log and in the summary, as is a PDF that yields no text at all.
+// The reader cannot decrypt AES-256 (PDF 2.0, V=5): such a PDF is listed as
+// unavailable with the reason.
 func parsePDF(f io.ReaderAt, size int64, b *budget) (*parsed, error) {
 	r, err := pdf.NewReader(f, size)
 	if err != nil {
@@ -70,16 +75,22 @@ func parsePDF(f io.ReaderAt, size int64, b *budget) (*parsed, error) {
 			p.pages = append(p.pages, page)
 			continue
 		}
-		if bad := undecodableFonts(pg); len(bad) > 0 {
+		if bad, utf16 := undecodableFonts(pg); len(bad) > 0 || len(utf16) > 0 {
 			kept := texts[:0:0]
 			for _, t := range texts {
-				if bad[t.Font] {
+				switch {
+				case utf16[t.Font]: // read again below, decoded
+				case bad[t.Font]:
 					unreadableText = true
-				} else {
+				default:
 					kept = append(kept, t)
 				}
 			}
 			texts = kept
+			if len(utf16) > 0 {
+				texts = append(texts, utf16Texts(pg, utf16)...)
+				slices.SortStableFunc(texts, func(a, b pdf.Text) int { return cmp.Compare(b.Y, a.Y) })
+			}
 		}
 		paras, shown := pdfParagraphs(texts)
 		if len(paras) == 0 && shown {
@@ -122,13 +133,20 @@ type pdfParagraph struct {
 	first string // first line
 }
 
-// undecodableFonts names the page's composite (Type0) fonts whose codes the
-// reader cannot map to Unicode: no ToUnicode map, and an encoding other than
-// the UCS-2 CMap it knows (it would hand out the raw codes as text).
-func undecodableFonts(pg pdf.Page) (bad map[string]bool) {
+// utf16CMap matches the predefined CMaps of Adobe's CJK collections whose
+// character codes are UTF-16BE (or UCS-2) code units: text shown in such a
+// font decodes without a ToUnicode map.
+var utf16CMap = regexp.MustCompile(`^Uni(GB|CNS|JIS|KS)-(UTF16|UCS2)-[HV]$`)
+
+// undecodableFonts sorts out the page's composite (Type0) fonts without a
+// ToUnicode map, whose codes the reader hands out raw: utf16 holds those
+// with a UTF-16 or UCS-2 CMap other than UniGB-UCS2-H (the one the reader
+// decodes), which utf16Texts decodes; bad holds the others. Both are keyed
+// by resource name and base font name (pdf.Text names the latter).
+func undecodableFonts(pg pdf.Page) (bad, utf16 map[string]bool) {
 	defer func() {
 		if recover() != nil {
-			bad = nil
+			bad, utf16 = nil, nil
 		}
 	}()
 	for _, name := range pg.Fonts() {
@@ -136,16 +154,99 @@ func undecodableFonts(pg pdf.Page) (bad map[string]bool) {
 		if f.V.Key("Subtype").Name() != "Type0" || f.V.Key("ToUnicode").Kind() == pdf.Stream {
 			continue
 		}
-		if enc := f.V.Key("Encoding"); enc.Kind() == pdf.Name && enc.Name() == "UniGB-UCS2-H" {
+		enc := f.V.Key("Encoding")
+		switch {
+		case enc.Kind() == pdf.Name && enc.Name() == "UniGB-UCS2-H":
 			continue
+		case enc.Kind() == pdf.Name && utf16CMap.MatchString(enc.Name()):
+			if utf16 == nil {
+				utf16 = map[string]bool{}
+			}
+			utf16[name], utf16[f.BaseFont()] = true, true
+		default:
+			if bad == nil {
+				bad = map[string]bool{}
+			}
+			bad[name], bad[f.BaseFont()] = true, true
 		}
-		if bad == nil {
-			bad = map[string]bool{}
-		}
-		bad[f.BaseFont()] = true
-		bad[name] = true
 	}
-	return bad
+	return bad, utf16
+}
+
+// utf16Texts reads the page's content stream for the text shown in the
+// given fonts and decodes it as UTF-16BE: one pdf.Text per text object, at
+// its baseline (from Tm, Td and TD; enough to order lines and find
+// paragraphs).
+func utf16Texts(pg pdf.Page, fonts map[string]bool) (out []pdf.Text) {
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	var (
+		sb      strings.Builder
+		on      bool
+		font    string
+		size, y float64
+	)
+	flush := func() {
+		if sb.Len() > 0 {
+			out = append(out, pdf.Text{Font: font, FontSize: size, Y: y, S: sb.String()})
+			sb.Reset()
+		}
+	}
+	show := func(v pdf.Value) {
+		if on && v.Kind() == pdf.String {
+			sb.WriteString(decodeUTF16(v.RawString()))
+		}
+	}
+	pdf.Interpret(pg.V.Key("Contents"), func(stk *pdf.Stack, op string) {
+		args := make([]pdf.Value, stk.Len())
+		for i := len(args) - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		switch op {
+		case "ET":
+			flush()
+		case "Tf":
+			if len(args) == 2 {
+				flush()
+				font, size = args[0].Name(), args[1].Float64()
+				on = fonts[font]
+			}
+		case "Tm":
+			if len(args) == 6 {
+				flush()
+				y = args[5].Float64()
+			}
+		case "Td", "TD":
+			if len(args) == 2 && args[1].Float64() != 0 {
+				flush()
+				y += args[1].Float64()
+			}
+		case "Tj", "'", `"`:
+			if len(args) > 0 {
+				show(args[len(args)-1])
+			}
+		case "TJ":
+			if len(args) == 1 {
+				for i := 0; i < args[0].Len(); i++ {
+					show(args[0].Index(i))
+				}
+			}
+		}
+	})
+	flush()
+	return out
+}
+
+// decodeUTF16 decodes UTF-16BE code units; an odd last byte is dropped.
+func decodeUTF16(raw string) string {
+	u := make([]uint16, 0, len(raw)/2)
+	for i := 0; i+1 < len(raw); i += 2 {
+		u = append(u, uint16(raw[i])<<8|uint16(raw[i+1]))
+	}
+	return string(utf16.Decode(u))
 }
 
 // pageTexts is the positioned text of a page; ok is false when the reader
