@@ -2,6 +2,7 @@ package docserver_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -318,4 +319,21 @@ func writeMerged(t *testing.T, path string) {
 	}
 	require.NoError(t, f.MergeCell("Sheet1", "A2", "A3"))
 	require.NoError(t, f.SaveAs(path))
+}
+
+// TestParseCancelled (item 2): a parse stops when its read is abandoned,
+// and the abandoned parse is not taken for the file's result.
+func TestParseCancelled(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, corpus.LongXLSX(filepath.Join(root, "long.xlsx"), 300, 3))
+	lib, err := docserver.New(root, docserver.WithoutWatch())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lib.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = lib.Document(ctx, "long.xlsx")
+	require.ErrorIs(t, err, context.Canceled)
+	doc, err := lib.Document(context.Background(), "long.xlsx")
+	require.NoError(t, err)
+	assert.Equal(t, 3, doc.PageCount)
 }

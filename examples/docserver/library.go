@@ -318,22 +318,25 @@ func (l *Library) entry(ref string) *entry {
 
 // load returns the entry's metadata, parsing the file when it is new or
 // changed. errGone means the file no longer exists.
-func (l *Library) load(e *entry) (*docMeta, error) {
-	_, meta, err := l.parse(e, false)
+func (l *Library) load(ctx context.Context, e *entry) (*docMeta, error) {
+	_, meta, err := l.parse(ctx, e, false)
 	return meta, err
 }
 
 // full returns the entry's parsed document, from the cache or by parsing
 // the file again.
-func (l *Library) full(e *entry) (*parsed, error) {
-	doc, _, err := l.parse(e, true)
+func (l *Library) full(ctx context.Context, e *entry) (*parsed, error) {
+	doc, _, err := l.parse(ctx, e, true)
 	return doc, err
 }
 
 // parse brings the entry up to date with its file. With needDoc it also
 // returns the parsed document, parsing the file again if the cache evicted
 // it.
-func (l *Library) parse(e *entry, needDoc bool) (*parsed, *docMeta, error) {
+//
+// A parse stops early when ctx ends; its result is then not kept, so the
+// next access parses the file again.
+func (l *Library) parse(ctx context.Context, e *entry, needDoc bool) (*parsed, *docMeta, error) {
 	fi, err := l.fs.Stat(filepath.FromSlash(e.rel))
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, nil, errGone
@@ -352,7 +355,10 @@ func (l *Library) parse(e *entry, needDoc bool) (*parsed, *docMeta, error) {
 			return doc, e.meta, nil
 		}
 	}
-	doc, opened, err := l.parseFile(e)
+	doc, opened, err := l.parseFile(ctx, e)
+	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
+		return nil, nil, ctxErr
+	}
 	if err == nil {
 		st = opened // what was parsed, should the file have changed since the stat
 	}
@@ -381,7 +387,7 @@ var errGone = errors.New("file is gone")
 
 // parseFile opens the entry's file through the folder's os.Root and parses
 // it within the budget. It returns the stamp of the file it opened.
-func (l *Library) parseFile(e *entry) (*parsed, stamp, error) {
+func (l *Library) parseFile(ctx context.Context, e *entry) (*parsed, stamp, error) {
 	f, err := l.fs.Open(filepath.FromSlash(e.rel))
 	if err != nil {
 		return nil, stamp{}, errGone
@@ -391,7 +397,7 @@ func (l *Library) parseFile(e *entry) (*parsed, stamp, error) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, stamp{}, errGone
 	}
-	b := l.cfg.budget.start()
+	b := l.cfg.budget.start(ctx)
 	doc, err := parseFile(f, fi.Size(), e.rel, e.kind, b)
 	return doc, stampOf(fi), err
 }
@@ -441,7 +447,7 @@ func (l *Library) Documents(ctx context.Context) ([]dpekit.Document, error) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				docs[i], errs[i] = l.load(all[i])
+				docs[i], errs[i] = l.load(ctx, all[i])
 			}
 		}()
 	}
@@ -482,14 +488,16 @@ func unavailableMeta(e *entry, u *unavailableError) *docMeta {
 }
 
 // lookup finds the entry of ref and its metadata.
-func (l *Library) lookup(ref string) (*entry, *docMeta, error) {
+func (l *Library) lookup(ctx context.Context, ref string) (*entry, *docMeta, error) {
 	e := l.entry(ref)
 	if e == nil {
 		return nil, nil, dpekit.ErrNotFound
 	}
-	m, err := l.load(e)
+	m, err := l.load(ctx, e)
 	var unavailable *unavailableError
 	switch {
+	case ctx.Err() != nil && err != nil:
+		return nil, nil, ctx.Err()
 	case errors.As(err, &unavailable):
 		return e, unavailableMeta(e, unavailable), nil
 	case err != nil:
@@ -500,21 +508,24 @@ func (l *Library) lookup(ref string) (*entry, *docMeta, error) {
 }
 
 // lookupFull finds the entry of ref and its parsed document.
-func (l *Library) lookupFull(ref string) (*parsed, error) {
+func (l *Library) lookupFull(ctx context.Context, ref string) (*parsed, error) {
 	e := l.entry(ref)
 	if e == nil {
 		return nil, dpekit.ErrNotFound
 	}
-	doc, err := l.full(e)
+	doc, err := l.full(ctx, e)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, dpekit.ErrNotFound
 	}
 	return doc, nil
 }
 
 // Document returns the metadata of one file.
-func (l *Library) Document(_ context.Context, ref string) (dpekit.Document, error) {
-	e, m, err := l.lookup(ref)
+func (l *Library) Document(ctx context.Context, ref string) (dpekit.Document, error) {
+	e, m, err := l.lookup(ctx, ref)
 	if err != nil {
 		return dpekit.Document{}, err
 	}
@@ -522,8 +533,8 @@ func (l *Library) Document(_ context.Context, ref string) (dpekit.Document, erro
 }
 
 // Page returns one page of a file.
-func (l *Library) Page(_ context.Context, ref string, index int) (dpekit.Page, error) {
-	doc, err := l.lookupFull(ref)
+func (l *Library) Page(ctx context.Context, ref string, index int) (dpekit.Page, error) {
+	doc, err := l.lookupFull(ctx, ref)
 	if err != nil {
 		return dpekit.Page{}, err
 	}
@@ -535,8 +546,8 @@ func (l *Library) Page(_ context.Context, ref string, index int) (dpekit.Page, e
 
 // Pages returns the page index window of a file, from the metadata kept for
 // every document.
-func (l *Library) Pages(_ context.Context, ref string, offset, limit int) ([]dpekit.PageInfo, error) {
-	_, m, err := l.lookup(ref)
+func (l *Library) Pages(ctx context.Context, ref string, offset, limit int) ([]dpekit.PageInfo, error) {
+	_, m, err := l.lookup(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -548,8 +559,8 @@ func (l *Library) Pages(_ context.Context, ref string, offset, limit int) ([]dpe
 }
 
 // Element returns one element of a file.
-func (l *Library) Element(_ context.Context, ref, id string) (dpekit.Element, error) {
-	doc, err := l.lookupFull(ref)
+func (l *Library) Element(ctx context.Context, ref, id string) (dpekit.Element, error) {
+	doc, err := l.lookupFull(ctx, ref)
 	if err != nil {
 		return dpekit.Element{}, err
 	}

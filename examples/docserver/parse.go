@@ -2,6 +2,7 @@ package docserver
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,15 +64,17 @@ func unavailable(format string, args ...any) error {
 	return &unavailableError{reason: fmt.Sprintf(format, args...)}
 }
 
-// budget is a running parse's account of its Budget.
+// budget is a running parse's account of its Budget; it also stops the
+// parse when the context it was started with ends.
 type budget struct {
 	limit    Budget
 	deadline time.Time
 	cells    int
+	ctx      context.Context
 }
 
-func (b Budget) start() *budget {
-	r := &budget{limit: b}
+func (b Budget) start(ctx context.Context) *budget {
+	r := &budget{limit: b, ctx: ctx}
 	if b.Time > 0 {
 		r.deadline = time.Now().Add(b.Time)
 	}
@@ -88,7 +91,7 @@ func (b *budget) spend(n int) error {
 	if !b.deadline.IsZero() && time.Now().After(b.deadline) {
 		return unavailable("over the parse budget: parsing took longer than %s", b.limit.Time)
 	}
-	return nil
+	return b.ctx.Err()
 }
 
 // kindOf picks the parser from the file name; other files are sniffed as

@@ -1,6 +1,7 @@
 package docserver
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,18 +69,18 @@ func TestMarkdownSections(t *testing.T) {
 }
 
 func TestCSVPages(t *testing.T) {
-	p, err := parseCSV([]byte("a,b\n"), DefaultBudget.start())
+	p, err := parseCSV([]byte("a,b\n"), DefaultBudget.start(context.Background()))
 	require.NoError(t, err)
 	require.Len(t, p.pages, 1, "headers only: one page with an empty table")
 	assert.Equal(t, "Headers only", p.pages[0].Title)
 	assert.Equal(t, [][]string{}, p.pages[0].Elements[0].Content["rows"])
 
-	p, err = parseCSV(nil, DefaultBudget.start())
+	p, err = parseCSV(nil, DefaultBudget.start(context.Background()))
 	require.NoError(t, err)
 	require.Len(t, p.pages, 1, "an empty file is one empty page, as an empty md or txt file is")
 	assert.Empty(t, p.pages[0].Elements)
 
-	p, err = parseCSV([]byte("a,b\n1\n2,3,4\n"), DefaultBudget.start())
+	p, err = parseCSV([]byte("a,b\n1\n2,3,4\n"), DefaultBudget.start(context.Background()))
 	require.NoError(t, err)
 	assert.Equal(t, 3, p.pages[0].Elements[0].Content["total_columns"], "ragged rows")
 
@@ -88,7 +89,7 @@ func TestCSVPages(t *testing.T) {
 	for i := range 201 {
 		src = append(src, []byte(string(rune('0'+i%10))+"\n")...)
 	}
-	p, err = parseCSV(src, DefaultBudget.start())
+	p, err = parseCSV(src, DefaultBudget.start(context.Background()))
 	require.NoError(t, err)
 	require.Len(t, p.pages, 3)
 	assert.Equal(t, "Rows 201–201 of 201", p.pages[2].Title)
