@@ -21,11 +21,11 @@ import (
 // pyServerScript is the third-party DPE server of docs/dpe-server-python.md.
 const pyServerScript = "testdata/py_dpe_server.py"
 
-// python returns an interpreter that imports the official MCP Python SDK
+// mcpPython returns an interpreter that imports the official MCP Python SDK
 // (mcp, pinned in server/testdata/interop/requirements.txt and installed
 // into .cache/venv by `go run mage.go setup`). Under SMCP_INTEROP=1 (mage
 // test) a missing interpreter fails the test; otherwise it is skipped.
-func python(t *testing.T) string {
+func mcpPython(t *testing.T) string {
 	t.Helper()
 	py := os.Getenv("SMCP_INTEROP_PYTHON")
 	if py == "" {
@@ -53,7 +53,7 @@ func pyServer(t *testing.T, py, name, root, host string, args ...string) mcpServ
 	}
 }
 
-func writeText(t *testing.T, path, body string) {
+func writePyDoc(t *testing.T, path, body string) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
 }
@@ -65,11 +65,11 @@ func writeText(t *testing.T, path, body string) {
 // copy that falls into the subscribe trap (subscribe not declared) still
 // listed.
 func TestPythonDPEServer(t *testing.T) {
-	py := python(t)
+	py := mcpPython(t)
 	root, legacy := t.TempDir(), t.TempDir()
-	writeText(t, filepath.Join(root, "alpha.txt"), "Alpha report\nFirst paragraph.\n\nSecond paragraph.\n----\nPage two.\n")
-	writeText(t, filepath.Join(root, "beta.txt"), "Beta notes\nOnly page.\n")
-	writeText(t, filepath.Join(legacy, "old.txt"), "Old memo\nStill readable.\n")
+	writePyDoc(t, filepath.Join(root, "alpha.txt"), "Alpha report\nFirst paragraph.\n\nSecond paragraph.\n----\nPage two.\n")
+	writePyDoc(t, filepath.Join(root, "beta.txt"), "Beta notes\nOnly page.\n")
+	writePyDoc(t, filepath.Join(legacy, "old.txt"), "Old memo\nStill readable.\n")
 
 	var seen catalogs
 	d := startServer(t)
@@ -123,7 +123,7 @@ func TestPythonDPEServer(t *testing.T) {
 	}
 
 	// An edit: resources/updated → server:update_finder → notify:update_finder.
-	writeText(t, filepath.Join(root, "alpha.txt"), "Alpha report, revised\nFirst paragraph.\n")
+	writePyDoc(t, filepath.Join(root, "alpha.txt"), "Alpha report, revised\nFirst paragraph.\n")
 	require.Eventually(t, func() bool {
 		return seen.find(func(r *protocol.GetFinderRet) bool {
 			d := docByRef(r, "alpha")
@@ -132,7 +132,7 @@ func TestPythonDPEServer(t *testing.T) {
 	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder with the edited document")
 
 	// A new file: resources/list_changed.
-	writeText(t, filepath.Join(root, "gamma.txt"), "Gamma\nNew.\n")
+	writePyDoc(t, filepath.Join(root, "gamma.txt"), "Gamma\nNew.\n")
 	require.Eventually(t, func() bool {
 		return seen.find(func(r *protocol.GetFinderRet) bool { return docByRef(r, "gamma") != nil }) != nil
 	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder with the added document")
@@ -142,9 +142,9 @@ func TestPythonDPEServer(t *testing.T) {
 // answers 4204 with data to an MCP client (the Computer rejects such URIs
 // before forwarding them).
 func TestPythonDPEServerInvalidURI(t *testing.T) {
-	py := python(t)
+	py := mcpPython(t)
 	root := t.TempDir()
-	writeText(t, filepath.Join(root, "alpha.txt"), "Alpha\nText.\n")
+	writePyDoc(t, filepath.Join(root, "alpha.txt"), "Alpha\nText.\n")
 	script, err := filepath.Abs(pyServerScript)
 	require.NoError(t, err)
 	ctx := testContext(t)
