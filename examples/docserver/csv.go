@@ -14,10 +14,21 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
-// RowsPerPage is the most data rows one CSV page holds.
+// RowsPerPage is the most data rows one CSV or XLSX page holds.
 const RowsPerPage = 100
 
-// parseCSV splits a CSV file into pages of at most RowsPerPage data rows,
+// CellsPerPage bounds the cells of one CSV or XLSX page: a table wider than
+// CellsPerPage/RowsPerPage columns gets fewer rows per page (at least one),
+// so that no page grows with the table's width.
+const CellsPerPage = 20_000
+
+// rowsPerPage is how many rows of a table width columns wide one page holds.
+func rowsPerPage(width int) int {
+	return max(1, min(RowsPerPage, CellsPerPage/max(width, 1)))
+}
+
+// parseCSV splits a CSV file into pages of at most RowsPerPage data rows
+// (fewer for wide tables: rowsPerPage),
 // each one table element whose headers are the file's first record. The
 // delimiter is sniffed (sniffDelimiter): comma, semicolon, tab or pipe.
 // Records may have different lengths; quotes are read leniently. A file with
@@ -56,8 +67,9 @@ func parseCSV(src []byte, b *budget) (*parsed, error) {
 	p.keywords = nonEmpty(headers, 10)
 	p.summary = fmt.Sprintf("CSV table, %d rows × %d columns: %s", len(data), width, clip(strings.Join(headers, ", "), 150))
 	n := ids{}
-	for start := 0; start < len(data) || start == 0; start += RowsPerPage {
-		end := min(start+RowsPerPage, len(data))
+	per := rowsPerPage(width)
+	for start := 0; start < len(data) || start == 0; start += per {
+		end := min(start+per, len(data))
 		rows := data[start:end]
 		if rows == nil {
 			rows = [][]string{}

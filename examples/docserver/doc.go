@@ -9,11 +9,13 @@
 //	Markdown (.md, .markdown)   goldmark with GitHub's extensions; one page per
 //	                            top-level section (below); heading, text, list,
 //	                            code, table, link, image, separator elements
-//	CSV (.csv)                  pages of at most RowsPerPage (100) data rows,
+//	CSV (.csv)                  pages of at most RowsPerPage (100) data rows
+//	                            and CellsPerPage (20,000) cells,
 //	                            each one table element under the file's header
 //	                            row; the delimiter (, ; tab |) is sniffed
 //	XLSX (.xlsx, .xlsm)         excelize, streamed; pages of at most RowsPerPage
-//	                            non-blank rows per sheet, each a table element;
+//	                            non-blank rows and CellsPerPage cells per sheet,
+//	                            each a table element;
 //	                            formulas flagged in its metadata (has_formulas,
 //	                            formula_cells, formulas), merged values filled
 //	                            in, charts as chart elements

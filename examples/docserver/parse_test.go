@@ -2,6 +2,7 @@ package docserver
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,6 +96,28 @@ func TestCSVPages(t *testing.T) {
 	assert.Equal(t, "Rows 201–201 of 201", p.pages[2].Title)
 	assert.Len(t, p.pages[1].Elements[0].Content["rows"], 100)
 	assert.Equal(t, "A102:A201", p.pages[1].Elements[0].Metadata["source_range"])
+}
+
+// TestWideTablePages (issue 12, item 3): a page's cells are bounded, not
+// only its rows: a 1,000-column table gets 20 rows a page.
+func TestWideTablePages(t *testing.T) {
+	var src []byte
+	for r := range 301 {
+		for c := range 1000 {
+			if c > 0 {
+				src = append(src, ',')
+			}
+			src = append(src, fmt.Sprintf("%d", r*c)...)
+		}
+		src = append(src, '\n')
+	}
+	p, err := parseCSV(src, DefaultBudget.start(context.Background()))
+	require.NoError(t, err)
+	require.Len(t, p.pages, 15)
+	assert.Len(t, p.pages[0].Elements[0].Content["rows"], 20)
+	assert.Equal(t, "Rows 281–300 of 300", p.pages[14].Title)
+	assert.Equal(t, 100, rowsPerPage(7))
+	assert.Equal(t, 1, rowsPerPage(16384))
 }
 
 func TestIgnored(t *testing.T) {

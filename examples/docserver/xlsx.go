@@ -26,7 +26,8 @@ const (
 	detailRows = 20_000
 )
 
-// parseXLSX makes pages of at most RowsPerPage data rows per worksheet, each
+// parseXLSX makes pages of at most RowsPerPage data rows (fewer for wide
+// sheets: rowsPerPage) per worksheet, each
 // holding one table element: the sheet's first non-blank row as headers,
 // the following non-blank rows as rows, values as the spreadsheet shows them
 // (a formula's cached result, or the result computed by excelize when the
@@ -165,8 +166,9 @@ func xlsxSheet(f *excelize.File, sheet string, n ids, b *budget) ([]dpekit.Page,
 	header, body := data[0], data[1:]
 
 	var pages []dpekit.Page
-	for start := 0; start < len(body) || start == 0; start += RowsPerPage {
-		end := min(start+RowsPerPage, len(body))
+	per := rowsPerPage(width)
+	for start := 0; start < len(body) || start == 0; start += per {
+		end := min(start+per, len(body))
 		window := body[start:end]
 		rowsOut := make([][]string, len(window))
 		for i, r := range window {
@@ -215,7 +217,7 @@ func xlsxSheet(f *excelize.File, sheet string, n ids, b *budget) ([]dpekit.Page,
 		content := map[string]any{"headers": header.cells, "rows": rowsOut, "total_rows": len(rowsOut), "total_columns": width}
 		title := sheet
 		summary := fmt.Sprintf("Sheet %s (%d rows × %d columns)", sheet, len(body), width)
-		if len(body) > RowsPerPage {
+		if len(body) > per {
 			title = fmt.Sprintf("%s (rows %d–%d of %d)", sheet, start+1, end, len(body))
 			summary = fmt.Sprintf("Sheet %s, rows %d–%d of %d × %d columns", sheet, start+1, end, len(body), width)
 		}
