@@ -30,7 +30,17 @@ type options struct {
 	schemes     []string
 	debounce    time.Duration
 	readTimeout time.Duration
+	maxPayload  int64
 }
+
+// WithMaxPayloadBytes bounds the JSON-encoded size of an answer read through
+// the Computer (client:read_resource). It is the same setting as the
+// Server's payload limit (smcp-server --max-payload-bytes) and defaults to
+// the same value, protocol.DefaultMaxPayloadBytes: an answer the Server
+// would refuse — and close the Computer's connection for — is refused with
+// 413 instead, telling the Agent how to narrow the read (spec/protocol.md,
+// Limits). Set both sides together.
+func WithMaxPayloadBytes(n int64) Option { return func(o *options) { o.maxPayload = n } }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
@@ -124,7 +134,7 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 	}
 	c.finder = finder.New(fopts...)
 	c.desktop = desktop.New(dopts...)
-	bopts := []bridge.Option{bridge.WithLogger(o.log)}
+	bopts := []bridge.Option{bridge.WithLogger(o.log), bridge.WithMaxPayloadBytes(o.maxPayload)}
 	if o.schemes != nil {
 		bopts = append(bopts, bridge.WithAllowedSchemes(o.schemes...))
 	}
@@ -329,7 +339,13 @@ func (c *Computer) serverDown(name string, err error) {
 	}
 	c.finder.RemoveSource(name)
 	c.desktop.RemoveSource(name)
-	c.bridge.RemoveSource(name)
+	if err != nil {
+		// Lost, not stopped: the manager reconnects, and until then reads
+		// of its documents answer 503 rather than 4201.
+		c.bridge.SourceDown(name, err)
+	} else {
+		c.bridge.RemoveSource(name)
+	}
 }
 
 // Tools is the published tool list (client:get_tools).

@@ -292,3 +292,33 @@ func TestPutAndRemoveServerAnnounceConfig(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestReadWhileServerRestarts (issue 12, item 6): while a crashed MCP server
+// waits for its restart, reads of its documents answer 503 (unavailable),
+// not 4201 (no such document); once it is back they succeed.
+func TestReadWhileServerRestarts(t *testing.T) {
+	raw := fmt.Sprintf(`{"servers": {"a": {"type": "stdio", "default_tool_meta": {"auto_apply": true},
+	  "server_parameters": {"command": %q, "args": ["-host", "ha", "-docs", "2"]}}}}`, testmcp.Binary(t))
+	cfg, err := config.Parse([]byte(raw))
+	require.NoError(t, err)
+	// The restart waits 3 s: long enough to read while the server is down.
+	c := newComputer(t, cfg, WithManagerOptions(mcpclient.WithBackoff(3*time.Second, 3*time.Second)))
+	ctx := context.Background()
+	_, err = c.ReadResource(ctx, "dpe://ha/doc-1")
+	require.NoError(t, err)
+
+	res := call(c, "crash", map[string]any{})
+	assert.Equal(t, 4003, res.StructuredContent["code"])
+	require.Eventually(t, func() bool { return c.Finder(protocol.GetFinderReq{}).TotalCount == 0 },
+		10*time.Second, 5*time.Millisecond, "the crashed server's documents are withdrawn")
+	_, err = c.ReadResource(ctx, "dpe://ha/doc-1")
+	assert.Equal(t, protocol.CodeUnavailable, protocol.CodeOf(err), "%v", err)
+	assert.Equal(t, "a", protocol.AsError(err).Details["server"])
+	_, err = c.ReadResource(ctx, "dpe://nobody/doc-1")
+	assert.Equal(t, protocol.CodeDocumentNotFound, protocol.CodeOf(err), "a host nobody serves is still 4201")
+
+	require.Eventually(t, func() bool {
+		_, err := c.ReadResource(ctx, "dpe://ha/doc-1")
+		return err == nil
+	}, 30*time.Second, 20*time.Millisecond, "reads work again after the restart")
+}

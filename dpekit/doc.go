@@ -15,7 +15,7 @@
 // # What the server offers
 //
 //   - Capabilities resources.subscribe and resources.listChanged (a Computer
-//     ignores MCP servers without subscribe) and completions.
+//     does not subscribe to MCP servers without subscribe) and completions.
 //   - resources/list: the Level-0 catalog dpe://host ("Catalog of host") and
 //     one Level-1 resource dpe://host/{doc_ref} per document, named
 //     "{title} [{doc_ref}]". Names are unique because mcp-go's list cursor is
@@ -26,9 +26,12 @@
 //     mcp-go matches a URI against a template without its query string, so
 //     ".../pages/3?format=markdown" would match neither of the first two; the
 //     third, an RFC 6570 reserved expansion, matches every URI of the host.
-//     Every resource and template has the same handler: one router that
-//     parses the URI with dpe.Parse and answers the level it names.
-//   - resources/read for the four levels (spec/finder.md, Levels):
+//     A fourth, {+uri}, matches any other URI (another host or scheme,
+//     "dpe:///x"), which the router answers with 4201 or 4204 instead of
+//     mcp-go's -32002. Every resource and template has the same handler: one
+//     router that parses the URI with dpe.Parse and answers the level it
+//     names.
+//   - resources/read for the four levels (finder-spec.md, "Finder 内容格式"):
 //     Level 1 honours depth=pages with offset and limit (default 0 and 20,
 //     at most 100) and answers page_offset, page_limit and page_total; a
 //     window past the last page is an empty "pages" list. Level 2 honours
@@ -48,7 +51,12 @@
 //   - notifications/resources/updated, for a changed document, to every
 //     session subscribed to one of its URIs (any level, any query) or to the
 //     catalog — and to no other session; notifications/resources/list_changed
-//     to every session when documents were added or removed.
+//     to every session when documents were added or removed, once, and never
+//     for an edit that keeps the set of documents (mcp-go's own list_changed
+//     on every resource registration is turned off).
+//   - initialize is answered while the Provider's first listing runs when it
+//     takes longer than WithStartupWait; its documents are announced with
+//     list_changed when it ends.
 //
 // # Errors
 //

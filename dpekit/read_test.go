@@ -102,6 +102,7 @@ func testReadLevels(t *testing.T, c *client.Client) {
 			base + "/{doc_ref}/pages/{page_index}",
 			base + "/{doc_ref}/elements/{element_id}",
 			base + "{+path}",
+			"{+uri}",
 		}, tmpls)
 	})
 
@@ -310,6 +311,11 @@ func testReadErrors(t *testing.T, c *client.Client) {
 		{"another host", "dpe://com.example.docsx/rpt-2026", protocol.CodeDocumentNotFound,
 			`no documents of host "com.example.docsx" here: this server is "com.example.docs"`,
 			map[string]any{"uri": "dpe://com.example.docsx/rpt-2026", "host": "com.example.docsx"}},
+		// A host that is no prefix of this one matches none of the host's
+		// templates: still 4201, not mcp-go's -32002.
+		{"unrelated host", "dpe://other.host/x", protocol.CodeDocumentNotFound,
+			`no documents of host "other.host" here: this server is "com.example.docs"`,
+			map[string]any{"uri": "dpe://other.host/x", "host": "other.host"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -320,12 +326,14 @@ func testReadErrors(t *testing.T, c *client.Client) {
 		})
 	}
 
-	// Invalid URIs: one per validation rule the router can be reached with
-	// (rules 1 and 2 cannot: mcp-go only routes dpe://com.example.docs…).
+	// Invalid URIs: one per validation rule, all reaching the router (the
+	// kit's catch-all template routes URIs of other schemes and hosts too).
 	invalid := []struct {
 		uri  string
 		rule int
 	}{
+		{"file:///etc/passwd", 1},
+		{"dpe:///x", 2},
 		{base + "/rpt-2026/sheets/1", 3},
 		{base + "/rpt-2026/pages/-1", 3},
 		{base + "/rpt-2026/pages/1/x", 3},

@@ -29,7 +29,21 @@ type config struct {
 	mcpOptions []server.ServerOption
 	validate   bool
 	stallWarn  time.Duration
+	startup    time.Duration
 }
+
+// DefaultStartupWait is how long New waits for the Provider's first listing
+// before it returns and lets the listing finish in the background.
+const DefaultStartupWait = 2 * time.Second
+
+// WithStartupWait bounds how long New waits for the Provider's first
+// Documents call (default DefaultStartupWait). When the listing takes longer
+// New returns anyway: the Server answers initialize and reads at once (reads
+// go to the Provider, not to the listing), resources/list shows the catalog
+// only, and when the listing ends its documents are registered and every
+// session gets resources/list_changed. A listing that fails after the wait is
+// logged. A negative or zero d waits without bound.
+func WithStartupWait(d time.Duration) Option { return func(c *config) { c.startup = d } }
 
 // WithName sets the MCP server name announced in the initialize result
 // (default "dpekit").
@@ -82,7 +96,9 @@ type Server struct {
 
 // New creates a Server for provider under the dpe:// host (a reverse-domain
 // name such as "com.example.docs"). It lists the provider's documents once to
-// register their resources, and starts the provider's Watcher, if any.
+// register their resources — waiting at most WithStartupWait for that
+// listing, which then finishes in the background — and starts the
+// provider's Watcher, if any.
 func New(ctx context.Context, host string, provider Provider, opts ...Option) (*Server, error) {
 	u, err := dpe.Parse("dpe://" + host)
 	if err != nil || u.Host != host || u.Level() != dpe.LevelCatalog {
@@ -91,7 +107,7 @@ func New(ctx context.Context, host string, provider Provider, opts ...Option) (*
 	if provider == nil {
 		return nil, protocol.NewBadRequest("dpekit: nil provider")
 	}
-	cfg := config{name: "dpekit", version: "0.1.0", logger: slog.Default(), stallWarn: 10 * time.Second}
+	cfg := config{name: "dpekit", version: "0.1.0", logger: slog.Default(), stallWarn: 10 * time.Second, startup: DefaultStartupWait}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -110,9 +126,20 @@ func New(ctx context.Context, host string, provider Provider, opts ...Option) (*
 
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
+	// mcp-go sends resources/list_changed itself on every AddResources when
+	// the capability is on — also when only a document's metadata changed —
+	// and drops it when a session's queue is full. The kit sends its own,
+	// once per change of the set of URIs and never dropped (subscriptions),
+	// so mcp-go's is turned off and the capability declared in the
+	// initialize result instead.
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if res.Capabilities.Resources != nil {
+			res.Capabilities.Resources.ListChanged = true
+		}
+	})
 	mcpOpts := append([]server.ServerOption{}, cfg.mcpOptions...)
 	mcpOpts = append(mcpOpts,
-		server.WithResourceCapabilities(true, true),
+		server.WithResourceCapabilities(true, false),
 		server.WithCompletions(),
 		server.WithResourceCompletionProvider(completer{s}),
 		server.WithResourceRecovery(),
@@ -149,14 +176,22 @@ func New(ctx context.Context, host string, provider Provider, opts ...Option) (*
 				mcp.WithTemplateMIMEType(MIMEType)),
 			Handler: s.handleRead,
 		},
+		// Any other URI (another host, another scheme, "dpe:///x") would
+		// get mcp-go's -32002 "handler not found"; the router answers it
+		// with the protocol's code instead: 4201 for another host, 4204 for
+		// an invalid dpe:// URI.
+		server.ServerResourceTemplate{
+			Template: mcp.NewResourceTemplate("{+uri}", "URIs not served here",
+				mcp.WithTemplateDescription("Any URI that is not a dpe:// URI of "+host+": answered with 4201 (another host) or 4204 (not a valid dpe:// URI)"),
+				mcp.WithTemplateMIMEType(MIMEType)),
+			Handler: s.handleRead,
+		},
 	)
 
-	if _, err := s.syncResources(ctx); err != nil {
+	if err := s.firstSync(ctx, cfg.startup); err != nil {
 		cancel()
 		return nil, err
 	}
-	s.wg.Add(1)
-	go s.processChanges()
 	if w, ok := provider.(Watcher); ok {
 		s.wg.Add(1)
 		go func() {
@@ -167,6 +202,58 @@ func New(ctx context.Context, host string, provider Provider, opts ...Option) (*
 		}()
 	}
 	return s, nil
+}
+
+// firstSync registers the Provider's documents, waiting at most wait (see
+// WithStartupWait). A listing that fails within the wait is returned.
+func (s *Server) firstSync(ctx context.Context, wait time.Duration) error {
+	done := make(chan error, 1)
+	lctx, stop := context.WithCancel(s.ctx)
+	go func() {
+		defer stop()
+		_, err := s.syncResources(lctx)
+		done <- err
+	}()
+	var timeout <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			s.wg.Add(1)
+			go s.processChanges()
+		}
+		return err
+	case <-ctx.Done():
+		stop()
+		<-done
+		return ctx.Err()
+	case <-timeout:
+	}
+	s.log.Warn("dpekit: listing the documents takes long; serving while it finishes",
+		"host", s.host, "waited", wait)
+	// Changes wait for the first listing, so that its older result never
+	// overwrites a newer one.
+	s.wg.Add(1)
+	go func() {
+		select {
+		case err := <-done:
+			if err != nil && s.ctx.Err() == nil {
+				s.log.Warn("dpekit: listing documents failed", "host", s.host, "err", err)
+			} else if err == nil {
+				s.log.Info("dpekit: documents listed", "host", s.host)
+				s.subs.listChanged()
+			}
+			s.processChanges() // calls s.wg.Done
+		case <-s.ctx.Done():
+			<-done
+			s.wg.Done()
+		}
+	}()
+	return nil
 }
 
 // Host returns the dpe:// host the Server serves.

@@ -12,6 +12,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,23 @@ func WithAllowedSchemes(schemes ...string) Option {
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(b *Bridge) { b.log = l } }
 
+// WithMaxPayloadBytes bounds the JSON-encoded size of a read's answer
+// (default protocol.DefaultMaxPayloadBytes, the Server's default limit of
+// one message). A larger answer is refused with 413 and advice on how to
+// narrow the read, instead of being sent to a Server that would close the
+// connection for it (spec/protocol.md, Limits). n ≤ 0 keeps the default.
+func WithMaxPayloadBytes(n int64) Option {
+	return func(b *Bridge) {
+		if n > 0 {
+			b.maxPayload = n
+		}
+	}
+}
+
+// envelopeBytes is room left in the payload limit for the answer's
+// envelope (req_id, the Socket.IO frame).
+const envelopeBytes = 4 << 10
+
 // WithReadTimeout bounds a forwarded read when the caller's context has no
 // deadline (default DefaultReadTimeout).
 func WithReadTimeout(d time.Duration) Option { return func(b *Bridge) { b.timeout = d } }
@@ -60,16 +78,18 @@ func WithReadTimeout(d time.Duration) Option { return func(b *Bridge) { b.timeou
 type route struct{ scheme, host string }
 
 type source struct {
-	src    mcpsource.Source
+	src    mcpsource.Source // nil while the server is down (SourceDown)
 	routes []route
+	down   error // why the server is down
 }
 
 // Bridge routes resources/read to the MCP server serving a URI's host. It is
 // safe for concurrent use.
 type Bridge struct {
-	log     *slog.Logger
-	allowed map[string]bool
-	timeout time.Duration
+	log        *slog.Logger
+	allowed    map[string]bool
+	timeout    time.Duration
+	maxPayload int64
 
 	mu      sync.RWMutex
 	sources map[string]*source // by server name
@@ -78,7 +98,8 @@ type Bridge struct {
 
 // New returns a bridge with no source.
 func New(opts ...Option) *Bridge {
-	b := &Bridge{log: slog.Default(), timeout: DefaultReadTimeout, sources: map[string]*source{}, routes: map[route][]string{}}
+	b := &Bridge{log: slog.Default(), timeout: DefaultReadTimeout, maxPayload: protocol.DefaultMaxPayloadBytes,
+		sources: map[string]*source{}, routes: map[route][]string{}}
 	WithAllowedSchemes(DefaultSchemes...)(b)
 	for _, o := range opts {
 		o(b)
@@ -101,11 +122,27 @@ func (b *Bridge) AddSource(ctx context.Context, src mcpsource.Source) error {
 	return b.learn(ctx, src.Name(), s)
 }
 
-// RemoveSource forgets the named server.
+// RemoveSource forgets the named server (it was stopped or removed from the
+// configuration): reads of its hosts answer 4201.
 func (b *Bridge) RemoveSource(name string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.setLocked(name, nil)
+}
+
+// SourceDown records that the named server's connection was lost and is
+// being re-established (a crash, a restart): its hosts stay routed to it,
+// and reads of them answer 503 (temporarily unavailable) rather than 4201
+// (no such document) until AddSource brings it back or RemoveSource
+// forgets it. err is the reason, logged only.
+func (b *Bridge) SourceDown(name string, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sources[name]
+	if s == nil {
+		return
+	}
+	b.setLocked(name, &source{routes: s.routes, down: err})
 }
 
 // ResourceListChanged re-learns the named server's hosts.
@@ -113,7 +150,7 @@ func (b *Bridge) ResourceListChanged(ctx context.Context, name string) {
 	b.mu.RLock()
 	s := b.sources[name]
 	b.mu.RUnlock()
-	if s == nil {
+	if s == nil || s.src == nil {
 		return
 	}
 	if err := b.learn(ctx, name, s); err != nil {
@@ -202,26 +239,42 @@ func (b *Bridge) Server(scheme, host string) (string, bool) {
 	return names[0], true
 }
 
+// pick returns the server that reads scheme://host: the first by name that
+// is up, else the first that is down (down true, src nil).
+func (b *Bridge) pick(scheme, host string) (name string, src mcpsource.Source, down bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for _, n := range b.routes[route{strings.ToLower(scheme), strings.ToLower(host)}] {
+		s := b.sources[n]
+		switch {
+		case s == nil:
+		case s.src != nil:
+			return n, s.src, false
+		case !down:
+			name, down = n, true
+		}
+	}
+	return name, nil, down
+}
+
 // Read forwards resources/read for uri to the MCP server serving its host and
 // returns the contents. Every error is a *protocol.Error: 4204 for an
 // invalid dpe:// URI or a scheme that is not allowed, 400 for an invalid
-// window:// URI, 4201 when no server serves the host, and the read's own
+// window:// URI, 4201 when no server serves the host, 503 when the server
+// that serves it is down and reconnecting (SourceDown), 413 when the answer
+// would exceed the payload limit (WithMaxPayloadBytes), and the read's own
 // error mapped by MapError.
 func (b *Bridge) Read(ctx context.Context, uri string) ([]protocol.ResourceContents, error) {
 	scheme, host, perr := b.parse(uri)
 	if perr != nil {
 		return nil, perr
 	}
-	name, ok := b.Server(scheme, host)
-	var src mcpsource.Source
-	if ok {
-		b.mu.RLock()
-		if s := b.sources[name]; s != nil {
-			src = s.src
-		}
-		b.mu.RUnlock()
-	}
+	name, src, down := b.pick(scheme, host)
 	if src == nil {
+		if down {
+			return nil, protocol.NewUnavailable("the MCP server %q serving %s://%s is unavailable (reconnecting); retry later", name, scheme, host).
+				With("uri", clip(uri)).With("host", host).With("server", name)
+		}
 		return nil, protocol.NewDocumentNotFound("no MCP server serves %s://%s", scheme, host).
 			With("uri", uri).With("host", host)
 	}
@@ -236,7 +289,45 @@ func (b *Bridge) Read(ctx context.Context, uri string) ([]protocol.ResourceConte
 		b.log.Debug("bridge: read failed", "server", name, "uri", uri, "code", pe.Code, "err", err)
 		return nil, pe
 	}
-	return mcpsource.Contents(contents), nil
+	out := mcpsource.Contents(contents)
+	if err := b.checkSize(uri, out); err != nil {
+		b.log.Warn("bridge: answer over the payload limit refused", "server", name, "uri", clip(uri),
+			"bytes", err.Details["bytes"], "limit", b.maxPayload)
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkSize refuses contents whose JSON encoding, with room for its
+// envelope, would exceed the payload limit.
+func (b *Bridge) checkSize(uri string, contents []protocol.ResourceContents) *protocol.Error {
+	var n int64
+	for _, c := range contents {
+		if c.Text != nil {
+			n += int64(len(*c.Text))
+		}
+		if c.Blob != nil {
+			n += int64(len(*c.Blob))
+		}
+	}
+	if n+envelopeBytes <= b.maxPayload {
+		// Escaping can at most grow text six-fold; measure exactly only
+		// when the raw size comes close.
+		if 6*n+envelopeBytes <= b.maxPayload {
+			return nil
+		}
+		raw, err := json.Marshal(contents)
+		if err != nil {
+			return protocol.NewInternal("encoding the answer to %s: %v", clip(uri), err)
+		}
+		if n = int64(len(raw)); n+envelopeBytes <= b.maxPayload {
+			return nil
+		}
+	}
+	return protocol.NewPayloadTooLarge("the answer to %s exceeds the payload limit of %d bytes; narrow the read: "+
+		"a page with fewer categories (?categories=table), single elements (…/elements/{element_id}), "+
+		"a smaller page window (?depth=pages&limit=…), or format=text", clip(uri), b.maxPayload).
+		With("uri", clip(uri)).With("bytes", n).With("limit", b.maxPayload)
 }
 
 // parse checks uri against the allowed schemes and its scheme's rules and

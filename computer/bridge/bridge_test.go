@@ -275,6 +275,9 @@ func rawServer(t *testing.T) string {
 				rpcErr = map[string]any{"code": -32002, "message": "Resource not found", "data": map[string]any{"uri": req.Params.URI}}
 			case "dpe://raw.docs/modern-gone":
 				rpcErr = map[string]any{"code": -32602, "message": "Resource not found: dpe://raw.docs/modern-gone"}
+			case "dpe://raw.docs/quota":
+				// What the official Python SDK sends for McpError(-32603, msg, data).
+				rpcErr = map[string]any{"code": -32603, "message": "Internal error from third-party server", "data": map[string]any{"reason": "quota", "retry_after": 30}}
 			default:
 				result = map[string]any{"contents": []any{map[string]any{"uri": req.Params.URI, "mimeType": "application/json", "text": `{"raw":true}`}}}
 			}
@@ -312,18 +315,28 @@ func TestBridgeRawJSONRPCErrors(t *testing.T) {
 		{"dpe://raw.docs/d1/pages/99", 4202, "Page out of range", map[string]any{"page_index": float64(99), "page_count": float64(12)}},
 		{"dpe://raw.docs/nonexistent", 4201, "Document not found", map[string]any{"doc_ref": "nonexistent"}},
 		{"dpe://raw.docs/d1/elements/bad-id", 4203, "Element not found", map[string]any{"element_id": "bad-id"}},
-		{"dpe://raw.docs/gone", 4201, "resource not found: dpe://raw.docs/gone", map[string]any{"uri": "dpe://raw.docs/gone"}},
-		{"dpe://raw.docs/modern-gone", 4201, "resource not found: dpe://raw.docs/modern-gone", map[string]any{"uri": "dpe://raw.docs/modern-gone"}},
+		{"dpe://raw.docs/gone", 4201, "resource not found: dpe://raw.docs/gone", map[string]any{"uri": "dpe://raw.docs/gone",
+			"mcp_code": float64(-32002), "mcp_message": "Resource not found", "mcp_data": map[string]any{"uri": "dpe://raw.docs/gone"}}},
+		{"dpe://raw.docs/modern-gone", 4201, "resource not found: dpe://raw.docs/modern-gone", map[string]any{"uri": "dpe://raw.docs/modern-gone",
+			"mcp_code": float64(-32602), "mcp_message": "Resource not found: dpe://raw.docs/modern-gone"}},
+		{"dpe://raw.docs/quota", 500, "Internal error from third-party server", map[string]any{"mcp_code": float64(-32603),
+			"mcp_message": "Internal error from third-party server", "mcp_data": map[string]any{"reason": "quota", "retry_after": float64(30)}}},
 	} {
 		t.Run(tc.uri, func(t *testing.T) {
 			_, err := b.Read(sourcetest.Ctx(t), tc.uri)
 			pe := requireCode(t, err, tc.code)
 			assert.Equal(t, tc.message, pe.Message)
-			assert.Equal(t, tc.details, pe.Details)
 			// The Agent receives exactly this flat error payload.
 			raw, err := json.Marshal(pe)
 			require.NoError(t, err)
 			require.NoError(t, protocol.Validate(protocol.EventReadResource, protocol.Ack, raw))
+			var wire struct {
+				Error struct {
+					Details map[string]any `json:"details"`
+				} `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &wire))
+			assert.Equal(t, tc.details, wire.Error.Details)
 		})
 	}
 }

@@ -20,8 +20,11 @@ const (
 )
 
 // MapError turns the error of a forwarded resources/read into the
-// *protocol.Error the Agent receives (spec/finder.md, Reading through the
-// Computer):
+// *protocol.Error the Agent receives (spec/protocol.md, Errors;
+// spec/finder.md, Reading through the Computer). Whatever code the Agent
+// sees, the MCP server's own error is kept: a JSON-RPC error that is not
+// passed through as it is leaves its code, message and data in details
+// (mcp_code, mcp_message, mcp_data).
 //
 //   - a *protocol.Error is kept;
 //   - a message carrying the document-server kit's encoding
@@ -32,10 +35,11 @@ const (
 //     message, with the JSON-RPC data as details (an object as it is,
 //     another value under "data");
 //   - MCP's resource-not-found (-32002, or -32602 with a "not found"
-//     message, or mcp.ErrResourceNotFound) becomes 4201 with details {uri};
+//     message) becomes 4201 with details {uri, mcp_code, mcp_message,
+//     mcp_data}; mcp.ErrResourceNotFound becomes 4201 with details {uri};
 //   - a context deadline becomes 408;
 //   - any other JSON-RPC error becomes 500 with the MCP server's message and
-//     details {mcp_code};
+//     details {mcp_code, mcp_message, mcp_data};
 //   - any other failure (transport) becomes 500 without the failure's text,
 //     which may carry addresses.
 func MapError(err error, uri string) *protocol.Error {
@@ -54,13 +58,13 @@ func MapError(err error, uri string) *protocol.Error {
 			return &protocol.Error{Code: protocol.Code(code), Message: rpc.Message, Details: details(rpc.Data)}
 		case code == codeResourceNotFound,
 			code == codeInvalidParams && strings.Contains(strings.ToLower(rpc.Message), "not found"):
-			return notFound(uri)
+			return withOriginal(notFound(uri), rpc)
 		}
 		msg := rpc.Message
 		if msg == "" {
 			msg = "MCP server error"
 		}
-		return protocol.NewInternal("%s", msg).With("mcp_code", code)
+		return withOriginal(protocol.NewInternal("%s", msg), rpc)
 	}
 	switch {
 	case errors.Is(err, mcp.ErrResourceNotFound):
@@ -73,21 +77,39 @@ func MapError(err error, uri string) *protocol.Error {
 	return protocol.NewInternal("reading %s from its MCP server failed", clip(uri)).With("uri", clip(uri))
 }
 
+// withOriginal adds the MCP server's JSON-RPC error to e's details:
+// mcp_code, mcp_message, and mcp_data when the error had data.
+func withOriginal(e *protocol.Error, rpc *mcpsource.RPCError) *protocol.Error {
+	e = e.With("mcp_code", rpc.Code).With("mcp_message", clip(rpc.Message))
+	if v, ok := dataValue(rpc.Data); ok {
+		e = e.With("mcp_data", v)
+	}
+	return e
+}
+
 func notFound(uri string) *protocol.Error {
 	return protocol.NewDocumentNotFound("resource not found: %s", clip(uri)).With("uri", clip(uri))
 }
 
-func details(data json.RawMessage) map[string]any {
+// dataValue decodes JSON-RPC error data; ok is false when there is none.
+func dataValue(data json.RawMessage) (any, bool) {
 	if len(data) == 0 || string(data) == "null" {
-		return nil
-	}
-	var obj map[string]any
-	if err := json.Unmarshal(data, &obj); err == nil {
-		return obj
+		return nil, false
 	}
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, false
+	}
+	return v, true
+}
+
+func details(data json.RawMessage) map[string]any {
+	v, ok := dataValue(data)
+	if !ok {
 		return nil
+	}
+	if obj, isObj := v.(map[string]any); isObj {
+		return obj
 	}
 	return map[string]any{"data": v}
 }

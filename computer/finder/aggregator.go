@@ -53,8 +53,8 @@ func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readT
 func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn } }
 
 // Aggregator is the Computer's Finder: the cache of DPEDocumentSummary of
-// every MCP server declaring resources.subscribe, kept current from MCP
-// notifications (spec/finder.md, Update mechanism). Query
+// every MCP server's dpe:// documents, kept current from MCP
+// notifications (finder-sdk-guide.txt, "MCP 资源聚合", "变更检测"). Query
 // answers client:get_finder from the cache with no MCP round trip.
 //
 // A source's documents are its listed resources whose URI is a valid Level-1
@@ -68,6 +68,7 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 // never call them on an MCP client's read loop.
 type Aggregator struct {
 	cache *rescache.Cache[*entry]
+	log   *slog.Logger
 }
 
 // New returns an empty Aggregator.
@@ -85,7 +86,7 @@ func New(opts ...Option) *Aggregator {
 		Decode:  decodeDocument,
 		Arrange: arrange,
 	}
-	return &Aggregator{cache: rescache.New(codec, rescache.Options{
+	return &Aggregator{log: o.logger, cache: rescache.New(codec, rescache.Options{
 		Kind:        "finder",
 		Logger:      o.logger,
 		Concurrency: o.concurrency,
@@ -95,15 +96,26 @@ func New(opts ...Option) *Aggregator {
 	})}
 }
 
-// AddSource performs the cold aggregation of src: list its resources, subscribe
-// to and read every Level-1 document. It replaces the documents of a previous
-// source of the same name (a restarted server). A source that does not declare
-// resources.subscribe is ignored (spec/finder.md, Writing a DPE server). A
-// listing failure is returned; the source stays known so that a later
-// ResourceListChanged can fill it.
+// AddSource performs the cold aggregation of src: list its resources,
+// subscribe to and read every Level-1 document. It replaces the documents of
+// a previous source of the same name (a restarted server). A listing failure
+// is returned; the source stays known so that a later ResourceListChanged can
+// fill it.
+//
+// A source that does not declare resources.subscribe (spec/finder.md,
+// Writing a DPE server, requires it) is aggregated all the same, without
+// subscribing, and a warning says why its documents may go stale: they are
+// refreshed when it sends resources/list_changed (or resources/updated
+// anyway), and not polled. Leaving it out would hide documents that remain
+// readable; the official Python SDK's low-level server declares
+// subscribe=false unless its capabilities are patched
+// (docs/dpe-server-python.md).
 func (a *Aggregator) AddSource(ctx context.Context, src mcpsource.Source) error {
 	if !src.SupportsSubscribe() {
-		return nil
+		a.log.Warn("finder: MCP server does not declare resources.subscribe; its documents are listed, "+
+			"but edits reach the Finder only when it sends resources/list_changed or resources/updated. "+
+			"A server made with the Python SDK's low-level Server declares subscribe=false unless its "+
+			"capabilities are patched (see docs/dpe-server-python.md)", "server", src.Name())
 	}
 	return a.cache.Add(ctx, src)
 }
@@ -121,7 +133,9 @@ func (a *Aggregator) ResourceListChanged(ctx context.Context, name string) {
 
 // ResourceUpdated handles notifications/resources/updated: for a dpe:// URI
 // of a listed document (any level of it) that one Level 1 is re-read — one
-// read — and a change is signalled. Other URIs are ignored.
+// read — and a change is signalled. Any other valid dpe:// URI (the catalog,
+// a document not listed yet) re-lists the server as ResourceListChanged
+// does (spec/finder.md, Update mechanism). Other URIs are ignored.
 func (a *Aggregator) ResourceUpdated(ctx context.Context, name, uri string) {
 	a.cache.Updated(ctx, name, uri)
 }
@@ -166,11 +180,16 @@ func selectDocument(uri string) (string, bool) {
 	return u.Document().String(), true
 }
 
-// matchDocument maps an updated URI at any document level to its document.
+// matchDocument maps an updated URI at any document level to its document;
+// the catalog maps to no document, so that its update re-lists the server
+// (as does the update of a document not listed yet).
 func matchDocument(uri string) (string, bool) {
 	u, err := dpe.Parse(uri)
-	if err != nil || u.Level() == dpe.LevelCatalog {
+	if err != nil {
 		return "", false
+	}
+	if u.Level() == dpe.LevelCatalog {
+		return "", true
 	}
 	return u.Document().String(), true
 }

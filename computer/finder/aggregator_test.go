@@ -97,21 +97,37 @@ func TestAggregatorColdAggregation(t *testing.T) {
 	waitEvents(t, &ev, 1, 200*time.Millisecond)
 }
 
-func TestAggregatorIgnoresServerWithoutSubscribe(t *testing.T) {
+// TestAggregatorServerWithoutSubscribe (issue 12, item 8): a server that
+// does not declare resources.subscribe is listed all the same, with a
+// warning, never subscribed to, and refreshed by list_changed and updated.
+func TestAggregatorServerWithoutSubscribe(t *testing.T) {
 	srv := sourcetest.NewServer(sourcetest.WithoutSubscribe())
 	srv.Put(sourcetest.Doc(sourcetest.Meta("beta.docs", "b1", 1)))
 	cl := sourcetest.DialHTTP(t, "beta", sourcetest.Serve(t, srv))
 	require.False(t, cl.SupportsSubscribe())
+	logs := &sourcetest.LogRecorder{}
 	var ev events
-	a := New(WithOnChange(ev.Fn()), WithDebounce(10*time.Millisecond))
+	a := New(WithLogger(logs.Logger()), WithOnChange(ev.Fn()), WithDebounce(10*time.Millisecond))
 	t.Cleanup(a.Close)
 
 	require.NoError(t, a.AddSource(ctx(t), cl))
+	assert.Equal(t, []string{"b1"}, refs(a.Documents()))
+	w := logs.Warnings()
+	require.Len(t, w, 1, "one warning, none per failed subscribe: %v", w)
+	assert.Contains(t, w[0], "does not declare resources.subscribe")
+	assert.Contains(t, w[0], "docs/dpe-server-python.md")
+	waitEvents(t, &ev, 1, 150*time.Millisecond)
+
+	srv.Put(sourcetest.Doc(sourcetest.Meta("beta.docs", "b2", 2)))
 	a.ResourceListChanged(ctx(t), "beta")
+	assert.Equal(t, []string{"b2", "b1"}, refs(a.Documents()))
+	waitEvents(t, &ev, 2, 150*time.Millisecond)
+	m := sourcetest.Meta("beta.docs", "b1", 3)
+	m.Title = "Edited"
+	srv.Put(sourcetest.Doc(m))
 	a.ResourceUpdated(ctx(t), "beta", "dpe://beta.docs/b1")
-	assert.Zero(t, a.Len())
-	assert.Zero(t, srv.Reads())
-	waitEvents(t, &ev, 0, 150*time.Millisecond)
+	assert.Equal(t, "Edited", a.Documents()[0].Title)
+	waitEvents(t, &ev, 3, 150*time.Millisecond)
 }
 
 // Change detection through direct calls (deterministic): same set → nothing,
@@ -172,13 +188,23 @@ func TestAggregatorResourceUpdated(t *testing.T) {
 	require.NoError(t, a.AddSource(ctx(t), cl))
 	waitEvents(t, &ev, 1, 100*time.Millisecond)
 
-	t.Run("non-dpe, invalid, catalog and unlisted URIs are ignored", func(t *testing.T) {
+	t.Run("non-dpe and invalid URIs are ignored; catalog and unlisted ones re-list without reading", func(t *testing.T) {
 		before := srv.Reads()
 		for _, u := range []string{"window://alpha/w", "file:///a", "dpe://alpha.docs/a?limit=0", "dpe://alpha.docs", "dpe://alpha.docs/ghost", "dpe://other.host/a", ""} {
 			a.ResourceUpdated(ctx(t), "alpha", u)
 		}
 		assert.Equal(t, before, srv.Reads())
 		waitEvents(t, &ev, 1, 150*time.Millisecond)
+	})
+	t.Run("an update of a document not listed yet adds it (item 7)", func(t *testing.T) {
+		srv.Put(sourcetest.Doc(sourcetest.Meta("alpha.docs", "late", 5)))
+		a.ResourceUpdated(ctx(t), "alpha", "dpe://alpha.docs/late/pages/0")
+		assert.Equal(t, []string{"late", "b", "a"}, refs(a.Documents()))
+		waitEvents(t, &ev, 2, 150*time.Millisecond)
+		srv.Delete("dpe://alpha.docs/late")
+		a.ResourceUpdated(ctx(t), "alpha", "dpe://alpha.docs")
+		assert.Equal(t, []string{"b", "a"}, refs(a.Documents()), "a catalog update re-lists")
+		waitEvents(t, &ev, 3, 150*time.Millisecond)
 	})
 	t.Run("one update costs one Level-1 read and one event", func(t *testing.T) {
 		before := srv.Reads()
@@ -190,25 +216,25 @@ func TestAggregatorResourceUpdated(t *testing.T) {
 		docs := a.Documents()
 		assert.Equal(t, []string{"a", "b"}, refs(docs))
 		assert.Equal(t, "Renamed", docs[0].Title)
-		waitEvents(t, &ev, 2, 150*time.Millisecond)
+		waitEvents(t, &ev, 4, 150*time.Millisecond)
 	})
 	t.Run("an update of a page re-reads its document", func(t *testing.T) {
 		before := srv.ReadsOf("dpe://alpha.docs/b")
 		a.ResourceUpdated(ctx(t), "alpha", "dpe://alpha.docs/b/pages/2?format=markdown")
 		assert.Equal(t, before+1, srv.ReadsOf("dpe://alpha.docs/b"))
-		waitEvents(t, &ev, 3, 150*time.Millisecond)
+		waitEvents(t, &ev, 5, 150*time.Millisecond)
 	})
 	t.Run("a document that became invalid is dropped", func(t *testing.T) {
 		srv.Put(sourcetest.Resource{URI: "dpe://alpha.docs/b", Contents: sourcetest.Text("dpe://alpha.docs/b", "application/json", `{"doc_ref":"b"}`)})
 		a.ResourceUpdated(ctx(t), "alpha", "dpe://alpha.docs/b")
 		assert.Equal(t, []string{"a"}, refs(a.Documents()))
-		waitEvents(t, &ev, 4, 150*time.Millisecond)
+		waitEvents(t, &ev, 6, 150*time.Millisecond)
 	})
 	t.Run("and comes back on its next update", func(t *testing.T) {
 		srv.Put(sourcetest.Doc(sourcetest.Meta("alpha.docs", "b", 20)))
 		a.ResourceUpdated(ctx(t), "alpha", "dpe://alpha.docs/b")
 		assert.Equal(t, []string{"b", "a"}, refs(a.Documents()))
-		waitEvents(t, &ev, 5, 150*time.Millisecond)
+		waitEvents(t, &ev, 7, 150*time.Millisecond)
 	})
 }
 

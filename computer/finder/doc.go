@@ -2,12 +2,13 @@
 // mechanism).
 //
 // The Aggregator keeps a cache of protocol.DPEDocumentSummary built from the
-// dpe:// resources of every MCP server that declares resources.subscribe: cold
-// aggregation lists each server's resources and reads every Level 1 with
-// bounded concurrency; afterwards resources/list_changed re-lists and diffs the
-// URI sets (reading only new documents, emitting nothing when the set is
-// unchanged) and resources/updated re-reads the one document (spec/finder.md,
-// Update mechanism). Changes are reported once per burst through WithOnChange,
+// dpe:// resources of every MCP server (one that does not declare
+// resources.subscribe is aggregated too, with a warning, and is refreshed by
+// its list_changed and updated notifications only): cold aggregation lists each server's resources and reads every Level 1 with
+// bounded concurrency; afterwards resources/list_changed re-lists and diffs
+// the URI sets (reading only new documents, emitting nothing when the set is
+// unchanged) and resources/updated re-reads the one document, or re-lists
+// when it names a dpe:// URI not listed (spec/finder.md, Update mechanism). Changes are reported once per burst through WithOnChange,
 // from which the Computer emits server:update_finder.
 //
 // Organize is organize_finder (spec/finder.md, Organizer):

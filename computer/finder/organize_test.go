@@ -2,6 +2,7 @@ package finder
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -206,4 +207,27 @@ func TestParseInstant(t *testing.T) {
 		_, ok := ParseInstant(s)
 		assert.False(t, ok, s)
 	}
+}
+
+// TestLimitAboveMax (issue 12, item 9) pins where the clamp of limit applies.
+// GetFinderReq's schema bounds limit to 1–100, as the protocol does
+// (spec/protocol.md, Routed requests), so a Server that validates requests
+// answers limit 500 with 400 before it reaches a Computer; the Computer's
+// clamp to MaxLimit covers requests that are not validated on the way
+// (Computer.Finder called in-process, smcp-computer finder --limit).
+func TestLimitAboveMax(t *testing.T) {
+	err := protocol.Validate(protocol.EventGetFinder, protocol.Request,
+		[]byte(`{"agent":"a","req_id":"r","computer":"c","limit":500}`))
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeBadRequest, protocol.CodeOf(err))
+	require.NoError(t, protocol.Validate(protocol.EventGetFinder, protocol.Request,
+		[]byte(`{"agent":"a","req_id":"r","computer":"c","limit":100}`)))
+
+	docs := make([]protocol.DPEDocumentSummary, 150)
+	for i := range docs {
+		docs[i] = protocol.DPEDocumentSummary{DocRef: fmt.Sprintf("d%03d", i), URI: fmt.Sprintf("dpe://h.docs/d%03d", i), Server: "s", Title: "t", FileType: "md"}
+	}
+	got, total := Organize(docs, Query{Limit: 500}, nil)
+	assert.Equal(t, 150, total)
+	assert.Len(t, got, MaxLimit)
 }

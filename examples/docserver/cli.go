@@ -15,7 +15,8 @@ import (
 )
 
 // Run is the smcp-docserver command: it parses args (flags --root, --host,
-// --transport stdio|http, --addr, --debounce, -v), serves until ctx ends (or,
+// --transport stdio|http, --addr, --debounce, --cache-docs, --parse-timeout,
+// --parse-cells, -v), serves until ctx ends (or,
 // with stdio, until standard input closes) and returns the exit code: 0 on a
 // clean stop, 1 on a failure, 2 on bad usage. Logs go to stderr; with
 // --transport http the line "smcp-docserver: listening on http://ADDR/mcp"
@@ -29,6 +30,8 @@ func Run(ctx context.Context, args []string, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:8765", "listen address with --transport http (the endpoint is /mcp)")
 	debounce := fs.Duration("debounce", DefaultDebounce, "quiet time before a changed file is re-read")
 	cacheDocs := fs.Int("cache-docs", DefaultCacheDocuments, "parsed documents kept in memory (metadata is always kept)")
+	parseTime := fs.Duration("parse-timeout", DefaultBudget.Time, "most time one file's parse may take (0: no bound); a file over it is listed as unavailable")
+	parseCells := fs.Int("parse-cells", DefaultBudget.Cells, "most table cells one file's parse may visit (0: no bound); a file over it is listed as unavailable")
 	verbose := fs.Bool("v", false, "log debug messages")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -41,6 +44,10 @@ func Run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "smcp-docserver: --cache-docs must be at least 1, not %d\n", *cacheDocs)
 		return 2
 	}
+	if *parseTime < 0 || *parseCells < 0 {
+		fmt.Fprintf(stderr, "smcp-docserver: --parse-timeout and --parse-cells must not be negative\n")
+		return 2
+	}
 	if *tr != "stdio" && *tr != "http" {
 		fmt.Fprintf(stderr, "smcp-docserver: --transport must be stdio or http, not %q\n", *tr)
 		return 2
@@ -51,7 +58,8 @@ func Run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	srv, err := NewServer(ctx, *root, WithHost(*host), WithLogger(log), WithDebounce(*debounce), WithCacheDocuments(*cacheDocs))
+	srv, err := NewServer(ctx, *root, WithHost(*host), WithLogger(log), WithDebounce(*debounce), WithCacheDocuments(*cacheDocs),
+		WithParseBudget(Budget{Time: *parseTime, Cells: *parseCells}))
 	if err != nil {
 		fmt.Fprintf(stderr, "smcp-docserver: %v\n", err)
 		return 1

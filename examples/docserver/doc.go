@@ -9,14 +9,18 @@
 //	Markdown (.md, .markdown)   goldmark with GitHub's extensions; one page per
 //	                            top-level section (below); heading, text, list,
 //	                            code, table, link, image, separator elements
-//	CSV (.csv)                  pages of at most RowsPerPage (100) data rows,
+//	CSV (.csv)                  pages of at most RowsPerPage (100) data rows
+//	                            and CellsPerPage (20,000) cells,
 //	                            each one table element under the file's header
-//	                            row
-//	XLSX (.xlsx, .xlsm)         excelize; one page per sheet holding a table
-//	                            element; formulas flagged in its metadata
-//	                            (has_formulas, formula_cells, formulas)
+//	                            row; the delimiter (, ; tab |) is sniffed
+//	XLSX (.xlsx, .xlsm)         excelize, streamed; pages of at most RowsPerPage
+//	                            non-blank rows and CellsPerPage cells per sheet,
+//	                            each a table element;
+//	                            formulas flagged in its metadata (has_formulas,
+//	                            formula_cells, formulas), merged values filled
+//	                            in, charts as chart elements
 //	PDF (.pdf)                  ledongthuc/pdf; one page per PDF page, one text
-//	                            element per paragraph of its text
+//	                            element per paragraph (by line spacing)
 //	any other UTF-8 text        one page holding one text element
 //
 // Markdown sections: the top level is the shallowest heading level, except
@@ -28,7 +32,17 @@
 // image element per link or image it holds.
 //
 // Binary files are skipped silently, files that fail to parse with a warning;
-// neither stops the server, and a file is tried again when it changes.
+// neither stops the server, and a file is tried again when it changes. Each
+// parse has a Budget of time and cells (WithParseBudget); a file over it, or
+// over MaxFileSize (MaxTextSize for Markdown and text), is listed as
+// unavailable — page_count 0, keyword "unavailable", the reason as summary —
+// and logged.
+//
+// # Confinement
+//
+// Every file is opened through an os.Root of the folder: "..", a symbolic
+// link leading out of it (made before or while serving, or swapped in for a
+// served file) and an absolute link target are never followed.
 //
 // # Document metadata
 //
@@ -64,5 +78,10 @@
 // document is parsed again when a page or an element of it is read, and any
 // file is re-parsed when its modification time or size changes. Cataloguing
 // 1,000 Markdown notes retains about 1 MB with the default against 6 MB
-// keeping them all (BenchmarkScanMarkdown1000/retained).
+// keeping them all (BenchmarkScanMarkdown1000/retained). BenchmarkCorpus
+// measures the large documents (2-core machine, one run): a catalog of 1,000
+// mixed files in 55 ms at 29 MB peak RSS; a 50,000-row × 15-column sheet in
+// 1.8 s at 77 MB (26 MB kept); a 200-page PDF in 0.3 s at 31 MB; a 12 MB,
+// 100,000-row CSV in 0.1 s at 77 MB (33 MB kept); a workbook with a value in
+// XFD1048576 in 68 ms at 26 MB.
 package docserver

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -37,6 +38,7 @@ type config struct {
 	debounce  time.Duration
 	watch     bool
 	cacheDocs int
+	budget    Budget
 	kitOpts   []dpekit.Option
 }
 
@@ -71,6 +73,11 @@ func WithCacheDocuments(n int) Option {
 	}
 }
 
+// WithParseBudget bounds the parsing of one file (default DefaultBudget).
+// A file over it is reported with a warning and listed in the catalog as
+// unavailable (see Budget).
+func WithParseBudget(b Budget) Option { return func(c *config) { c.budget = b } }
+
 // WithKitOptions passes options to dpekit.New (NewServer only).
 func WithKitOptions(opts ...dpekit.Option) Option {
 	return func(c *config) { c.kitOpts = append(c.kitOpts, opts...) }
@@ -84,9 +91,16 @@ func WithKitOptions(opts ...dpekit.Option) Option {
 // checks with one stat); their pages and elements are kept for the most
 // recently used documents only (WithCacheDocuments), so that serving a large
 // folder takes bounded memory. A file that cannot be parsed is left out of
-// the catalog with a warning, and retried when it changes.
+// the catalog with a warning, and retried when it changes; a file over the
+// parse budget (WithParseBudget) is listed as unavailable.
+//
+// Every file is opened through an os.Root of the folder: a path that leaves
+// it — through "..", a symbolic link pointing outside (created before or
+// while serving) or a link swapped in between a check and an open — is
+// never opened.
 type Library struct {
 	root string
+	fs   *os.Root // every open and stat goes through it
 	cfg  config
 	log  *slog.Logger
 
@@ -144,7 +158,7 @@ var _ interface {
 // so that no change made after New returns is missed; the changes are
 // reported by Watch. Close releases the watcher when Watch never runs.
 func New(root string, opts ...Option) (*Library, error) {
-	cfg := config{host: DefaultHost, logger: slog.Default(), debounce: DefaultDebounce, watch: true, cacheDocs: DefaultCacheDocuments}
+	cfg := config{host: DefaultHost, logger: slog.Default(), debounce: DefaultDebounce, watch: true, cacheDocs: DefaultCacheDocuments, budget: DefaultBudget}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -163,9 +177,14 @@ func New(root string, opts ...Option) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Library{root: abs, cfg: cfg, log: cfg.logger, entries: map[string]*entry{}, byPath: map[string]*entry{}, parsed: cache}
+	rfs, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("docserver: %w", err)
+	}
+	l := &Library{root: abs, fs: rfs, cfg: cfg, log: cfg.logger, entries: map[string]*entry{}, byPath: map[string]*entry{}, parsed: cache}
 	if cfg.watch {
 		if l.watcher, err = fsnotify.NewWatcher(); err != nil {
+			rfs.Close()
 			return nil, fmt.Errorf("docserver: watching %s: %w", root, err)
 		}
 	}
@@ -196,14 +215,15 @@ func NewServer(ctx context.Context, root string, opts ...Option) (*dpekit.Server
 // Root returns the absolute path of the served folder.
 func (l *Library) Root() string { return l.root }
 
-// Close stops the file watcher. It is called when Watch returns, so it is
-// only needed for a Library whose Watch never runs.
+// Close stops the file watcher and closes the folder. It is called when
+// Watch returns, so it is only needed for a Library whose Watch never runs.
 func (l *Library) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
 		if l.watcher != nil {
 			err = l.watcher.Close()
 		}
+		err = errors.Join(err, l.fs.Close())
 	})
 	return err
 }
@@ -242,15 +262,22 @@ func (l *Library) scan(dir string) ([]string, error) {
 	return added, err
 }
 
-// track adds the file at abs when it is a regular file not yet tracked, and
-// returns its doc_ref.
+// track adds the file at abs when it is a regular file inside the folder
+// (a symbolic link is followed only while it stays inside) not yet tracked,
+// and returns its doc_ref.
 func (l *Library) track(abs string) (string, bool) {
-	fi, err := os.Stat(abs)
-	if err != nil || !fi.Mode().IsRegular() {
+	rel, err := filepath.Rel(l.root, abs)
+	if err != nil || !filepath.IsLocal(rel) {
 		return "", false
 	}
-	rel, err := filepath.Rel(l.root, abs)
+	fi, err := l.fs.Stat(rel)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			l.log.Warn("docserver: not serving a path that leads outside the folder or cannot be read", "path", filepath.ToSlash(rel), "err", err)
+		}
+		return "", false
+	}
+	if !fi.Mode().IsRegular() {
 		return "", false
 	}
 	rel = filepath.ToSlash(rel)
@@ -291,24 +318,27 @@ func (l *Library) entry(ref string) *entry {
 
 // load returns the entry's metadata, parsing the file when it is new or
 // changed. errGone means the file no longer exists.
-func (l *Library) load(e *entry) (*docMeta, error) {
-	_, meta, err := l.parse(e, false)
+func (l *Library) load(ctx context.Context, e *entry) (*docMeta, error) {
+	_, meta, err := l.parse(ctx, e, false)
 	return meta, err
 }
 
 // full returns the entry's parsed document, from the cache or by parsing
 // the file again.
-func (l *Library) full(e *entry) (*parsed, error) {
-	doc, _, err := l.parse(e, true)
+func (l *Library) full(ctx context.Context, e *entry) (*parsed, error) {
+	doc, _, err := l.parse(ctx, e, true)
 	return doc, err
 }
 
 // parse brings the entry up to date with its file. With needDoc it also
 // returns the parsed document, parsing the file again if the cache evicted
 // it.
-func (l *Library) parse(e *entry, needDoc bool) (*parsed, *docMeta, error) {
-	fi, err := os.Stat(e.abs)
-	if err != nil {
+//
+// A parse stops early when ctx ends; its result is then not kept, so the
+// next access parses the file again.
+func (l *Library) parse(ctx context.Context, e *entry, needDoc bool) (*parsed, *docMeta, error) {
+	fi, err := l.fs.Stat(filepath.FromSlash(e.rel))
+	if err != nil || !fi.Mode().IsRegular() {
 		return nil, nil, errGone
 	}
 	st := stampOf(fi)
@@ -325,15 +355,27 @@ func (l *Library) parse(e *entry, needDoc bool) (*parsed, *docMeta, error) {
 			return doc, e.meta, nil
 		}
 	}
-	doc, err := parseFile(e.abs, e.rel, e.kind)
+	doc, opened, err := l.parseFile(ctx, e)
+	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
+		return nil, nil, ctxErr
+	}
+	if err == nil {
+		st = opened // what was parsed, should the file have changed since the stat
+	}
 	e.loaded, e.stamp, e.err, e.meta = true, st, err, nil
+	var unavailable *unavailableError
 	switch {
 	case err == nil:
 		e.meta = metaOf(doc)
+		for _, w := range doc.warnings {
+			l.log.Warn("docserver: "+w, "path", e.rel)
+		}
 		l.parsed.Add(e, doc)
 		return doc, e.meta, nil
 	case errors.Is(err, errNotText) && e.kind == kindText:
 		l.log.Debug("docserver: skipping a file that is not text", "path", e.rel)
+	case errors.As(err, &unavailable):
+		l.log.Warn("docserver: file listed as unavailable", "path", e.rel, "reason", unavailable.reason)
 	default:
 		l.log.Warn("docserver: skipping a file that cannot be parsed", "path", e.rel, "err", err)
 	}
@@ -342,6 +384,23 @@ func (l *Library) parse(e *entry, needDoc bool) (*parsed, *docMeta, error) {
 }
 
 var errGone = errors.New("file is gone")
+
+// parseFile opens the entry's file through the folder's os.Root and parses
+// it within the budget. It returns the stamp of the file it opened.
+func (l *Library) parseFile(ctx context.Context, e *entry) (*parsed, stamp, error) {
+	f, err := l.fs.Open(filepath.FromSlash(e.rel))
+	if err != nil {
+		return nil, stamp{}, errGone
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, stamp{}, errGone
+	}
+	b := l.cfg.budget.start(ctx)
+	doc, err := parseFile(f, fi.Size(), e.rel, e.kind, b)
+	return doc, stampOf(fi), err
+}
 
 // fileURI is the file:// URI of an absolute path ("file:///C:/x" on Windows).
 func fileURI(abs string) string {
@@ -380,6 +439,7 @@ func (l *Library) Documents(ctx context.Context) ([]dpekit.Document, error) {
 	sort.Slice(all, func(i, j int) bool { return all[i].rel < all[j].rel })
 
 	docs := make([]*docMeta, len(all))
+	errs := make([]error, len(all))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(all)) {
@@ -387,7 +447,7 @@ func (l *Library) Documents(ctx context.Context) ([]dpekit.Document, error) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				docs[i], _ = l.load(all[i])
+				docs[i], errs[i] = l.load(ctx, all[i])
 			}
 		}()
 	}
@@ -404,21 +464,43 @@ func (l *Library) Documents(ctx context.Context) ([]dpekit.Document, error) {
 	}
 	out := make([]dpekit.Document, 0, len(all))
 	for i, e := range all {
-		if docs[i] != nil {
+		var unavailable *unavailableError
+		switch {
+		case docs[i] != nil:
 			out = append(out, l.document(e, docs[i]))
+		case errors.As(errs[i], &unavailable):
+			out = append(out, l.document(e, unavailableMeta(e, unavailable)))
 		}
 	}
 	return out, nil
 }
 
+// unavailableMeta is the catalog entry of a file over its parse budget: no
+// pages, the keyword "unavailable" and the reason as its summary.
+func unavailableMeta(e *entry, u *unavailableError) *docMeta {
+	name := path.Base(e.rel)
+	return &docMeta{docInfo: docInfo{
+		title:    strings.TrimSuffix(name, path.Ext(name)),
+		fileType: fileType(name),
+		keywords: []string{"unavailable"},
+		summary:  "Unavailable: " + u.reason,
+	}}
+}
+
 // lookup finds the entry of ref and its metadata.
-func (l *Library) lookup(ref string) (*entry, *docMeta, error) {
+func (l *Library) lookup(ctx context.Context, ref string) (*entry, *docMeta, error) {
 	e := l.entry(ref)
 	if e == nil {
 		return nil, nil, dpekit.ErrNotFound
 	}
-	m, err := l.load(e)
-	if err != nil {
+	m, err := l.load(ctx, e)
+	var unavailable *unavailableError
+	switch {
+	case ctx.Err() != nil && err != nil:
+		return nil, nil, ctx.Err()
+	case errors.As(err, &unavailable):
+		return e, unavailableMeta(e, unavailable), nil
+	case err != nil:
 		// A file that is gone or does not parse is no document.
 		return nil, nil, dpekit.ErrNotFound
 	}
@@ -426,21 +508,24 @@ func (l *Library) lookup(ref string) (*entry, *docMeta, error) {
 }
 
 // lookupFull finds the entry of ref and its parsed document.
-func (l *Library) lookupFull(ref string) (*parsed, error) {
+func (l *Library) lookupFull(ctx context.Context, ref string) (*parsed, error) {
 	e := l.entry(ref)
 	if e == nil {
 		return nil, dpekit.ErrNotFound
 	}
-	doc, err := l.full(e)
+	doc, err := l.full(ctx, e)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, dpekit.ErrNotFound
 	}
 	return doc, nil
 }
 
 // Document returns the metadata of one file.
-func (l *Library) Document(_ context.Context, ref string) (dpekit.Document, error) {
-	e, m, err := l.lookup(ref)
+func (l *Library) Document(ctx context.Context, ref string) (dpekit.Document, error) {
+	e, m, err := l.lookup(ctx, ref)
 	if err != nil {
 		return dpekit.Document{}, err
 	}
@@ -448,8 +533,8 @@ func (l *Library) Document(_ context.Context, ref string) (dpekit.Document, erro
 }
 
 // Page returns one page of a file.
-func (l *Library) Page(_ context.Context, ref string, index int) (dpekit.Page, error) {
-	doc, err := l.lookupFull(ref)
+func (l *Library) Page(ctx context.Context, ref string, index int) (dpekit.Page, error) {
+	doc, err := l.lookupFull(ctx, ref)
 	if err != nil {
 		return dpekit.Page{}, err
 	}
@@ -461,8 +546,8 @@ func (l *Library) Page(_ context.Context, ref string, index int) (dpekit.Page, e
 
 // Pages returns the page index window of a file, from the metadata kept for
 // every document.
-func (l *Library) Pages(_ context.Context, ref string, offset, limit int) ([]dpekit.PageInfo, error) {
-	_, m, err := l.lookup(ref)
+func (l *Library) Pages(ctx context.Context, ref string, offset, limit int) ([]dpekit.PageInfo, error) {
+	_, m, err := l.lookup(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -474,8 +559,8 @@ func (l *Library) Pages(_ context.Context, ref string, offset, limit int) ([]dpe
 }
 
 // Element returns one element of a file.
-func (l *Library) Element(_ context.Context, ref, id string) (dpekit.Element, error) {
-	doc, err := l.lookupFull(ref)
+func (l *Library) Element(ctx context.Context, ref, id string) (dpekit.Element, error) {
+	doc, err := l.lookupFull(ctx, ref)
 	if err != nil {
 		return dpekit.Element{}, err
 	}

@@ -8,16 +8,64 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"go.abhg.dev/goldmark/frontmatter"
 
 	"github.com/a2c-smcp/smcp-go/dpekit"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 // markdownParser parses CommonMark with GitHub's extensions (tables,
-// strikethrough, task lists, autolinks). A goldmark parser is safe for
-// concurrent use.
-var markdownParser = goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser()
+// strikethrough, task lists, autolinks), footnotes, and YAML or TOML front
+// matter. A goldmark parser is safe for concurrent use.
+var markdownParser = goldmark.New(goldmark.WithExtensions(extension.GFM, extension.Footnote, &frontmatter.Extender{})).Parser()
+
+// frontMatter is what a document's front matter may say of it.
+type frontMatter struct {
+	title    string
+	summary  string
+	keywords []string
+}
+
+// readFrontMatter reads the title ("title"), summary ("description",
+// "summary") and keywords ("keywords", "tags": a list or a comma-separated
+// string) of the document's front matter; malformed front matter is
+// ignored.
+func readFrontMatter(pc parser.Context) (fm frontMatter) {
+	d := frontmatter.Get(pc)
+	if d == nil {
+		return fm
+	}
+	var m map[string]any
+	if d.Decode(&m) != nil {
+		return fm
+	}
+	str := func(keys ...string) string {
+		for _, k := range keys {
+			if v, ok := m[k].(string); ok && strings.TrimSpace(v) != "" {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	fm.title = oneLine(str("title"))
+	fm.summary = clip(oneLine(str("description", "summary")), 200)
+	for _, k := range []string{"keywords", "tags"} {
+		switch v := m[k].(type) {
+		case string:
+			fm.keywords = append(fm.keywords, splitKeywords(v)...)
+		case []any:
+			for _, x := range v {
+				if s, ok := x.(string); ok {
+					fm.keywords = append(fm.keywords, s)
+				}
+			}
+		}
+	}
+	fm.keywords = nonEmpty(fm.keywords, 10)
+	return fm
+}
 
 // parseMarkdown turns a Markdown file into pages, one per top-level section.
 //
@@ -30,10 +78,21 @@ var markdownParser = goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser
 // elements followed by one link element per link and one image element per
 // image they hold; lists, fenced or indented code, GFM tables, block quotes
 // (as text) and thematic breaks (separators) map to their categories.
+//
+// Front matter is no content: its title, description and keywords or tags
+// become the document's. Footnote references read "[1]" in the text, and
+// the footnotes are an ordered list element at the end, in
+// metadata {"footnotes": true}. An ordered list that does not start at 1
+// says where it starts in content "start".
 func parseMarkdown(src []byte, stem string) *parsed {
-	root := markdownParser.Parse(text.NewReader(src))
+	pc := parser.NewContext()
+	root := markdownParser.Parse(text.NewReader(src), parser.WithContext(pc))
+	fm := readFrontMatter(pc)
 	var blocks []ast.Node
 	for c := root.FirstChild(); c != nil; c = c.NextSibling() {
+		if c.Kind().String() == "frontmatter" {
+			continue
+		}
 		blocks = append(blocks, c)
 	}
 
@@ -92,6 +151,13 @@ func parseMarkdown(src []byte, stem string) *parsed {
 	}
 	p.pages = append(p.pages, cur)
 
+	if fm.title != "" {
+		p.title = fm.title
+	}
+	p.summary = fm.summary
+	if len(fm.keywords) > 0 {
+		p.keywords = nonEmpty(append(fm.keywords, p.keywords...), 10)
+	}
 	for _, pg := range p.pages {
 		for _, e := range pg.Elements {
 			if e.Category == protocol.DPEElementCategoryText && p.summary == "" {
@@ -145,6 +211,18 @@ func (m *mdConverter) block(n ast.Node) []protocol.DPEElement {
 		return []protocol.DPEElement{m.ids.element(protocol.DPEElementCategoryText, t, map[string]any{"text": t})}
 	case *ast.ThematicBreak:
 		return []protocol.DPEElement{m.ids.element(protocol.DPEElementCategorySeparator, "", map[string]any{})}
+	case *extast.FootnoteList:
+		var items []string
+		for f := b.FirstChild(); f != nil; f = f.NextSibling() {
+			items = append(items, m.itemText(f))
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		e := m.ids.element(protocol.DPEElementCategoryList, fmt.Sprintf("Footnotes (%d): %s", len(items), oneLine(items[0])),
+			map[string]any{"ordered": true, "items": items})
+		e.Metadata = map[string]any{"footnotes": true}
+		return []protocol.DPEElement{e}
 	case *ast.HTMLBlock:
 		t := strings.TrimSpace(m.lines(b))
 		if t == "" {
@@ -219,8 +297,15 @@ func (m *mdConverter) list(l *ast.List) []protocol.DPEElement {
 	if len(items) > 0 {
 		summary += ": " + oneLine(items[0])
 	}
-	out := []protocol.DPEElement{m.ids.element(protocol.DPEElementCategoryList, summary,
-		map[string]any{"ordered": l.IsOrdered(), "items": items})}
+	content := map[string]any{"ordered": l.IsOrdered(), "items": items}
+	if l.IsOrdered() && l.Start != 1 {
+		content["start"] = l.Start
+		summary = fmt.Sprintf("%s of %d items from %d", kind, len(items), l.Start)
+		if len(items) > 0 {
+			summary += ": " + oneLine(items[0])
+		}
+	}
+	out := []protocol.DPEElement{m.ids.element(protocol.DPEElementCategoryList, summary, content)}
 	for li := l.FirstChild(); li != nil; li = li.NextSibling() {
 		for c := li.FirstChild(); c != nil; c = c.NextSibling() {
 			if _, nested := c.(*ast.List); !nested {
@@ -337,7 +422,9 @@ func (m *mdConverter) writeInline(b *strings.Builder, n ast.Node) {
 			b.Write(t.Value)
 		case *ast.AutoLink:
 			b.Write(t.Label(m.src))
-		case *ast.Image, *ast.RawHTML:
+		case *extast.FootnoteLink:
+			fmt.Fprintf(b, "[%d]", t.Index)
+		case *ast.Image, *ast.RawHTML, *extast.FootnoteBacklink:
 		case *extast.TaskCheckBox:
 			if t.IsChecked {
 				b.WriteString("[x] ")

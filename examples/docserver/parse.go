@@ -2,11 +2,14 @@ package docserver
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/a2c-smcp/smcp-go/dpekit"
@@ -25,9 +28,71 @@ const (
 	kindText
 )
 
-// MaxTextSize is the largest plain-text file (Markdown, CSV or other text)
-// served; larger ones are skipped with a warning.
+// MaxTextSize is the largest Markdown or other text file served whole (it
+// is one element or a few pages); larger ones are listed as unavailable.
 const MaxTextSize = 8 << 20
+
+// MaxFileSize is the largest CSV, XLSX or PDF file parsed: these are paged,
+// and their parse is bounded by the Budget as well. Larger ones are listed as
+// unavailable.
+const MaxFileSize = 128 << 20
+
+// Budget bounds the parsing of one file. A file that needs more is listed
+// in the catalog as unavailable — page_count 0, keyword "unavailable", the
+// reason as summary — with a warning in the log, and is tried again when it
+// changes.
+type Budget struct {
+	// Time is the most one parse may take; 0 means no bound.
+	Time time.Duration
+	// Cells is the most table cells (XLSX, CSV) or PDF pages × 1,000 one
+	// parse may visit, which bounds its memory; 0 means no bound.
+	Cells int
+}
+
+// DefaultBudget is the parse budget of a Library made without
+// WithParseBudget: 30 s and 4,000,000 cells (a 100,000-row × 40-column
+// table).
+var DefaultBudget = Budget{Time: 30 * time.Second, Cells: 4_000_000}
+
+// unavailableError is a file the Library lists but cannot serve: too large
+// or over the parse budget.
+type unavailableError struct{ reason string }
+
+func (e *unavailableError) Error() string { return e.reason }
+
+func unavailable(format string, args ...any) error {
+	return &unavailableError{reason: fmt.Sprintf(format, args...)}
+}
+
+// budget is a running parse's account of its Budget; it also stops the
+// parse when the context it was started with ends.
+type budget struct {
+	limit    Budget
+	deadline time.Time
+	cells    int
+	ctx      context.Context
+}
+
+func (b Budget) start(ctx context.Context) *budget {
+	r := &budget{limit: b, ctx: ctx}
+	if b.Time > 0 {
+		r.deadline = time.Now().Add(b.Time)
+	}
+	return r
+}
+
+// spend counts n more cells and checks the clock; it fails once the budget
+// is exceeded.
+func (b *budget) spend(n int) error {
+	b.cells += n
+	if b.limit.Cells > 0 && b.cells > b.limit.Cells {
+		return unavailable("over the parse budget: more than %d cells", b.limit.Cells)
+	}
+	if !b.deadline.IsZero() && time.Now().After(b.deadline) {
+		return unavailable("over the parse budget: parsing took longer than %s", b.limit.Time)
+	}
+	return b.ctx.Err()
+}
 
 // kindOf picks the parser from the file name; other files are sniffed as
 // text when they are read.
@@ -72,6 +137,7 @@ type parsed struct {
 	docInfo
 	pages    []dpekit.Page
 	elements map[string]location // element id → where it is
+	warnings []string            // logged once per parse
 }
 
 type location struct{ page, index int }
@@ -80,9 +146,10 @@ type location struct{ page, index int }
 // is skipped without a warning.
 var errNotText = errors.New("not a text file")
 
-// parseFile reads and parses one file. A panic of a parsing library (PDF and
-// XLSX readers do panic on some malformed files) becomes an error.
-func parseFile(abs, rel string, k kind) (p *parsed, err error) {
+// parseFile parses one opened file of the given size within the budget. A
+// panic of a parsing library (PDF and XLSX readers do panic on some
+// malformed files) becomes an error.
+func parseFile(f *os.File, size int64, rel string, k kind, b *budget) (p *parsed, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, fmt.Errorf("parser panicked: %v", r)
@@ -90,14 +157,21 @@ func parseFile(abs, rel string, k kind) (p *parsed, err error) {
 	}()
 	name := path.Base(rel)
 	stem := strings.TrimSuffix(name, path.Ext(name))
+	limit := int64(MaxTextSize)
+	if k == kindXLSX || k == kindPDF || k == kindCSV {
+		limit = MaxFileSize
+	}
+	if size > limit {
+		return nil, unavailable("the file is larger than %d MiB", limit>>20)
+	}
 	switch k {
 	case kindXLSX:
-		p, err = parseXLSX(abs)
+		p, err = parseXLSX(f, b)
 	case kindPDF:
-		p, err = parsePDF(abs)
+		p, err = parsePDF(f, size, b)
 	default:
 		var src []byte
-		src, err = readText(abs)
+		src, err = readText(f, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +179,7 @@ func parseFile(abs, rel string, k kind) (p *parsed, err error) {
 		case kindMarkdown:
 			p = parseMarkdown(src, stem)
 		case kindCSV:
-			p, err = parseCSV(src)
+			p, err = parseCSV(src, b)
 		default:
 			p = parseText(src, name)
 		}
@@ -132,18 +206,14 @@ func fileType(name string) string {
 }
 
 // readText reads a text file: UTF-8 (a leading BOM is dropped), no NUL byte,
-// at most MaxTextSize bytes.
-func readText(abs string) ([]byte, error) {
-	fi, err := os.Stat(abs)
+// at most limit bytes (a file growing while read is cut there).
+func readText(f *os.File, limit int64) ([]byte, error) {
+	src, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if fi.Size() > MaxTextSize {
-		return nil, fmt.Errorf("larger than %d bytes", MaxTextSize)
-	}
-	src, err := os.ReadFile(abs)
-	if err != nil {
-		return nil, err
+	if int64(len(src)) > limit {
+		return nil, unavailable("the file is larger than %d MiB", limit>>20)
 	}
 	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 	if bytes.IndexByte(src, 0) >= 0 || !utf8.Valid(src) {
@@ -182,6 +252,7 @@ var idPrefix = map[protocol.DPEElementCategory]string{
 	protocol.DPEElementCategoryLink:      "lnk",
 	protocol.DPEElementCategoryImage:     "img",
 	protocol.DPEElementCategorySeparator: "sep",
+	protocol.DPEElementCategoryChart:     "chart",
 }
 
 func (n ids) next(cat protocol.DPEElementCategory) string {

@@ -1,6 +1,8 @@
 package docserver
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,17 +70,18 @@ func TestMarkdownSections(t *testing.T) {
 }
 
 func TestCSVPages(t *testing.T) {
-	p, err := parseCSV([]byte("a,b\n"))
+	p, err := parseCSV([]byte("a,b\n"), DefaultBudget.start(context.Background()))
 	require.NoError(t, err)
 	require.Len(t, p.pages, 1, "headers only: one page with an empty table")
 	assert.Equal(t, "Headers only", p.pages[0].Title)
 	assert.Equal(t, [][]string{}, p.pages[0].Elements[0].Content["rows"])
 
-	p, err = parseCSV(nil)
+	p, err = parseCSV(nil, DefaultBudget.start(context.Background()))
 	require.NoError(t, err)
-	assert.Empty(t, p.pages, "an empty file has no page")
+	require.Len(t, p.pages, 1, "an empty file is one empty page, as an empty md or txt file is")
+	assert.Empty(t, p.pages[0].Elements)
 
-	p, err = parseCSV([]byte("a,b\n1\n2,3,4\n"))
+	p, err = parseCSV([]byte("a,b\n1\n2,3,4\n"), DefaultBudget.start(context.Background()))
 	require.NoError(t, err)
 	assert.Equal(t, 3, p.pages[0].Elements[0].Content["total_columns"], "ragged rows")
 
@@ -87,12 +90,34 @@ func TestCSVPages(t *testing.T) {
 	for i := range 201 {
 		src = append(src, []byte(string(rune('0'+i%10))+"\n")...)
 	}
-	p, err = parseCSV(src)
+	p, err = parseCSV(src, DefaultBudget.start(context.Background()))
 	require.NoError(t, err)
 	require.Len(t, p.pages, 3)
 	assert.Equal(t, "Rows 201–201 of 201", p.pages[2].Title)
 	assert.Len(t, p.pages[1].Elements[0].Content["rows"], 100)
 	assert.Equal(t, "A102:A201", p.pages[1].Elements[0].Metadata["source_range"])
+}
+
+// TestWideTablePages (issue 12, item 3): a page's cells are bounded, not
+// only its rows: a 1,000-column table gets 20 rows a page.
+func TestWideTablePages(t *testing.T) {
+	var src []byte
+	for r := range 301 {
+		for c := range 1000 {
+			if c > 0 {
+				src = append(src, ',')
+			}
+			src = append(src, fmt.Sprintf("%d", r*c)...)
+		}
+		src = append(src, '\n')
+	}
+	p, err := parseCSV(src, DefaultBudget.start(context.Background()))
+	require.NoError(t, err)
+	require.Len(t, p.pages, 15)
+	assert.Len(t, p.pages[0].Elements[0].Content["rows"], 20)
+	assert.Equal(t, "Rows 281–300 of 300", p.pages[14].Title)
+	assert.Equal(t, 100, rowsPerPage(7))
+	assert.Equal(t, 1, rowsPerPage(16384))
 }
 
 func TestIgnored(t *testing.T) {

@@ -3,7 +3,6 @@ package docserver
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -80,9 +79,10 @@ func (l *Library) Watch(ctx context.Context, emit func(dpekit.Change)) error {
 // apply looks at one changed path and reports what it finds.
 func (l *Library) apply(abs string, emit func(dpekit.Change)) {
 	rel, err := filepath.Rel(l.root, abs)
-	if err != nil || strings.HasPrefix(rel, "..") {
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
 		return
 	}
+	local := rel
 	rel = filepath.ToSlash(rel)
 	if rel != "." {
 		for _, seg := range strings.Split(rel, "/") {
@@ -91,7 +91,8 @@ func (l *Library) apply(abs string, emit func(dpekit.Change)) {
 			}
 		}
 	}
-	fi, err := os.Stat(abs)
+	// Through the folder's os.Root: a link leading outside reads as gone.
+	fi, err := l.fs.Stat(local)
 	if err != nil {
 		for _, ref := range l.untrack(rel) {
 			emit(dpekit.Change{Kind: dpekit.DocumentRemoved, DocRef: ref})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -268,6 +269,15 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	p, err := e.client.ReadPage(ctx, computer, args[0], n, agent.PageQuery{Format: format, Categories: cats})
+	if errors.Is(err, agent.ErrInvalidAnswer) && format != dpe.FormatJSON && !e.g.json {
+		// A third-party server may answer format=markdown or text with the
+		// rendering itself (text/markdown) instead of a DPE page object:
+		// print it as it came.
+		if text, ok := rawRendering(ctx, e, computer, args[0], n, cats, format); ok {
+			fmt.Fprintln(e.out, strings.TrimRight(text, "\n"))
+			return nil
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -289,6 +299,38 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 		return tw.Flush()
 	}
 	return nil
+}
+
+// rawRendering reads the page as ReadPage does and returns its first text
+// contents when that is not JSON (a server's own Markdown or text rendering).
+func rawRendering(ctx context.Context, e *env, computer, uri string, page int, cats []protocol.DPEElementCategory, format dpe.Format) (string, bool) {
+	u, err := dpe.Parse(uri)
+	if err != nil || u.DocRef == "" {
+		return "", false
+	}
+	target := dpe.PageURI(u.Host, u.DocRef, page)
+	if len(cats) > 0 {
+		names := make([]string, len(cats))
+		for i, c := range cats {
+			names[i] = string(c)
+		}
+		target = target.With(dpe.ParamCategories, strings.Join(names, ","))
+	}
+	target = target.With(dpe.ParamFormat, string(format))
+	contents, err := e.client.ReadResource(ctx, computer, target.String())
+	if err != nil {
+		return "", false
+	}
+	for _, c := range contents {
+		if c.Text == nil {
+			continue
+		}
+		if json.Valid([]byte(*c.Text)) {
+			return "", false // JSON, but not a valid page: the error stands
+		}
+		return *c.Text, true
+	}
+	return "", false
 }
 
 func cmdElement(ctx context.Context, e *env, args []string) error {

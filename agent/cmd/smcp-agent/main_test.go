@@ -283,6 +283,26 @@ func TestOpenPageElement(t *testing.T) {
 		reqs := p.Received(protocol.EventReadResource)
 		require.Equal(t, report+"/pages/0?categories=table&format=text", reqs[len(reqs)-1].Payload["uri"])
 	})
+	t.Run("page markdown answered as raw text/markdown (issue 12, item 10)", func(t *testing.T) {
+		// A third-party server answering format=markdown with the rendering
+		// itself; JSON pages and errors still go to the World.
+		world := peer.NewWorld().Handler(protocol.EventReadResource)
+		p.Handle(protocol.EventReadResource, func(ctx context.Context, req map[string]any) peer.Reply {
+			uri, _ := req["uri"].(string)
+			if strings.HasSuffix(uri, "/pages/1?format=markdown") {
+				return peer.Answer(map[string]any{"req_id": req["req_id"], "contents": []any{map[string]any{
+					"uri": uri, "mimeType": "text/markdown", "text": "# Revenue\n\n| Region | Total |\n|---|---|\n| EU | 12 |\n"}}})
+			}
+			return world(ctx, req)
+		})
+		t.Cleanup(func() { p.Handle(protocol.EventReadResource, nil) })
+		r := cli(t, p, nil, "page", report, "1")
+		requireOK(t, r)
+		require.Equal(t, "# Revenue\n\n| Region | Total |\n|---|---|\n| EU | 12 |\n", r.out)
+		r = cli(t, p, nil, "page", report, "1", "--json")
+		require.Equal(t, 1, r.code, "--json wants a DPE page: %s", r.out)
+		require.Contains(t, r.err, "not valid JSON")
+	})
 	t.Run("page json table", func(t *testing.T) {
 		r := cli(t, p, nil, "page", report, "1", "--format", "json")
 		requireOK(t, r)

@@ -3,14 +3,16 @@
 // requests through a Server (spec/protocol.md), or inspects the configured MCP
 // servers locally.
 //
-//	smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY]
+//	smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY] [--max-payload-bytes N]
 //	smcp-computer tools   --config FILE
 //	smcp-computer desktop --config FILE [--size N] [--window URI]
 //	smcp-computer finder  --config FILE [--keywords a,b] [--file-type T] [--offset N] [--limit N]
 //
 // Every flag has an environment equivalent (SMCP_SERVER, SMCP_OFFICE,
 // SMCP_NAME, SMCP_CONFIG, SMCP_INPUTS, SMCP_API_KEY, SMCP_LOG_LEVEL,
-// SMCP_LOG_FORMAT); flags win. --input ID=VALUE (repeatable) gives an input
+// SMCP_LOG_FORMAT, SMCP_MAX_PAYLOAD_BYTES); flags win. --max-payload-bytes
+// is the Server's payload limit (smcp-server --max-payload-bytes, default
+// 8 MiB): give both the same value. --input ID=VALUE (repeatable) gives an input
 // value; SMCP_INPUT_<ID> does too (see package config for the order).
 //
 // "run" joins its office at once; each MCP server comes up on its own and
@@ -36,6 +38,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -152,6 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	c.register(fs)
 	var (
 		server, office, name, apiKey string
+		maxPayload                   int64
 		size                         int
 		window, keywords, fileType   string
 		offset, limit                int
@@ -162,6 +166,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&office, "office", env("SMCP_OFFICE", ""), "office (room) to join [SMCP_OFFICE]")
 		fs.StringVar(&name, "name", env("SMCP_NAME", ""), "this Computer's name [SMCP_NAME]")
 		fs.StringVar(&apiKey, "api-key", env("SMCP_API_KEY", ""), "API key for the Server [SMCP_API_KEY]")
+		maxPayload = protocol.DefaultMaxPayloadBytes
+		if v := env("SMCP_MAX_PAYLOAD_BYTES", ""); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				fmt.Fprintf(stderr, "smcp-computer: SMCP_MAX_PAYLOAD_BYTES: not a positive number: %q\n", v)
+				return 2
+			}
+			maxPayload = n
+		}
+		fs.Int64Var(&maxPayload, "max-payload-bytes", maxPayload,
+			"largest answer sent to the Server; the same setting as smcp-server --max-payload-bytes [SMCP_MAX_PAYLOAD_BYTES]")
 	case "tools":
 	case "desktop":
 		fs.IntVar(&size, "size", -1, "desktop_size (default: all windows)")
@@ -212,7 +227,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	comp := computer.New(cfg, computer.WithLogger(log), computer.WithInputValues(c.values))
+	if maxPayload < 0 || cmd == "run" && maxPayload == 0 {
+		fmt.Fprintf(stderr, "smcp-computer: --max-payload-bytes must be positive, not %d\n", maxPayload)
+		return 2
+	}
+	comp := computer.New(cfg, computer.WithLogger(log), computer.WithInputValues(c.values), computer.WithMaxPayloadBytes(maxPayload))
 	shutdown := func() int {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()

@@ -12,7 +12,9 @@
 //     resources and drop the removed ones; an unchanged set changes nothing
 //     and signals nothing.
 //   - Updated: re-read the one resource the notification names (one read);
-//     URIs the cache does not select are ignored.
+//     a matched URI the source has not listed (a resource it added without
+//     list_changed, or a catalog) re-lists as ListChanged does; URIs the
+//     codec does not match are ignored.
 //   - Remove: withdraw every resource of the server.
 //
 // Every change calls OnChange through a debouncer, once per burst. Readers
@@ -54,7 +56,9 @@ type Codec[T any] struct {
 	// returns its identity key (typically the canonical form of the URI).
 	Select func(uri string) (key string, ok bool)
 	// Match maps the URI of a resources/updated notification to the key of
-	// the cached resource it concerns; ok false ignores the notification.
+	// the cached resource it concerns; ok false ignores the notification. A
+	// key the source has not listed (such as "" for a catalog URI) makes
+	// the cache re-list the source.
 	Match func(uri string) (key string, ok bool)
 	// Decode turns the contents read from uri into an item. An error skips
 	// the resource with a warning.
@@ -302,17 +306,28 @@ func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
 
 // Updated handles notifications/resources/updated for uri from the named
 // source: the one resource it concerns is re-read (one read) and a change is
-// signalled. URIs the codec does not match, and resources the source has not
-// listed, are ignored. Concurrent calls for one resource are coalesced.
+// signalled. A resource the source has not listed re-lists the source
+// (ListChanged): any update of a matched URI may reveal a new resource. URIs
+// the codec does not match are ignored. Concurrent calls for one resource
+// are coalesced.
 func (c *Cache[T]) Updated(ctx context.Context, name, uri string) {
+	if !c.updated(ctx, name, uri) {
+		c.log.Debug(c.kind+": update of a resource not listed; re-listing", "server", name, "uri", uri)
+		c.ListChanged(ctx, name)
+	}
+}
+
+// updated re-reads the listed resource uri concerns; it returns false when
+// the source has not listed it.
+func (c *Cache[T]) updated(ctx context.Context, name, uri string) bool {
 	key, ok := c.codec.Match(uri)
 	if !ok {
 		c.log.Debug(c.kind+": ignoring update of a resource it does not track", "server", name, "uri", uri)
-		return
+		return true
 	}
 	s := c.current(name)
 	if s == nil {
-		return
+		return true
 	}
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
@@ -330,12 +345,14 @@ func (c *Cache[T]) Updated(ctx context.Context, name, uri string) {
 	s.op.Lock()
 	defer s.op.Unlock()
 	if g.done >= ticket {
-		return
+		return true
 	}
 	listed, ok := s.uris[key]
 	if !ok {
-		c.log.Debug(c.kind+": update for an unlisted resource ignored", "server", name, "uri", uri)
-		return
+		s.gmu.Lock()
+		delete(s.updateG, key)
+		s.gmu.Unlock()
+		return false
 	}
 	s.gmu.Lock()
 	start := g.req
@@ -351,6 +368,7 @@ func (c *Cache[T]) Updated(ctx context.Context, name, uri string) {
 	if published, _ := c.publish(s); published {
 		c.changed()
 	}
+	return true
 }
 
 // selectAll keeps the selected resources, de-duplicated by key, in listing
@@ -396,7 +414,9 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string) map[st
 				}
 				key := keys[i]
 				uri := s.uris[key]
-				c.subscribe(ctx, s, uri)
+				if s.src.SupportsSubscribe() {
+					c.subscribe(ctx, s, uri)
+				}
 				it, err := c.read(ctx, s, uri)
 				if err != nil {
 					if ctx.Err() == nil { // not a shutdown
