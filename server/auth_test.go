@@ -155,7 +155,7 @@ func TestNewOptions(t *testing.T) {
 		{"no authentication", nil, "no authentication configured"},
 		{"empty key list", []server.Option{server.WithAPIKeys()}, "no authentication configured"},
 		{"empty key", []server.Option{server.WithAPIKeys("")}, "empty key"},
-		{"both auth options", []server.Option{server.WithAPIKeys("k"), server.WithAuth(server.InsecureNoAuth())}, "exclude each other"},
+		{"both auth options", []server.Option{server.WithAPIKeys("k"), server.WithAuth(server.InsecureNoAuth())}, "WithAuth excludes WithAPIKeys"},
 		{"nil provider", []server.Option{server.WithAuth(nil)}, "nil provider"},
 		{"zero request timeout", []server.Option{server.WithAPIKeys("k"), server.WithRequestTimeout(0)}, "not positive"},
 		{"negative margin", []server.Option{server.WithAPIKeys("k"), server.WithToolCallMargin(-time.Second)}, "negative"},

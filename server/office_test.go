@@ -145,7 +145,7 @@ func TestComputerSwitchesOffice(t *testing.T) {
 
 	// The Computer is now reachable from o2 only.
 	c.answer(protocol.EventGetTools, toolsAnswer)
-	requireError(t, a1.call(protocol.EventGetTools, getTools("a1", "c", "r1")), protocol.CodeCrossRoomAccess)
+	requireError(t, a1.call(protocol.EventGetTools, getTools("a1", "c", "r1")), protocol.CodeNotFound)
 	vals := a2.call(protocol.EventGetTools, getTools("a2", "c", "r2"))
 	require.Equal(t, "r2", vals[0].(map[string]any)["req_id"])
 

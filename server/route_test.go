@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,7 +138,7 @@ func TestRouteRefusals(t *testing.T) {
 		{"spoofed agent field", a, protocol.EventGetTools, getTools("b1", "c1", "r"), protocol.CodeForbidden, "not the sender's registered name"},
 		{"unknown computer", a, protocol.EventGetTools, getTools("a1", "nobody", "r"), protocol.CodeNotFound, `no computer named "nobody"`},
 		{"computer name of an agent", a, protocol.EventGetTools, getTools("a1", "b1", "r"), protocol.CodeNotFound, `no computer named "b1"`},
-		{"computer in another office", a, protocol.EventGetTools, getTools("a1", "far", "r"), protocol.CodeCrossRoomAccess, `"far" is not in office "o1"`},
+		{"computer in another office", a, protocol.EventGetTools, getTools("a1", "far", "r"), protocol.CodeNotFound, `no computer named "far" in this office`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,6 +146,14 @@ func TestRouteRefusals(t *testing.T) {
 			require.Contains(t, e.Message, tc.text)
 		})
 	}
+	t.Run("another office answers as an unknown name", func(t *testing.T) {
+		// The answer must not tell a name that exists elsewhere from one
+		// that exists nowhere: same code, same message but for the name.
+		elsewhere := requireError(t, a.call(protocol.EventGetTools, getTools("a1", "far", "r")), protocol.CodeNotFound)
+		nowhere := requireError(t, a.call(protocol.EventGetTools, getTools("a1", "fan", "r")), protocol.CodeNotFound)
+		require.Equal(t, strings.ReplaceAll(nowhere.Message, "fan", "far"), elsewhere.Message)
+		require.Equal(t, nowhere.Details, elsewhere.Details)
+	})
 	t.Run("schema errors list every failing path", func(t *testing.T) {
 		e := requireError(t, a.call(protocol.EventGetFinder, map[string]any{"agent": "a1", "req_id": "r", "limit": 0.0, "offset": -2.0}), protocol.CodeBadRequest)
 		require.Contains(t, e.Message, "/limit")
