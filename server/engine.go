@@ -187,8 +187,23 @@ func (s *Server) authFailed(engineID string) {
 	}
 	if n := c.authFailures.Add(1); int(n) == s.cfg.maxAuthFailures {
 		s.log.Warn("connection closed: too many refused connects", "engine_id", engineID, "remote", c.eio.RemoteAddress(), "refusals", n)
-		go c.eio.Close(false) // false: the pending connect_error is flushed first
+		closeAfterNextWrite(c.eio)
 	}
+}
+
+// closeAfterNextWrite closes an Engine.IO connection once the next batch of
+// packets handed to its transport has been written (the connect_error the
+// library is about to send), or after a second if nothing is written.
+func closeAfterNextWrite(ec eio.Socket) {
+	var once sync.Once
+	closeIt := func(...any) { once.Do(func() { go ec.Close(false) }) }
+	timer := time.AfterFunc(time.Second, func() { closeIt() })
+	_ = ec.Once("flush", func(...any) {
+		// The transport emits "drain" once this batch is written.
+		if t := ec.Transport(); t != nil {
+			_ = t.Once("drain", func(...any) { timer.Stop(); closeIt() })
+		}
+	})
 }
 
 // dataLen is the size of an Engine.IO packet's data (0 for pings).
