@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
@@ -18,6 +21,30 @@ type AuthRequest struct {
 	Auth map[string]any
 	// RemoteAddr is the peer's address as the transport saw it.
 	RemoteAddr string
+	// Grant is set by a provider that admits the connection with a limited
+	// scope (KeyAuth with scoped keys); nil admits any office and role.
+	Grant *Grant
+}
+
+// Grant is what an admitted connection may join: the Server refuses a
+// server:join_office outside it with 403 (spec/protocol.md, Connection and
+// auth).
+type Grant struct {
+	// KeyID names the credential in log lines (never the secret).
+	KeyID string
+	// Offices lists the office ids the connection may join; empty: any.
+	Offices []string
+	// Roles lists the roles the connection may join as; empty: any.
+	Roles []protocol.Role
+}
+
+// allows reports whether the grant admits joining office as role.
+func (g *Grant) allows(office string, role protocol.Role) bool {
+	if g == nil {
+		return true
+	}
+	return (len(g.Offices) == 0 || slices.Contains(g.Offices, office)) &&
+		(len(g.Roles) == 0 || slices.Contains(g.Roles, role))
 }
 
 // AuthProvider admits or refuses connections. Authenticate returns nil to
@@ -39,27 +66,71 @@ func (f AuthFunc) Authenticate(ctx context.Context, req *AuthRequest) error { re
 // APIKeyAuth is the default provider: it reads an API key from the header
 // named header (case-insensitive; "x-api-key" when empty) or, when the header
 // is absent, from the auth payload's "api_key" string, and admits the
-// connection when it equals one of keys. The comparison is constant-time
-// over SHA-256 digests, so neither the key's content nor its length leaks
-// through timing, and every configured key is compared. With no keys it
-// refuses every connection.
+// connection when it equals one of keys, for any office and role. The
+// comparison is constant-time over SHA-256 digests, so neither the key's
+// content nor its length leaks through timing, and every configured key is
+// compared. With no keys it refuses every connection.
 func APIKeyAuth(header string, keys ...string) AuthProvider {
+	var ks []Key
+	for _, k := range keys {
+		if k != "" {
+			ks = append(ks, Key{Secret: k})
+		}
+	}
+	p, _ := KeyAuth(header, ks...) // cannot fail: no empty secret, no role
+	return p
+}
+
+// Key is one API key and the scope it admits. Offices and Roles empty admit
+// any office and role: that is the default deployment, one key for all.
+// Several tenants share one Server by giving each its own keys limited to
+// its offices. The JSON form is what smcp-server's --keys-file holds.
+type Key struct {
+	// ID names the key in log lines; when empty it is "sha256:" and the first
+	// 12 hex digits of the secret's SHA-256, which does not reveal it.
+	ID      string          `json:"id,omitempty"`
+	Secret  string          `json:"secret"`
+	Offices []string        `json:"offices,omitempty"`
+	Roles   []protocol.Role `json:"roles,omitempty"`
+}
+
+// KeyAuth is APIKeyAuth with scoped keys: an admitted connection carries
+// its key's Grant, and the Server refuses a join outside it with 403. It
+// fails on an empty secret, a secret given twice, or an unknown role.
+func KeyAuth(header string, keys ...Key) (AuthProvider, error) {
 	if header == "" {
 		header = DefaultAPIKeyHeader
 	}
 	p := &apiKeyAuth{header: http.CanonicalHeaderKey(header)}
-	for _, k := range keys {
-		if k == "" {
-			continue
+	seen := map[[sha256.Size]byte]bool{}
+	for i, k := range keys {
+		if k.Secret == "" {
+			return nil, fmt.Errorf("key %d: empty secret", i)
 		}
-		p.digests = append(p.digests, sha256.Sum256([]byte(k)))
+		d := sha256.Sum256([]byte(k.Secret))
+		if seen[d] {
+			return nil, fmt.Errorf("key %d: secret given twice", i)
+		}
+		seen[d] = true
+		for _, r := range k.Roles {
+			if r != protocol.RoleAgent && r != protocol.RoleComputer {
+				return nil, fmt.Errorf("key %d: unknown role %q", i, r)
+			}
+		}
+		g := &Grant{KeyID: k.ID, Offices: slices.Clone(k.Offices), Roles: slices.Clone(k.Roles)}
+		if g.KeyID == "" {
+			g.KeyID = "sha256:" + hex.EncodeToString(d[:6])
+		}
+		p.digests = append(p.digests, d)
+		p.grants = append(p.grants, g)
 	}
-	return p
+	return p, nil
 }
 
 type apiKeyAuth struct {
 	header  string
 	digests [][sha256.Size]byte
+	grants  []*Grant
 }
 
 func (p *apiKeyAuth) Authenticate(_ context.Context, req *AuthRequest) error {
@@ -73,13 +144,16 @@ func (p *apiKeyAuth) Authenticate(_ context.Context, req *AuthRequest) error {
 		return protocol.NewUnauthorized("missing API key")
 	}
 	d := sha256.Sum256([]byte(key))
-	match := 0
+	found := -1
 	for i := range p.digests {
-		match |= subtle.ConstantTimeCompare(d[:], p.digests[i][:])
+		if subtle.ConstantTimeCompare(d[:], p.digests[i][:]) == 1 {
+			found = i
+		}
 	}
-	if match != 1 {
+	if found < 0 {
 		return protocol.NewUnauthorized("invalid API key")
 	}
+	req.Grant = p.grants[found]
 	return nil
 }
 

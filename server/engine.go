@@ -93,16 +93,32 @@ func (g *connGate) wait(done <-chan struct{}) {
 	}
 }
 
-// onEngineConnection prepares every Engine.IO connection: the gate above,
-// and the write-queue release below.
+// conn is what the Server keeps per Engine.IO connection: the gate above,
+// the count of refused namespace CONNECTs, and the outgoing accounting.
+type conn struct {
+	gate         *connGate
+	eio          eio.Socket
+	authFailures atomic.Int32
+	out          outgoing
+}
+
+// onEngineConnection prepares every Engine.IO connection: the gate and the
+// outgoing accounting below, and the write-queue release.
 func (s *Server) onEngineConnection(args ...any) {
-	conn, ok := args[0].(eio.Socket)
+	ec, ok := args[0].(eio.Socket)
 	if !ok {
 		return
 	}
-	g := newConnGate()
-	s.gates.Store(conn.Id(), g)
-	_ = conn.On("packet", func(args ...any) {
+	c := &conn{gate: newConnGate(), eio: ec}
+	c.out.limit = s.cfg.maxOutgoing
+	c.out.stall = s.cfg.stallTimeout
+	c.out.closeConn = func(reason string) {
+		s.log.Warn("connection closed: peer not reading", "engine_id", ec.Id(), "remote", ec.RemoteAddress(), "reason", reason)
+		go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
+	}
+	s.conns.Store(ec.Id(), c)
+	g := c.gate
+	_ = ec.On("packet", func(args ...any) {
 		p, _ := args[0].(*engine.Packet)
 		if p == nil || p.Type != engine.MESSAGE {
 			return
@@ -114,8 +130,24 @@ func (s *Server) onEngineConnection(args ...any) {
 			g.wait(s.ctx.Done())
 		}
 	})
-	_ = conn.Once("close", func(...any) {
-		s.gates.Delete(conn.Id())
+	_ = ec.On("packetCreate", func(args ...any) {
+		if p, _ := args[0].(*engine.Packet); p != nil {
+			c.out.created(dataLen(p.Data))
+		}
+	})
+	_ = ec.On("flush", func(args ...any) {
+		wbuf, _ := args[0].([]*engine.Packet)
+		var n int64
+		for _, p := range wbuf {
+			if p != nil {
+				n += dataLen(p.Data)
+			}
+		}
+		c.out.flushed(n)
+	})
+	_ = ec.Once("close", func(...any) {
+		s.conns.Delete(ec.Id())
+		c.out.stop()
 		g.registered() // nothing to wait for on a closed connection
 		// Engine v3.0.2: when the peer closes a websocket first, the
 		// transport is marked closed without running DoClose, so its
@@ -125,7 +157,7 @@ func (s *Server) onEngineConnection(args ...any) {
 		// harmless. It runs on its own short-lived goroutine: the close
 		// event is still being emitted under the connection's one-shot
 		// listener, which DoClose would re-enter.
-		if t := conn.Transport(); t != nil && t.Name() == transports.WEBSOCKET {
+		if t := ec.Transport(); t != nil && t.Name() == transports.WEBSOCKET {
 			go t.DoClose(nil)
 		}
 	})
@@ -133,8 +165,140 @@ func (s *Server) onEngineConnection(args ...any) {
 
 // registered opens the gate of the connection sock belongs to.
 func (s *Server) registered(engineID string) {
-	if g, ok := s.gates.Load(engineID); ok {
-		g.(*connGate).registered()
+	if c := s.conn(engineID); c != nil {
+		c.gate.registered()
+	}
+}
+
+func (s *Server) conn(engineID string) *conn {
+	if c, ok := s.conns.Load(engineID); ok {
+		return c.(*conn)
+	}
+	return nil
+}
+
+// authFailed counts a refused namespace CONNECT on the connection of
+// engineID; at the configured maximum the connection is closed once the
+// connect_error has been written (spec/protocol.md, Connection and auth).
+func (s *Server) authFailed(engineID string) {
+	c := s.conn(engineID)
+	if c == nil {
+		return
+	}
+	if n := c.authFailures.Add(1); int(n) == s.cfg.maxAuthFailures {
+		s.log.Warn("connection closed: too many refused connects", "engine_id", engineID, "remote", c.eio.RemoteAddress(), "refusals", n)
+		closeAfterNextWrite(c.eio)
+	}
+}
+
+// closeAfterNextWrite closes an Engine.IO connection once the next batch of
+// packets handed to its transport has been written (the connect_error the
+// library is about to send), or after a second if nothing is written.
+func closeAfterNextWrite(ec eio.Socket) {
+	var once sync.Once
+	closeIt := func(...any) { once.Do(func() { go ec.Close(false) }) }
+	timer := time.AfterFunc(time.Second, func() { closeIt() })
+	_ = ec.Once("flush", func(...any) {
+		// The transport emits "drain" once this batch is written.
+		if t := ec.Transport(); t != nil {
+			_ = t.Once("drain", func(...any) { timer.Stop(); closeIt() })
+		}
+	})
+}
+
+// dataLen is the size of an Engine.IO packet's data (0 for pings).
+func dataLen(d any) int64 {
+	if b, ok := d.(interface{ Len() int }); ok {
+		return int64(b.Len())
+	}
+	return 0
+}
+
+// outgoing accounts the bytes the Server has queued for one connection and
+// the peer has not read yet, from the engine's documented "packetCreate"
+// (queued) and "flush" (handed to the transport) events: a batch handed to
+// the transport is written once the next batch is handed over, so unsent is
+// queued − flushed + the last batch, an upper bound. Over limit the
+// connection is congested (the Server routes nothing to or from it); over
+// twice the limit, or over it for the stall timeout, it is closed. The
+// transport's own write blocks on a peer that does not read, so this
+// bounds what one such peer can make the Server hold.
+type outgoing struct {
+	limit     int64
+	stall     time.Duration
+	closeConn func(reason string)
+
+	mu        sync.Mutex
+	queued    int64
+	flushedN  int64
+	lastBatch int64
+	timer     *time.Timer // runs while congested
+	closed    bool
+}
+
+func (o *outgoing) unsentLocked() int64 { return o.queued - o.flushedN + o.lastBatch }
+
+func (o *outgoing) created(n int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.queued += n
+	o.checkLocked()
+}
+
+func (o *outgoing) flushed(n int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.flushedN += n
+	o.lastBatch = n
+	o.checkLocked()
+}
+
+func (o *outgoing) checkLocked() {
+	if o.closed {
+		return
+	}
+	u := o.unsentLocked()
+	switch {
+	case u > 2*o.limit:
+		o.closeLocked("outgoing buffer over twice its limit")
+	case u > o.limit && o.timer == nil:
+		o.timer = time.AfterFunc(o.stall, func() {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			o.timer = nil
+			if o.unsentLocked() > o.limit {
+				o.closeLocked("outgoing buffer over its limit for the stall timeout")
+			}
+		})
+	case u <= o.limit && o.timer != nil:
+		o.timer.Stop()
+		o.timer = nil
+	}
+}
+
+func (o *outgoing) closeLocked(reason string) {
+	o.closed = true
+	if o.timer != nil {
+		o.timer.Stop()
+		o.timer = nil
+	}
+	o.closeConn(reason)
+}
+
+// congested reports whether the peer has more unsent bytes than the limit.
+func (o *outgoing) congested() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.closed || o.unsentLocked() > o.limit
+}
+
+func (o *outgoing) stop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = true
+	if o.timer != nil {
+		o.timer.Stop()
+		o.timer = nil
 	}
 }
 
@@ -143,7 +307,7 @@ type packetKind int
 const (
 	smcpOther   packetKind = iota // not an /smcp packet, or a disconnect
 	smcpConnect                   // CONNECT to /smcp
-	smcpTraffic                   // EVENT, ACK, BINARY_EVENT or BINARY_ACK on /smcp
+	smcpTraffic                   // EVENT or ACK on /smcp
 )
 
 // smcpPacketKind reads the head of the Socket.IO packet an Engine.IO
@@ -162,21 +326,14 @@ func smcpPacketKind(data any) packetKind {
 	if len(head) < 2 || err != nil && !errors.Is(err, io.EOF) {
 		return smcpOther
 	}
-	typ, rest := head[0], head[1:]
-	if typ == '5' || typ == '6' { // binary packets count attachments first: "451-"
-		i := bytes.IndexByte(rest, '-')
-		if i < 0 {
-			return smcpOther
-		}
-		rest = rest[i+1:]
-	}
+	typ, rest := head[0], head[1:] // binary packets ('5', '6') are refused by the parser (parser.go)
 	if nsp, _, _ := bytes.Cut(rest, []byte(",")); string(nsp) != protocol.Namespace {
 		return smcpOther
 	}
 	switch typ {
 	case '0':
 		return smcpConnect
-	case '2', '3', '5', '6':
+	case '2', '3':
 		return smcpTraffic
 	}
 	return smcpOther
@@ -197,20 +354,39 @@ func serveHoldingReads(h http.Handler, w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r)
 		return
 	}
-	hw := &holdingWriter{ResponseWriter: w, release: make(chan struct{})}
+	hw := &holdingWriter{release: make(chan struct{})}
+	hw.w.Store(&w)
 	defer close(hw.release)
 	h.ServeHTTP(hw, r)
+	if hw.hijacked.Load() {
+		// The library keeps the ResponseWriter it was given for the
+		// connection's life; net/http's writer of a hijacked connection
+		// pins that connection's read and write buffers (8 KB). Nothing
+		// may be written through it any more, so the reference is
+		// dropped (docs/DECISIONS.md, Idle memory per connection).
+		var gone http.ResponseWriter = hijackedWriter{}
+		hw.w.Store(&gone)
+	}
 }
 
 // holdingWriter hands out a hijacked connection whose reads wait for
 // release.
 type holdingWriter struct {
-	http.ResponseWriter
-	release chan struct{}
+	w        atomic.Pointer[http.ResponseWriter]
+	hijacked atomic.Bool
+	release  chan struct{}
 }
 
+func (w *holdingWriter) inner() http.ResponseWriter { return *w.w.Load() }
+
+func (w *holdingWriter) Header() http.Header { return w.inner().Header() }
+
+func (w *holdingWriter) Write(b []byte) (int, error) { return w.inner().Write(b) }
+
+func (w *holdingWriter) WriteHeader(code int) { w.inner().WriteHeader(code) }
+
 func (w *holdingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	hj, ok := w.ResponseWriter.(http.Hijacker)
+	hj, ok := w.inner().(http.Hijacker)
 	if !ok {
 		return nil, nil, errors.New("server: the ResponseWriter cannot be hijacked")
 	}
@@ -218,11 +394,20 @@ func (w *holdingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	w.hijacked.Store(true)
 	return &heldConn{Conn: conn, release: w.release}, brw, nil
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
-func (w *holdingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *holdingWriter) Unwrap() http.ResponseWriter { return w.inner() }
+
+// hijackedWriter stands for net/http's writer once the connection is
+// hijacked: it answers as that writer does then.
+type hijackedWriter struct{}
+
+func (hijackedWriter) Header() http.Header       { return http.Header{} }
+func (hijackedWriter) Write([]byte) (int, error) { return 0, http.ErrHijacked }
+func (hijackedWriter) WriteHeader(int)           {}
 
 type heldConn struct {
 	net.Conn

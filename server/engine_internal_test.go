@@ -19,8 +19,8 @@ func TestSMCPPacketKind(t *testing.T) {
 		{`2/smcp,1["server:join_office",{}]`, smcpTraffic},
 		{`2/smcp,["notify:x",{}]`, smcpTraffic},
 		{`3/smcp,4[{"ok":true}]`, smcpTraffic},
-		{`51-/smcp,2["e",{"_placeholder":true,"num":0}]`, smcpTraffic},
-		{`61-/smcp,3[{"_placeholder":true,"num":0}]`, smcpTraffic},
+		{`51-/smcp,2["e",{"_placeholder":true,"num":0}]`, smcpOther}, // binary: the parser refuses it
+		{`61-/smcp,3[{"_placeholder":true,"num":0}]`, smcpOther},
 		{"1/smcp,", smcpOther},       // disconnect
 		{`2["e",{}]`, smcpOther},     // default namespace
 		{`0`, smcpOther},             // CONNECT to the default namespace

@@ -47,5 +47,5 @@ func ExampleNew_noAuth() {
 	_, err := server.New()
 	fmt.Println(err)
 	// Output:
-	// server: no authentication configured: use WithAPIKeys(keys...) or WithAuth(provider); WithAuth(InsecureNoAuth()) accepts everyone
+	// server: no authentication configured: use WithAPIKeys(keys...), WithKeys(keys...) or WithAuth(provider); WithAuth(InsecureNoAuth()) accepts everyone
 }

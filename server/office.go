@@ -14,6 +14,8 @@ import (
 type session struct {
 	id     string
 	sock   *socket.Socket
+	conn   *conn  // the Engine.IO connection's state (engine.go); nil if it closed first
+	grant  *Grant // what the credential admits; nil: anything
 	remote string
 
 	role   protocol.Role // fixed by the first successful join
@@ -107,6 +109,9 @@ func (s *Server) join(sess *session, role protocol.Role, name, office string) (n
 	if sess.closed {
 		return false, protocol.NewInternal("session is closing")
 	}
+	if !sess.grant.allows(office, role) {
+		return false, protocol.NewForbidden("this connection's key may not join office %q as %s", office, role)
+	}
 	if sess.role != "" && sess.role != role {
 		return false, protocol.NewForbidden("a session's role is fixed: this session joined as %s", sess.role)
 	}
@@ -131,6 +136,9 @@ func (s *Server) join(sess *session, role protocol.Role, name, office string) (n
 				return false, protocol.NewRoomFull("office %q already has an agent", office)
 			}
 		}
+	}
+	if len(s.offices[office]) >= s.cfg.maxOfficeSize {
+		return false, protocol.NewOfficeFull("office %q has reached its maximum of %d members", office, s.cfg.maxOfficeSize)
 	}
 	if sess.office != "" { // a Computer switching offices
 		s.leaveLocked(sess)

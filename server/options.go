@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 // Defaults of the options (README.md, Options).
@@ -16,15 +19,34 @@ const (
 	// DefaultToolCallMargin is added to a client:tool_call's own timeout.
 	DefaultToolCallMargin = 5 * time.Second
 	// DefaultMaxPayloadBytes bounds one incoming Socket.IO message (one event
-	// or one ack). A Finder page of 100 documents or a Level-1 document fits
-	// well below it.
-	DefaultMaxPayloadBytes = 8 << 20
+	// or one ack). It is protocol.DefaultMaxPayloadBytes, the limit a
+	// Computer applies to its answers (spec/protocol.md, Limits).
+	DefaultMaxPayloadBytes = protocol.DefaultMaxPayloadBytes
+	// DefaultMaxOutgoingBytes bounds the bytes the Server holds for one
+	// connection that its peer has not read yet (twice the payload limit,
+	// so that one largest message always fits).
+	DefaultMaxOutgoingBytes = 2 * DefaultMaxPayloadBytes
+	// DefaultStallTimeout is how long a connection may stay over its
+	// outgoing limit before the Server closes it.
+	DefaultStallTimeout = 30 * time.Second
+	// DefaultMaxInFlight bounds the routed requests one Agent has in flight,
+	// and the ones routed to one Computer.
+	DefaultMaxInFlight = 64
+	// DefaultMaxToolCallTimeout is the largest timeout a client:tool_call may
+	// ask for; a larger one is refused with 400.
+	DefaultMaxToolCallTimeout = 10 * time.Minute
+	// DefaultMaxOfficeSize bounds the members of one office (its Agent and
+	// Computers).
+	DefaultMaxOfficeSize = 256
+	// DefaultMaxAuthFailures is how many refused namespace CONNECTs one
+	// connection may make; the last refusal closes it.
+	DefaultMaxAuthFailures = 3
+	// DefaultConnectTimeout bounds the time from the transport's opening to
+	// an admitted /smcp CONNECT; a connection without one is closed.
+	DefaultConnectTimeout = 20 * time.Second
 	// DefaultAPIKeyHeader is the header the default provider reads the API
 	// key from (spec/protocol.md, Connection and auth).
 	DefaultAPIKeyHeader = "x-api-key"
-	// maxToolCallTimeout caps the request's own timeout so that a huge value
-	// cannot overflow a time.Duration.
-	maxToolCallTimeout = 24 * time.Hour
 )
 
 // Option configures a Server; see New.
@@ -44,6 +66,14 @@ type config struct {
 	authTimeout     time.Duration
 	pingInterval    time.Duration // 0: the engine's default (25 s)
 	pingTimeout     time.Duration // 0: the engine's default (20 s)
+	maxOutgoing     int64
+	stallTimeout    time.Duration
+	maxInFlight     int
+	maxToolTimeout  time.Duration
+	maxOfficeSize   int
+	maxAuthFailures int
+	connectTimeout  time.Duration
+	keys            []Key
 	// testHook runs at the start of every dispatched event (tests only).
 	testHook func(event string)
 }
@@ -55,6 +85,13 @@ func defaultConfig() *config {
 		toolCallMargin:  DefaultToolCallMargin,
 		maxPayloadBytes: DefaultMaxPayloadBytes,
 		authTimeout:     10 * time.Second,
+		maxOutgoing:     DefaultMaxOutgoingBytes,
+		stallTimeout:    DefaultStallTimeout,
+		maxInFlight:     DefaultMaxInFlight,
+		maxToolTimeout:  DefaultMaxToolCallTimeout,
+		maxOfficeSize:   DefaultMaxOfficeSize,
+		maxAuthFailures: DefaultMaxAuthFailures,
+		connectTimeout:  DefaultConnectTimeout,
 	}
 }
 
@@ -83,6 +120,15 @@ func WithAPIKeys(keys ...string) Option {
 		}
 		c.apiKeys = append(c.apiKeys, keys...)
 		c.apiKeysSet = true
+		return nil
+	}
+}
+
+// WithKeys configures the default provider (KeyAuth) with scoped keys; it
+// combines with WithAPIKeys, whose keys admit any office and role.
+func WithKeys(keys ...Key) Option {
+	return func(c *config) error {
+		c.keys = append(c.keys, keys...)
 		return nil
 	}
 }
@@ -134,7 +180,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithMaxPayloadBytes bounds one incoming Socket.IO message (default 8 MiB).
+// WithMaxPayloadBytes bounds one incoming Socket.IO message (default
+// protocol.DefaultMaxPayloadBytes, 8 MiB).
 // A larger message closes the sender's connection (the engine refuses it);
 // every other connection carries on.
 func WithMaxPayloadBytes(n int64) Option {
@@ -180,15 +227,117 @@ func WithPing(interval, timeout time.Duration) Option {
 	}
 }
 
+// WithMaxOutgoingBytes bounds the bytes the Server holds for one connection
+// that its peer has not read yet (default 16 MiB). A session over it is
+// congested: requests routed to it, and requests it sends, are refused with
+// 503 while it stays over; one that stays over for WithStallTimeout, or
+// reaches twice the bound, is closed (spec/protocol.md, Limits).
+func WithMaxOutgoingBytes(n int64) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxOutgoingBytes: %d is not positive", n)
+		}
+		c.maxOutgoing = n
+		return nil
+	}
+}
+
+// WithStallTimeout sets how long a connection may stay over its outgoing
+// bound (WithMaxOutgoingBytes) before it is closed (default 30 s).
+func WithStallTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("WithStallTimeout: %v is not positive", d)
+		}
+		c.stallTimeout = d
+		return nil
+	}
+}
+
+// WithMaxInFlight bounds the routed requests one Agent may have in flight,
+// and the ones in flight to one Computer (default 64). A request over
+// either bound is refused with 429; nothing is queued.
+func WithMaxInFlight(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxInFlight: %d is not positive", n)
+		}
+		c.maxInFlight = n
+		return nil
+	}
+}
+
+// WithMaxToolCallTimeout sets the largest timeout a client:tool_call may ask
+// for (default 10 min); a larger one is refused with 400 naming the bound,
+// so that no Computer runs a call the Server would not wait for.
+func WithMaxToolCallTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("WithMaxToolCallTimeout: %v is not positive", d)
+		}
+		c.maxToolTimeout = d
+		return nil
+	}
+}
+
+// WithMaxOfficeSize bounds the members (Agent and Computers) of one office
+// (default 256); a join over it is refused with 4105.
+func WithMaxOfficeSize(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxOfficeSize: %d is not positive", n)
+		}
+		c.maxOfficeSize = n
+		return nil
+	}
+}
+
+// WithMaxAuthFailures sets how many refused /smcp CONNECTs one connection
+// may make (default 3): each gets its connect_error, and the last one also
+// closes the connection.
+func WithMaxAuthFailures(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxAuthFailures: %d is not positive", n)
+		}
+		c.maxAuthFailures = n
+		return nil
+	}
+}
+
+// WithConnectTimeout bounds the time between a transport's opening and its
+// admitted /smcp CONNECT (default 20 s); a connection that has none by then
+// is closed. It also bounds the AuthProvider's run.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("WithConnectTimeout: %v is not positive", d)
+		}
+		c.connectTimeout = d
+		return nil
+	}
+}
+
 func (c *config) finish() error {
-	if c.auth != nil && c.apiKeysSet {
-		return errors.New("WithAuth and WithAPIKeys exclude each other")
+	if c.auth != nil && (c.apiKeysSet || len(c.keys) > 0) {
+		return errors.New("WithAuth excludes WithAPIKeys and WithKeys: they configure the default provider")
 	}
 	if c.auth == nil {
-		if !c.apiKeysSet || len(c.apiKeys) == 0 {
-			return errors.New("no authentication configured: use WithAPIKeys(keys...) or WithAuth(provider); WithAuth(InsecureNoAuth()) accepts everyone")
+		if len(c.apiKeys) == 0 && len(c.keys) == 0 {
+			return errors.New("no authentication configured: use WithAPIKeys(keys...), WithKeys(keys...) or WithAuth(provider); WithAuth(InsecureNoAuth()) accepts everyone")
 		}
-		c.auth = APIKeyAuth(c.apiKeyHeader, c.apiKeys...)
+		keys := slices.Clone(c.keys)
+		for _, k := range c.apiKeys {
+			keys = append(keys, Key{Secret: k})
+		}
+		p, err := KeyAuth(c.apiKeyHeader, keys...)
+		if err != nil {
+			return err
+		}
+		c.auth = p
+	}
+	if c.authTimeout >= c.connectTimeout {
+		c.authTimeout = c.connectTimeout / 2
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))

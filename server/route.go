@@ -25,8 +25,10 @@ type call struct {
 
 // route handles every client:* event (spec/protocol.md, Routed requests). The
 // checks run in this order: schema (400), sender is an Agent (403) inside an
-// office (4103), agent field is the sender's name (403), the Computer exists
-// in the sender's office (404, also for a Computer of another office). The request is then emitted to
+// office (4103), agent field is the sender's name (403), tool-call timeout
+// within its bound (400), the Computer exists in the sender's office (404
+// either way), the in-flight caps (429), neither side congested (503). The
+// request is then emitted to
 // that one Computer's socket with the Server's own timer, and the Computer's
 // single ack value goes back to the Agent unchanged.
 func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *reply) {
@@ -38,7 +40,12 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *
 	reqID := m["req_id"].(string)
 	timeout := s.cfg.requestTimeout
 	if info.Name == protocol.EventToolCall {
-		timeout = toolCallTimeout(m["timeout"], s.cfg.toolCallMargin)
+		secs, _ := m["timeout"].(float64)
+		if limit := s.cfg.maxToolTimeout; secs > limit.Seconds() {
+			s.refuse(sess, info.Name, reqID, r, protocol.NewBadRequest("timeout %gs exceeds this Server's maximum of %gs", secs, limit.Seconds()).With("max_timeout", limit.Seconds()))
+			return
+		}
+		timeout = time.Duration(secs*float64(time.Second)) + s.cfg.toolCallMargin
 	}
 	c, err := s.admit(sess, info.Name, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
 	if err != nil {
@@ -49,17 +56,6 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *
 	if err := c.computer.sock.Emit(info.Name, payload, ack); err != nil {
 		s.finish(c, protocol.NewInternal("could not forward %s: %v", info.Name, err))
 	}
-}
-
-// toolCallTimeout is the request's own timeout (whole seconds) plus margin,
-// capped so that a huge value cannot overflow.
-func toolCallTimeout(v any, margin time.Duration) time.Duration {
-	secs, _ := v.(float64)
-	d := maxToolCallTimeout
-	if secs < maxToolCallTimeout.Seconds() {
-		d = time.Duration(secs * float64(time.Second))
-	}
-	return d + margin
 }
 
 // admit runs the sender and target checks and registers the call, under one
@@ -74,12 +70,24 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	if err := s.checkAgentLocked(sess, agent, event); err != nil {
 		return nil, err
 	}
-	// An unknown name and a Computer of another office get the same answer,
-	// so an Agent learns nothing about other offices (spec/protocol.md,
-	// Routed requests).
+	// An unknown name and a name in another office get the same answer, so
+	// that no key holder learns which names exist elsewhere
+	// (docs/DECISIONS.md, Uniform answer for an unreachable Computer).
 	target := s.names[computer]
 	if target == nil || target.role != protocol.RoleComputer || target.office != sess.office {
 		return nil, protocol.NewNotFound("no computer named %q in this office", clip(computer, 64))
+	}
+	if len(sess.outbound) >= s.cfg.maxInFlight {
+		return nil, protocol.NewTooManyRequests("this agent already has %d requests in flight", len(sess.outbound))
+	}
+	if len(target.inbound) >= s.cfg.maxInFlight {
+		return nil, protocol.NewTooManyRequests("computer %q already has %d requests in flight", computer, len(target.inbound))
+	}
+	if target.conn != nil && target.conn.out.congested() {
+		return nil, protocol.NewUnavailable("computer %q is not reading its connection", computer)
+	}
+	if sess.conn != nil && sess.conn.out.congested() {
+		return nil, protocol.NewUnavailable("this agent is not reading its connection")
 	}
 	s.seq++
 	c := &call{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -155,6 +156,14 @@ func TestRouteRefusals(t *testing.T) {
 			require.Contains(t, e.Message, tc.MessageContains)
 		})
 	}
+	t.Run("another office answers as an unknown name", func(t *testing.T) {
+		// The answer must not tell a name that exists elsewhere from one
+		// that exists nowhere: same code, same message but for the name.
+		elsewhere := requireError(t, a.call(protocol.EventGetTools, getTools("a1", "far", "r")), protocol.CodeNotFound)
+		nowhere := requireError(t, a.call(protocol.EventGetTools, getTools("a1", "fan", "r")), protocol.CodeNotFound)
+		require.Equal(t, strings.ReplaceAll(nowhere.Message, "fan", "far"), elsewhere.Message)
+		require.Equal(t, nowhere.Details, elsewhere.Details)
+	})
 	t.Run("schema errors list every failing path", func(t *testing.T) {
 		e := requireError(t, a.call(protocol.EventGetFinder, map[string]any{"agent": "a1", "req_id": "r", "limit": 0.0, "offset": -2.0}), protocol.CodeBadRequest)
 		require.Contains(t, e.Message, "/limit")

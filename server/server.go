@@ -38,7 +38,7 @@ type Server struct {
 	closeOnce sync.Once
 	stopped   atomic.Bool // the Socket.IO server is closed
 	authWG    sync.WaitGroup
-	gates     sync.Map // Engine.IO connection id → *connGate (engine.go)
+	conns     sync.Map // Engine.IO connection id → *conn (engine.go)
 
 	mu       sync.Mutex
 	closing  bool
@@ -84,6 +84,8 @@ func New(opts ...Option) (*Server, error) {
 		so.SetPingInterval(cfg.pingInterval)
 		so.SetPingTimeout(cfg.pingTimeout)
 	}
+	so.SetParser(jsonOnlyParser{})
+	so.SetConnectTimeout(cfg.connectTimeout)
 	if len(cfg.corsOrigins) > 0 {
 		var origin any = cfg.corsOrigins
 		if len(cfg.corsOrigins) == 1 {
@@ -111,7 +113,8 @@ func New(opts ...Option) (*Server, error) {
 	})
 
 	// Only /smcp is served: the default namespace refuses every client.
-	s.io.Use(func(_ *socket.Socket, next func(*socket.ExtendedError)) {
+	s.io.Use(func(sock *socket.Socket, next func(*socket.ExtendedError)) {
+		defer s.authFailed(sock.Conn().Id())
 		next(socket.NewExtendedError("use the "+protocol.Namespace+" namespace", map[string]any{"code": int(protocol.CodeNotFound)}))
 	})
 	s.nsp = s.io.Of(protocol.Namespace, nil)
@@ -150,11 +153,13 @@ func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedErr
 		defer s.authWG.Done()
 		err := s.runAuth(req)
 		if err == nil {
+			sock.SetData(req.Grant)
 			next(nil)
 			return
 		}
 		s.log.Warn("connection refused", "remote", req.RemoteAddr, "code", int(err.Code), "reason", err.Message)
 		next(connectError(err))
+		s.authFailed(sock.Conn().Id())
 	}()
 }
 
@@ -194,9 +199,12 @@ func (s *Server) onConnection(args ...any) {
 	// The library has registered the socket on its connection: packets
 	// held by the gate may go on (engine.go).
 	defer s.registered(sock.Conn().Id())
+	grant, _ := sock.Data().(*Grant)
 	sess := &session{
 		id:       string(sock.Id()),
 		sock:     sock,
+		conn:     s.conn(sock.Conn().Id()),
+		grant:    grant,
 		remote:   sock.Handshake().Address,
 		gone:     make(chan struct{}),
 		inbound:  map[*call]struct{}{},
@@ -212,14 +220,20 @@ func (s *Server) onConnection(args ...any) {
 		sock.Disconnect(true)
 		return
 	}
-	s.log.Info("session connected", "sid", sess.id, "remote", sess.remote)
-
-	for name, info := range s.known {
-		_ = sock.On(name, func(args ...any) { s.dispatch(sess, info, args) })
+	attrs := []any{"sid", sess.id, "remote", sess.remote}
+	if grant != nil {
+		attrs = append(attrs, "key_id", grant.KeyID)
 	}
+	s.log.Info("session connected", attrs...)
+
+	// One catch-all listener instead of one per event name: it runs on the
+	// socket's task goroutine in arrival order all the same, and saves a
+	// listener entry per event per connection (docs/DECISIONS.md, Idle
+	// memory per connection).
 	sock.OnAny(func(args ...any) {
 		ev, _ := firstString(args)
-		if _, ok := s.known[ev]; ok {
+		if info, ok := s.known[ev]; ok {
+			s.dispatch(sess, info, args[1:])
 			return
 		}
 		s.unknownEvent(sess, ev, args)
@@ -227,6 +241,11 @@ func (s *Server) onConnection(args ...any) {
 	_ = sock.On("disconnect", func(args ...any) {
 		reason, _ := firstString(args)
 		s.disconnected(sess, reason)
+		if reason == "client namespace disconnect" {
+			// SMCP clients use /smcp only: a transport left without it
+			// would idle until the peer goes away.
+			go sock.Conn().Close(false)
+		}
 	})
 }
 

@@ -11,11 +11,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -60,6 +62,15 @@ type settings struct {
 	shutdownTimeout time.Duration
 	pingInterval    time.Duration
 	pingTimeout     time.Duration
+	keysFile        string
+	maxOutgoing     int64
+	stallTimeout    time.Duration
+	maxInFlight     int64
+	maxToolTimeout  time.Duration
+	maxOfficeSize   int64
+	maxAuthFailures int64
+	connectTimeout  time.Duration
+	debugListen     string
 }
 
 // parse reads the flags, taking each default from its SMCP_* variable.
@@ -77,6 +88,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	str(&s.corsOrigins, "cors-origins", "", `comma-separated origins allowed to connect from a browser ("*" for any)`)
 	str(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	str(&s.logFormat, "log-format", "json", "log format: json or text")
+	str(&s.keysFile, "keys-file", "", `JSON file of scoped API keys: [{"id", "secret", "offices": [...], "roles": [...]}] (empty lists: any)`)
+	str(&s.debugListen, "debug-listen", "", "address of a loopback listener serving /debug/pprof/ and /debug/vars (off when empty)")
 
 	var errs []error
 	boolean := func(p *bool, name string, usage string) {
@@ -108,14 +121,23 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	duration(&s.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
 	duration(&s.pingInterval, "ping-interval", 25*time.Second, "how often each connection is pinged")
 	duration(&s.pingTimeout, "ping-timeout", 20*time.Second, "how long a pong may take before the connection is closed")
+	duration(&s.stallTimeout, "stall-timeout", server.DefaultStallTimeout, "how long a connection may stay over --max-outgoing-bytes before it is closed")
+	duration(&s.maxToolTimeout, "max-tool-call-timeout", server.DefaultMaxToolCallTimeout, "largest timeout a client:tool_call may ask for (over it: 400)")
+	duration(&s.connectTimeout, "connect-timeout", server.DefaultConnectTimeout, "how long a connection may take to be admitted to /smcp")
 
-	maxPayload := int64(server.DefaultMaxPayloadBytes)
-	if v := getenv(envName("max-payload-bytes")); v != "" {
-		if _, err := fmt.Sscan(v, &maxPayload); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", envName("max-payload-bytes"), err))
+	integer := func(p *int64, name string, def int64, usage string) {
+		if v := getenv(envName(name)); v != "" {
+			if _, err := fmt.Sscan(v, &def); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(name), err))
+			}
 		}
+		fs.Int64Var(p, name, def, usage+" ("+envName(name)+")")
 	}
-	fs.Int64Var(&s.maxPayload, "max-payload-bytes", maxPayload, "largest Socket.IO message accepted ("+envName("max-payload-bytes")+")")
+	integer(&s.maxPayload, "max-payload-bytes", server.DefaultMaxPayloadBytes, "largest Socket.IO message accepted")
+	integer(&s.maxOutgoing, "max-outgoing-bytes", server.DefaultMaxOutgoingBytes, "bytes held for a peer that does not read before it is congested (503)")
+	integer(&s.maxInFlight, "max-in-flight", server.DefaultMaxInFlight, "routed requests in flight per Agent and per Computer (over it: 429)")
+	integer(&s.maxOfficeSize, "max-office-size", server.DefaultMaxOfficeSize, "members of one office (over it: 4105)")
+	integer(&s.maxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "refused connects per connection before it is closed")
 
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -130,6 +152,26 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 		s.apiKeys = getenv(envName("api-keys"))
 	}
 	return s, nil
+}
+
+// readKeysFile reads --keys-file: a JSON array of server.Key. Secrets are
+// never logged; errors name the entry by index.
+func readKeysFile(path string) ([]server.Key, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("keys file: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, 16<<20))
+	dec.DisallowUnknownFields()
+	var keys []server.Key
+	if err := dec.Decode(&keys); err != nil {
+		return nil, fmt.Errorf("keys file %s: %w", path, err)
+	}
+	if _, err := server.KeyAuth("", keys...); err != nil {
+		return nil, fmt.Errorf("keys file %s: %w", path, err)
+	}
+	return keys, nil
 }
 
 func envName(flagName string) string {
@@ -196,18 +238,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		server.WithMaxPayloadBytes(s.maxPayload),
 		server.WithPing(s.pingInterval, s.pingTimeout),
 		server.WithValidateAnswers(s.validateAnswers),
+		server.WithMaxOutgoingBytes(s.maxOutgoing),
+		server.WithStallTimeout(s.stallTimeout),
+		server.WithMaxInFlight(int(min(s.maxInFlight, math.MaxInt32))),
+		server.WithMaxToolCallTimeout(s.maxToolTimeout),
+		server.WithMaxOfficeSize(int(min(s.maxOfficeSize, math.MaxInt32))),
+		server.WithMaxAuthFailures(int(min(s.maxAuthFailures, math.MaxInt32))),
+		server.WithConnectTimeout(s.connectTimeout),
 	}
 	keys := splitList(s.apiKeys)
+	var scoped []server.Key
+	if s.keysFile != "" {
+		if scoped, err = readKeysFile(s.keysFile); err != nil {
+			return err
+		}
+	}
 	switch {
-	case s.insecureNoAuth && len(keys) > 0:
-		return errors.New("--insecure-no-auth and --api-keys exclude each other")
+	case s.insecureNoAuth && (len(keys) > 0 || len(scoped) > 0):
+		return errors.New("--insecure-no-auth and --api-keys (or --keys-file) exclude each other")
 	case s.insecureNoAuth:
 		log.Warn("authentication disabled (--insecure-no-auth): every connection is accepted")
 		opts = append(opts, server.WithAuth(server.InsecureNoAuth()))
-	case len(keys) == 0:
-		return errors.New("no API keys: set --api-keys (or SMCP_API_KEYS), or --insecure-no-auth for development")
+	case len(keys) == 0 && len(scoped) == 0:
+		return errors.New("no API keys: set --api-keys (or SMCP_API_KEYS) or --keys-file, or --insecure-no-auth for development")
 	default:
-		opts = append(opts, server.WithAPIKeys(keys...), server.WithAPIKeyHeader(s.apiKeyHeader))
+		if len(keys) > 0 {
+			opts = append(opts, server.WithAPIKeys(keys...))
+		}
+		opts = append(opts, server.WithKeys(scoped...), server.WithAPIKeyHeader(s.apiKeyHeader))
+		log.Info("API keys loaded", "unscoped", len(keys), "scoped", len(scoped))
 	}
 	if origins := splitList(s.corsOrigins); len(origins) > 0 {
 		opts = append(opts, server.WithCORSOrigins(origins...))
@@ -226,6 +285,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
 		return err
+	}
+	if s.debugListen != "" {
+		stopDebug, err := serveDebug(s.debugListen, log)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer stopDebug()
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)

@@ -42,6 +42,24 @@ func TestParse(t *testing.T) {
 	require.Equal(t, int64(1024), s.maxPayload)
 	require.Equal(t, "text", s.logFormat)
 
+	s, err = parse([]string{"--max-in-flight", "7", "--max-office-size", "9", "--connect-timeout", "4s"}, env(map[string]string{
+		"SMCP_MAX_OUTGOING_BYTES":    "2048",
+		"SMCP_STALL_TIMEOUT":         "2s",
+		"SMCP_MAX_TOOL_CALL_TIMEOUT": "1m",
+		"SMCP_MAX_AUTH_FAILURES":     "2",
+		"SMCP_MAX_IN_FLIGHT":         "99",
+		"SMCP_KEYS_FILE":             "/k.json",
+	}), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, int64(2048), s.maxOutgoing)
+	require.Equal(t, 2*time.Second, s.stallTimeout)
+	require.Equal(t, time.Minute, s.maxToolTimeout)
+	require.Equal(t, int64(2), s.maxAuthFailures)
+	require.Equal(t, int64(7), s.maxInFlight, "a flag wins over its variable")
+	require.Equal(t, int64(9), s.maxOfficeSize)
+	require.Equal(t, 4*time.Second, s.connectTimeout)
+	require.Equal(t, "/k.json", s.keysFile)
+
 	s, err = parse([]string{"--listen", ":1", "--request-timeout", "1m", "--validate-answers=false"},
 		env(map[string]string{"SMCP_LISTEN": ":2", "SMCP_VALIDATE_ANSWERS": "1"}), io.Discard)
 	require.NoError(t, err)
@@ -65,6 +83,31 @@ func TestParse(t *testing.T) {
 	require.ErrorIs(t, err, flag.ErrHelp)
 	require.Contains(t, help.String(), "SMCP_API_KEYS")
 	require.NotContains(t, help.String(), "top-secret", "-h never prints the keys")
+}
+
+func TestReadKeysFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	keys, err := readKeysFile(write("ok.json", `[{"id":"tenant-a","secret":"s1","offices":["o1"],"roles":["agent"]},{"secret":"s2"}]`))
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	require.Equal(t, []string{"o1"}, keys[0].Offices)
+
+	for name, body := range map[string]string{
+		"empty secret":  `[{"id":"x","secret":""}]`,
+		"unknown role":  `[{"secret":"s","roles":["admin"]}]`,
+		"unknown field": `[{"secret":"s","office":"o1"}]`,
+		"not json":      `secret`,
+		"same secret":   `[{"secret":"s"},{"secret":"s"}]`,
+	} {
+		_, err := readKeysFile(write("bad.json", body))
+		require.Error(t, err, name)
+		require.NotContains(t, err.Error(), `"s"`, "%s: the error does not echo the secret", name)
+	}
 }
 
 func TestRunRefusesWithoutKeys(t *testing.T) {

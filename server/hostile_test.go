@@ -1,0 +1,442 @@
+package server_test
+
+// The hostile-client suite: every limit of a Server against a client that
+// misbehaves on purpose, at the wire. Each test asserts the coded answer or
+// the close, that another office carries on, and, for the attacks that
+// used to pin memory, that the live heap returns near its baseline once the
+// attacker is gone (spec/protocol.md, Limits; docs/DECISIONS.md, Limits
+// against hostile clients).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+)
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// heapReturns waits until the live heap is within slack of base.
+func heapReturns(t *testing.T, base uint64, slack uint64) {
+	t.Helper()
+	var last uint64
+	ok := eventually(func() bool {
+		last = liveHeap()
+		return last <= base+slack
+	})
+	require.True(t, ok, "live heap %d MB did not return within %d MB of its baseline %d MB", last>>20, slack>>20, base>>20)
+}
+
+// eventually polls cond for at most wait.
+func eventually(cond func() bool) bool {
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return cond()
+}
+
+// dialEngine opens an Engine.IO websocket (OPEN read) without a namespace
+// CONNECT; header may carry the API key. readBuf, when positive, shrinks
+// the socket's receive buffer, so that a peer that stops reading is felt at
+// once.
+func dialEngine(t testing.TB, url string, header http.Header, readBuf int) *rawConn {
+	t.Helper()
+	d := *websocket.DefaultDialer
+	if readBuf > 0 {
+		d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetReadBuffer(readBuf)
+			}
+			return c, err
+		}
+	}
+	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/socket.io/?EIO=4&transport=websocket"
+	ws, resp, err := d.Dial(wsURL, header)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = ws.Close() })
+	r := &rawConn{t: t, ws: ws}
+	require.True(t, strings.HasPrefix(r.read(), "0{"), "engine open")
+	return r
+}
+
+// connectSmcp sends the /smcp CONNECT and returns the answer.
+func (r *rawConn) connectSmcp(auth map[string]any) string {
+	payload := ""
+	if auth != nil {
+		b, err := json.Marshal(auth)
+		require.NoError(r.t, err)
+		payload = string(b)
+	}
+	r.send("40" + protocol.Namespace + "," + payload)
+	return r.read()
+}
+
+// call emits ev with payload and ack id id and returns the ack's arguments.
+func (r *rawConn) call(id int, ev string, payload any) []any {
+	r.t.Helper()
+	b, err := json.Marshal([]any{ev, payload})
+	require.NoError(r.t, err)
+	r.send(fmt.Sprintf("42%s,%d%s", protocol.Namespace, id, b))
+	want := fmt.Sprintf("43%s,%d", protocol.Namespace, id)
+	for {
+		m := r.read()
+		if rest, ok := strings.CutPrefix(m, want); ok {
+			var vals []any
+			require.NoError(r.t, json.Unmarshal([]byte(rest), &vals))
+			return vals
+		}
+	}
+}
+
+var keyHeader = http.Header{"X-Api-Key": {testKey}}
+
+// TestHostileBinaryPackets: SMCP is JSON only. A Socket.IO binary packet
+// header or an Engine.IO binary message closes the connection at once,
+// before any attachment is buffered, with or without a key; the heap
+// returns after a run of such attacks carrying 1 MB frames.
+func TestHostileBinaryPackets(t *testing.T) {
+	ts := startServer(t)
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	cs[0].answer(protocol.EventGetTools, toolsAnswer)
+
+	attacks := map[string]func(r *rawConn){
+		"binary event header": func(r *rawConn) { r.send(`451-/smcp,["x",{"_placeholder":true,"num":0}]`) },
+		"binary ack header":   func(r *rawConn) { r.send(`461-/smcp,0[{"_placeholder":true,"num":0}]`) },
+		"engine binary frame": func(r *rawConn) {
+			require.NoError(t, r.ws.WriteMessage(websocket.BinaryMessage, []byte("\x04attachment")))
+		},
+	}
+	for name, attack := range attacks {
+		t.Run(name+" without a key", func(t *testing.T) {
+			r := dialEngine(t, ts.url, nil, 0)
+			attack(r)
+			require.True(t, r.closed())
+		})
+		t.Run(name+" when joined", func(t *testing.T) {
+			r := dialEngine(t, ts.url, keyHeader, 0)
+			require.Contains(t, r.connectSmcp(nil), `"sid"`)
+			vals := r.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": "bin", "office_id": "o2"})
+			require.Equal(t, []any{true, nil}, vals)
+			attack(r)
+			require.True(t, r.closed())
+		})
+	}
+
+	t.Run("the heap returns after attacks with 1 MB frames", func(t *testing.T) {
+		base := liveHeap()
+		frame := make([]byte, 1<<20)
+		for range 20 {
+			r := dialEngine(t, ts.url, nil, 0)
+			r.send(`451-/smcp,["x",{"_placeholder":true,"num":0}]`)
+			for range 8 { // the server may already have closed: errors are the point
+				if r.ws.WriteMessage(websocket.BinaryMessage, frame) != nil {
+					break
+				}
+			}
+			require.True(t, r.closed())
+		}
+		heapReturns(t, base, 8<<20)
+	})
+
+	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
+	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
+}
+
+// TestHostileSlowReader: a Computer that stops reading its connection.
+// Requests are routed to it until its unsent bytes pass the outgoing
+// limit, then refused with 503; it is closed after the stall timeout,
+// which fails its requests in flight (404) and tells its office it left;
+// the heap returns.
+func TestHostileSlowReader(t *testing.T) {
+	const limit = 1 << 20
+	ts := startServer(t, server.WithMaxOutgoingBytes(limit), server.WithStallTimeout(2*time.Second), server.WithMaxInFlight(1000))
+	a, _ := office(t, ts, "o1", "a1")
+	other, ocs := office(t, ts, "o2", "a2", "c2")
+	ocs[0].answer(protocol.EventGetTools, toolsAnswer)
+	base := liveHeap()
+
+	slow := dialEngine(t, ts.url, keyHeader, 4096)
+	require.Contains(t, slow.connectSmcp(nil), `"sid"`)
+	require.Equal(t, []any{true, nil}, slow.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": "slow", "office_id": "o1"}))
+	require.Equal(t, map[string]any{"office_id": "o1", "computer": "slow"}, a.next(protocol.NotifyEnterOffice))
+	// From here on the Computer reads nothing, not even pings.
+
+	pad := strings.Repeat("p", 256<<10)
+	answers := make(chan []any, 1000)
+	var refused *protocol.Error
+	sent := 0
+	for ; sent < 400 && refused == nil; sent++ {
+		i := sent
+		req := map[string]any{"agent": "a1", "req_id": fmt.Sprint("r", i), "computer": "slow", "tool_name": "t", "params": map[string]any{"pad": pad}, "timeout": 60}
+		require.NoError(t, a.sock.Emit(protocol.EventToolCall, req, socket.Ack(func(v []any, _ error) { answers <- v })))
+		a.barrier() // the request has been routed or refused
+	drain:
+		for {
+			select {
+			case v := <-answers:
+				refused = requireError(t, v, protocol.CodeUnavailable)
+			default:
+				break drain
+			}
+		}
+	}
+	require.NotNil(t, refused, "no 503 after 400 requests of 256 KB to a Computer that does not read")
+	require.Contains(t, refused.Message, `"slow" is not reading`)
+	t.Logf("refused with 503 after %d requests of 256 KB", sent)
+
+	// The other office carries on while o1 has a congested Computer.
+	vals := other.call(protocol.EventGetTools, getTools("a2", "c2", "meanwhile"))
+	require.Equal(t, "meanwhile", vals[0].(map[string]any)["req_id"])
+
+	// Over the limit for the stall timeout: closed, its calls fail at once.
+	require.Equal(t, map[string]any{"office_id": "o1", "computer": "slow"}, a.next(protocol.NotifyLeaveOffice))
+	e := requireError(t, <-answers, protocol.CodeNotFound)
+	require.Contains(t, e.Message, "disconnected before answering")
+	heapReturns(t, base, 8<<20)
+}
+
+// TestHostileBigStrings: names, office ids and req_ids over their
+// maxLength are refused with 400 naming the path; the sender's connection
+// carries on, and twenty joins with 3 MB names leave nothing behind.
+func TestHostileBigStrings(t *testing.T) {
+	ts := startServer(t)
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	cs[0].answer(protocol.EventGetTools, toolsAnswer)
+	p := dial(t, ts.url)
+
+	ok, reason := p.join(computerRole, strings.Repeat("n", 257), "o1")
+	require.Contains(t, requireReason(t, ok, reason, protocol.CodeBadRequest), "/name")
+	ok, reason = p.join(computerRole, "n", strings.Repeat("o", 257))
+	require.Contains(t, requireReason(t, ok, reason, protocol.CodeBadRequest), "/office_id")
+	p.mustJoin(computerRole, strings.Repeat("n", 256), "o3")
+
+	e := requireError(t, a.call(protocol.EventGetTools, getTools("a1", "c1", strings.Repeat("r", 129))), protocol.CodeBadRequest)
+	require.Contains(t, e.Message, "/req_id")
+
+	base := liveHeap()
+	big := strings.Repeat("x", 3<<20)
+	for i := range 20 {
+		r := dialEngine(t, ts.url, keyHeader, 0)
+		require.Contains(t, r.connectSmcp(nil), `"sid"`)
+		vals := r.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": big + fmt.Sprint(i), "office_id": big})
+		require.Equal(t, false, vals[0])
+		require.Contains(t, vals[1], "400 BadRequest")
+		require.Less(t, len(vals[1].(string)), 4096, "the refusal does not echo the value")
+		_ = r.ws.Close()
+	}
+	a.noEvent(protocol.NotifyEnterOffice)
+	heapReturns(t, base, 8<<20)
+	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
+	require.Equal(t, "after", vals[0].(map[string]any)["req_id"])
+}
+
+// TestHostileInFlightCap: over WithMaxInFlight an Agent gets 429 at once,
+// nothing is queued; an answer frees a slot.
+func TestHostileInFlightCap(t *testing.T) {
+	ts := startServer(t, server.WithMaxInFlight(2))
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	held := make(chan socket.Ack, 4)
+	_ = cs[0].sock.On(protocol.EventGetTools, func(args ...any) { held <- args[len(args)-1].(socket.Ack) })
+	results := make(chan []any, 4)
+	for i := range 2 {
+		require.NoError(t, a.sock.Emit(protocol.EventGetTools, getTools("a1", "c1", fmt.Sprint("r", i)), socket.Ack(func(v []any, _ error) { results <- v })))
+	}
+	first := <-held
+	<-held // the second stays unanswered
+	e := requireError(t, a.call(protocol.EventGetTools, getTools("a1", "c1", "r2")), protocol.CodeTooManyRequests)
+	require.Contains(t, e.Message, "2 requests in flight")
+
+	// The other office is not limited by this one.
+	b, bcs := office(t, ts, "o2", "b1", "d1")
+	bcs[0].answer(protocol.EventGetTools, toolsAnswer)
+	require.Equal(t, "x", b.call(protocol.EventGetTools, getTools("b1", "d1", "x"))[0].(map[string]any)["req_id"])
+
+	// One answer frees one slot.
+	first([]any{map[string]any{"tools": []any{}, "req_id": "r0"}}, nil)
+	<-results
+	go func() { (<-held)([]any{map[string]any{"tools": []any{}, "req_id": "r3"}}, nil) }()
+	require.Equal(t, "r3", a.call(protocol.EventGetTools, getTools("a1", "c1", "r3"))[0].(map[string]any)["req_id"])
+
+	// The Computer's own cap: a1 leaves with two calls still in flight to
+	// c1, and the next Agent of the office finds c1 at its cap.
+	require.NoError(t, a.sock.Emit(protocol.EventGetTools, getTools("a1", "c1", "r4"), socket.Ack(func(v []any, _ error) { results <- v })))
+	<-held
+	a.call(protocol.EventLeaveOffice, map[string]any{"office_id": "o1"})
+	a2 := dial(t, ts.url).mustJoin(agentRole, "a2", "o1")
+	e = requireError(t, a2.call(protocol.EventGetTools, getTools("a2", "c1", "r5")), protocol.CodeTooManyRequests)
+	require.Contains(t, e.Message, `computer "c1" already has 2 requests in flight`)
+}
+
+// TestHostileToolCallTimeout: a tool call asking for more than
+// WithMaxToolCallTimeout is refused with 400 naming the bound; the
+// Computer never sees it.
+func TestHostileToolCallTimeout(t *testing.T) {
+	ts := startServer(t, server.WithMaxToolCallTimeout(time.Minute))
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	cs[0].answer(protocol.EventToolCall, func(req map[string]any) []any {
+		return []any{map[string]any{"content": []any{}, "isError": false}}
+	})
+	call := func(timeout int) []any {
+		return a.call(protocol.EventToolCall, map[string]any{"agent": "a1", "req_id": "r", "computer": "c1", "tool_name": "t", "params": map[string]any{}, "timeout": timeout})
+	}
+	e := requireError(t, call(86400), protocol.CodeBadRequest)
+	require.Contains(t, e.Message, "maximum of 60s")
+	require.Equal(t, 60.0, e.Details["max_timeout"])
+	require.Equal(t, false, call(60)[0].(map[string]any)["isError"], "the bound itself is accepted")
+	require.Equal(t, 60.0, cs[0].next(protocol.EventToolCall).(map[string]any)["timeout"])
+	cs[0].noEvent(protocol.EventToolCall) // the refused call never reached it
+}
+
+// TestHostileOfficeSize: a join over WithMaxOfficeSize is refused with
+// 4105; other offices and a seat freed by a leave carry on.
+func TestHostileOfficeSize(t *testing.T) {
+	ts := startServer(t, server.WithMaxOfficeSize(2))
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	extra := dial(t, ts.url)
+	ok, reason := extra.join(computerRole, "c2", "o1")
+	require.Contains(t, requireReason(t, ok, reason, protocol.CodeOfficeFull), "maximum of 2")
+	extra.mustJoin(computerRole, "c2", "o2")
+	cs[0].call(protocol.EventLeaveOffice, map[string]any{"office_id": "o1"})
+	extra.mustJoin(computerRole, "c2", "o1")
+	require.Equal(t, map[string]any{"office_id": "o1", "computer": "c2"}, a.next(protocol.NotifyEnterOffice))
+}
+
+// TestHostileAuthAttempts: each refused CONNECT gets its connect_error;
+// the WithMaxAuthFailures-th also closes the connection, so no key can be
+// guessed at speed on one socket.
+func TestHostileAuthAttempts(t *testing.T) {
+	ts := startServer(t, server.WithMaxAuthFailures(3))
+	r := dialEngine(t, ts.url, nil, 0)
+	for i := range 3 {
+		got := r.connectSmcp(map[string]any{"api_key": fmt.Sprint("guess-", i)})
+		require.Equal(t, `44/smcp,{"data":{"code":401,"message":"invalid API key"},"message":"invalid API key"}`, got, "attempt %d", i)
+	}
+	require.True(t, r.closed(), "the third refusal closes the connection")
+
+	// A good key on a fresh connection is not affected.
+	r = dialEngine(t, ts.url, nil, 0)
+	require.Contains(t, r.connectSmcp(map[string]any{"api_key": "wrong"}), `"code":401`)
+	require.Contains(t, r.connectSmcp(map[string]any{"api_key": testKey}), `"sid"`)
+}
+
+// TestHostileConnectWindow: a transport that is not admitted to /smcp
+// within WithConnectTimeout is closed, whether it sends nothing, only a
+// refused CONNECT, or leaves /smcp and stays.
+func TestHostileConnectWindow(t *testing.T) {
+	ts := startServer(t, server.WithConnectTimeout(time.Second))
+	t.Run("silent", func(t *testing.T) {
+		require.True(t, dialEngine(t, ts.url, nil, 0).closed())
+	})
+	t.Run("refused once", func(t *testing.T) {
+		r := dialEngine(t, ts.url, nil, 0)
+		require.Contains(t, r.connectSmcp(nil), `"code":401`)
+		require.True(t, r.closed())
+	})
+	t.Run("leaves the namespace", func(t *testing.T) {
+		r := dialEngine(t, ts.url, keyHeader, 0)
+		require.Contains(t, r.connectSmcp(nil), `"sid"`)
+		r.send("41" + protocol.Namespace + ",")
+		require.True(t, r.closed())
+	})
+}
+
+// TestHostileUnknownNamespace: the library answers a CONNECT to a namespace
+// the Server does not serve with a connect_error at once, and "/" is refused
+// with 404; both count as refused CONNECTs.
+func TestHostileUnknownNamespace(t *testing.T) {
+	ts := startServer(t, server.WithMaxAuthFailures(2))
+	r := dialEngine(t, ts.url, keyHeader, 0)
+	r.send("40/nope,")
+	require.Equal(t, `44/nope,{"message":"Invalid namespace"}`, r.read())
+	r.send("40")
+	require.Contains(t, r.read(), `44{"data":{"code":404}`)
+	r.send("40")
+	require.Contains(t, r.read(), `44{"data":{"code":404}`)
+	require.True(t, r.closed())
+}
+
+// TestHostileScopedKeys: a scoped key joins only its offices and roles; the
+// refusal is 403 and names only the office asked for.
+func TestHostileScopedKeys(t *testing.T) {
+	ts := startServerAuth(t, server.WithKeys(
+		server.Key{ID: "tenant-a", Secret: "secret-a", Offices: []string{"a-office"}},
+		server.Key{ID: "tenant-b-agent", Secret: "secret-b", Offices: []string{"b-office"}, Roles: []protocol.Role{protocol.RoleAgent}},
+	), server.WithAPIKeys(testKey))
+	dialKey := func(key string) *peer {
+		p, err := connect(t, ts.url, dialOpts{headers: http.Header{"X-Api-Key": {key}}})
+		require.NoError(t, err)
+		return p
+	}
+	b := dialKey("secret-b")
+	ok, reason := b.join(agentRole, "b", "a-office")
+	msg := requireReason(t, ok, reason, protocol.CodeForbidden)
+	require.NotContains(t, msg, "b-office", "a refusal names no other office")
+	ok, reason = b.join(computerRole, "b", "b-office")
+	requireReason(t, ok, reason, protocol.CodeForbidden)
+	b.mustJoin(agentRole, "b", "b-office")
+
+	dialKey("secret-a").mustJoin(computerRole, "ca", "a-office")
+	dial(t, ts.url).mustJoin(computerRole, "anywhere", "b-office") // an unscoped key goes anywhere
+	require.Equal(t, map[string]any{"office_id": "b-office", "computer": "anywhere"}, b.next(protocol.NotifyEnterOffice))
+}
+
+// TestHostileJavaScriptClient: the official JavaScript client misbehaving.
+// A Buffer in an event (a BINARY_EVENT) closes its transport; a wrong key
+// gets a coded connect_error; an oversized name gets a 400. The office of a Go Agent carries on.
+func TestHostileJavaScriptClient(t *testing.T) {
+	nm := nodeModules(t)
+	ts := startServer(t, server.WithMaxAuthFailures(3))
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	cs[0].answer(protocol.EventGetTools, toolsAnswer)
+	node := func(env ...string) *peerProcess {
+		return startPeer(t, append([]string{"NODE_PATH=" + nm, "SMCP_URL=" + ts.url, "SMCP_API_KEY=" + testKey}, env...), "node", "js_hostile.js")
+	}
+
+	t.Run("binary", func(t *testing.T) {
+		p := node("SMCP_MODE=binary")
+		require.Equal(t, map[string]any{"step": "joined", "ok": true, "reason": nil}, p.next(t))
+		require.Equal(t, map[string]any{"step": "closed", "reason": "transport close"}, p.next(t))
+		require.NoError(t, p.wait(t))
+	})
+	t.Run("wrong key", func(t *testing.T) {
+		// The client gives up its transport after one refusal; repeated
+		// attempts on one transport are TestHostileAuthAttempts, in frames.
+		p := node("SMCP_MODE=badkeys")
+		require.Equal(t, map[string]any{"step": "connect_error", "data": map[string]any{"code": 401.0, "message": "invalid API key"}}, p.next(t))
+		require.Equal(t, "closed", p.next(t)["step"])
+		require.NoError(t, p.wait(t))
+	})
+	t.Run("oversized name", func(t *testing.T) {
+		p := node("SMCP_MODE=bigname", "SMCP_NAME_LEN=100000")
+		m := p.next(t)
+		require.Equal(t, false, m["ok"])
+		require.Regexp(t, `^400 BadRequest: .*/name`, m["reason"])
+		require.NoError(t, p.wait(t))
+	})
+	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
+	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
+}
