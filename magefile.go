@@ -211,6 +211,7 @@ func Fuzz() error {
 		{"protocol", "./dpe", "FuzzParse", "50000x"},
 		{"protocol", "./dpe", "FuzzRender", "200000x"},
 		{"protocol", "./window", "FuzzParse", "50000x"},
+		{"server", ".", "FuzzWireDecoder", "50000x"},
 	}
 	for _, t := range targets {
 		if err := runIn(t.module, "go", "test", "-run=^$", "-fuzz=^"+t.name+"$",
