@@ -449,6 +449,7 @@ func Fuzz() error {
 		{"protocol", "./dpe", "FuzzRender", "200000x"},
 		{"protocol", "./window", "FuzzParse", "50000x"},
 		{"server", ".", "FuzzEventPayload", "2000x"},
+		{"server", ".", "FuzzWireDecoder", "50000x"},
 	}
 	for _, t := range targets {
 		if err := runIn(t.module, "go", "test", "-run=^$", "-fuzz=^"+t.name+"$",

@@ -87,7 +87,7 @@
 // # Limits (spec/protocol.md, Limits)
 //
 // Every resource a client controls is bounded, each by an option: binary
-// packets close the connection at once (SMCP is JSON only; parser.go);
+// packets close the connection at once (SMCP is JSON only; wire.go);
 // strings are bounded by the schemas' maxLength (400); a connection whose
 // peer does not read is congested past WithMaxOutgoingBytes (requests to and
 // from it answer 503) and closed after WithStallTimeout or at twice the

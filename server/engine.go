@@ -326,7 +326,7 @@ func smcpPacketKind(data any) packetKind {
 	if len(head) < 2 || err != nil && !errors.Is(err, io.EOF) {
 		return smcpOther
 	}
-	typ, rest := head[0], head[1:] // binary packets ('5', '6') are refused by the parser (parser.go)
+	typ, rest := head[0], head[1:] // binary packets ('5', '6') are refused by the parser (wire.go)
 	if nsp, _, _ := bytes.Cut(rest, []byte(",")); string(nsp) != protocol.Namespace {
 		return smcpOther
 	}

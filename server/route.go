@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -30,8 +31,10 @@ type call struct {
 // either way), the in-flight caps (429), neither side congested (503). The
 // request is then emitted to
 // that one Computer's socket with the Server's own timer, and the Computer's
-// single ack value goes back to the Agent unchanged.
-func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *reply) {
+// single ack value goes back to the Agent unchanged. Both travel as the bytes
+// their sender wrote when they came from the wire (wireParser): raw holds the
+// request's bytes, payload their decoded value, which the checks read.
+func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw json.RawMessage, r *reply) {
 	if err := protocol.ValidateValue(info.Name, protocol.Request, payload); err != nil {
 		s.refuse(sess, info.Name, reqIDOf(payload), r, protocol.AsError(err))
 		return
@@ -53,7 +56,11 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *
 		return
 	}
 	ack := socket.Ack(func(args []any, _ error) { s.answered(c, args) })
-	if err := c.computer.sock.Emit(info.Name, payload, ack); err != nil {
+	var forward any = payload
+	if raw != nil {
+		forward = raw // the bytes the Agent sent, already validated
+	}
+	if err := c.computer.sock.Emit(info.Name, forward, ack); err != nil {
 		s.finish(c, protocol.NewInternal("could not forward %s: %v", info.Name, err))
 	}
 }
@@ -126,7 +133,11 @@ func (s *Server) answered(c *call, args []any) {
 		return
 	}
 	if s.cfg.validateAnswers {
-		if err := protocol.ValidateValue(c.event, protocol.Ack, args[0]); err != nil {
+		v, err := decodeArg(args[0])
+		if err == nil {
+			err = protocol.ValidateValue(c.event, protocol.Ack, v)
+		}
+		if err != nil {
 			e := protocol.AsError(err)
 			out := protocol.NewInternal("computer %q answered %s with an invalid payload: %s", c.computerName, c.event, e.Message)
 			if v, ok := e.Details["violations"]; ok {

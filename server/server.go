@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -84,7 +85,7 @@ func New(opts ...Option) (*Server, error) {
 		so.SetPingInterval(cfg.pingInterval)
 		so.SetPingTimeout(cfg.pingTimeout)
 	}
-	so.SetParser(jsonOnlyParser{})
+	so.SetParser(wireParser{})
 	so.SetConnectTimeout(cfg.connectTimeout)
 	if len(cfg.corsOrigins) > 0 {
 		var origin any = cfg.corsOrigins
@@ -271,10 +272,17 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s takes exactly one payload argument, got %d", info.Name, len(payloads)).With("event", info.Name))
 		return
 	}
-	payload := payloads[0]
+	// Arguments from the wire arrive undecoded (wireParser): handlers check
+	// the decoded value, and a routed request is forwarded as its bytes.
+	raw, _ := payloads[0].(json.RawMessage)
+	payload, err := decodeArg(payloads[0])
+	if err != nil {
+		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid JSON", info.Name).With("event", info.Name))
+		return
+	}
 	switch {
 	case info.Direction == protocol.DirectionClient:
-		s.route(sess, info, payload, r)
+		s.route(sess, info, payload, raw, r)
 	case info.Name == protocol.EventJoinOffice:
 		s.joinOffice(sess, payload, r)
 	case info.Name == protocol.EventLeaveOffice:

@@ -1,0 +1,151 @@
+// The load generator of `go run mage.go benchcompare`, the same for every
+// server under test: the official socket.io-client 4.8 plays both the Agents
+// and the Computers of OFFICES offices, so the server's only work is the
+// SMCP routing. It connects and joins, warms up, prints "ready", waits for a
+// line "go" on stdin (the harness samples the server's CPU around the
+// measured phase), sends REQUESTS routed requests with INFLIGHT outstanding
+// per office, and prints one JSON line: {p50_ms, p99_ms, rps, errors}.
+// In IDLE mode it joins IDLE Computers (each its own office), prints
+// "ready", and stays connected until stdin closes.
+//
+// Environment: URL, API_KEY, SCENARIO (tool_call | get_tools), OFFICES,
+// INFLIGHT, REQUESTS, WARMUP, IDLE.
+const { io } = require("socket.io-client");
+const readline = require("readline");
+
+const env = process.env;
+const url = env.URL;
+const scenario = env.SCENARIO || "tool_call";
+const offices = Number(env.OFFICES || 1);
+const inflight = Number(env.INFLIGHT || 1);
+const requests = Number(env.REQUESTS || 10000);
+const warmup = Number(env.WARMUP || 1000);
+const idle = Number(env.IDLE || 0);
+const ACK_MS = 30000;
+
+const fail = (msg) => {
+  process.stderr.write("loadgen: " + msg + "\n");
+  process.exit(1);
+};
+setTimeout(() => fail("run longer than 10 minutes"), 600000).unref();
+
+// Answers as a Computer would give them: a 1 KB tool result, and a tool
+// list of about 9 KB (12 tools with descriptions and input schemas).
+const toolResult = { content: [{ type: "text", text: "r".repeat(1024) }], isError: false };
+const tools = Array.from({ length: 12 }, (_, i) => ({
+  name: "tool_" + i,
+  description: "Reads and summarises the records of ledger " + i + ". ".repeat(8) + "d".repeat(300),
+  params_schema: {
+    type: "object",
+    properties: { path: { type: "string", description: "p".repeat(80) }, limit: { type: "integer", minimum: 1 } },
+    required: ["path"],
+  },
+  return_schema: null,
+  meta: { tags: ["bench", "ledger"], auto_apply: false },
+}));
+
+const connect = () =>
+  new Promise((resolve, reject) => {
+    const s = io(url + "/smcp", {
+      transports: ["websocket"],
+      forceNew: true,
+      reconnection: false,
+      auth: { api_key: env.API_KEY },
+      extraHeaders: { "x-api-key": env.API_KEY },
+    });
+    s.once("connect", () => resolve(s));
+    s.once("connect_error", (e) => reject(new Error("connect_error: " + e.message)));
+  });
+
+const call = (s, event, payload) =>
+  new Promise((resolve, reject) => {
+    s.timeout(ACK_MS).emit(event, payload, (err, ...args) => (err ? reject(err) : resolve(args)));
+  });
+
+const join = async (s, role, name, office) => {
+  const [ok, reason] = await call(s, "server:join_office", { role, name, office_id: office });
+  if (!ok) throw new Error("join refused: " + reason);
+};
+
+const waitFor = (line) =>
+  new Promise((resolve) => {
+    const rl = readline.createInterface({ input: process.stdin });
+    rl.on("line", (l) => {
+      if (l.trim() === line) {
+        rl.close();
+        resolve();
+      }
+    });
+    rl.on("close", resolve);
+  });
+
+async function idleMode() {
+  const sockets = [];
+  for (let i = 0; i < idle; i++) {
+    const s = await connect();
+    await join(s, "computer", "idle-" + i, "idle-office-" + i);
+    sockets.push(s);
+  }
+  process.stdout.write("ready\n");
+  await waitFor("stop");
+  sockets.forEach((s) => s.close());
+  process.exit(0);
+}
+
+async function loadMode() {
+  const pairs = [];
+  for (let o = 0; o < offices; o++) {
+    const office = "bench-" + o;
+    const computer = await connect();
+    computer.on("client:tool_call", (req, ack) => ack(toolResult));
+    computer.on("client:get_tools", (req, ack) => ack({ tools, req_id: req.req_id }));
+    await join(computer, "computer", "c" + o, office);
+    const agent = await connect();
+    await join(agent, "agent", "a" + o, office);
+    pairs.push({ agent, name: "a" + o, computer: "c" + o });
+  }
+  let seq = 0;
+  const one = async (p) => {
+    const req_id = p.name + "-" + seq++;
+    const t0 = process.hrtime.bigint();
+    const [ret] =
+      scenario === "get_tools"
+        ? await call(p.agent, "client:get_tools", { agent: p.name, req_id, computer: p.computer })
+        : await call(p.agent, "client:tool_call", {
+            agent: p.name, req_id, computer: p.computer, tool_name: "echo", params: { text: "hi" }, timeout: 30,
+          });
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    return ret && ret.error ? -1 : ms;
+  };
+  // run sends n requests spread over the offices, inflight outstanding per office.
+  const run = async (n) => {
+    const lat = [];
+    let errors = 0;
+    let left = n;
+    const worker = async (p) => {
+      while (left > 0) {
+        left--;
+        const ms = await one(p).catch(() => -1);
+        if (ms < 0) errors++;
+        else lat.push(ms);
+      }
+    };
+    const workers = [];
+    for (const p of pairs) for (let i = 0; i < inflight; i++) workers.push(worker(p));
+    const t0 = process.hrtime.bigint();
+    await Promise.all(workers);
+    const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+    lat.sort((a, b) => a - b);
+    const q = (f) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(f * lat.length))] : 0);
+    return { p50_ms: q(0.5), p99_ms: q(0.99), rps: lat.length / secs, errors, secs };
+  };
+  await run(warmup);
+  process.stdout.write("ready\n");
+  await waitFor("go");
+  const res = await run(requests);
+  process.stdout.write(JSON.stringify(res) + "\n");
+  for (const p of pairs) p.agent.close();
+  process.exit(0);
+}
+
+(idle ? idleMode() : loadMode()).catch((e) => fail(e && e.stack ? e.stack : e));
