@@ -50,7 +50,7 @@ func SetupRust() error {
 	}
 	if rustPeersBuilt(bin) {
 		fmt.Printf("» Rust interop peers up to date in %s\n", bin)
-		return nil
+		return pruneRustPeerBins(filepath.Dir(bin))
 	}
 	root := filepath.Dir(filepath.Dir(bin))
 	target := filepath.Join(root, "target")
@@ -88,6 +88,25 @@ func SetupRust() error {
 		return err
 	}
 	fmt.Printf("» Rust interop peers built into %s\n", bin)
+	return pruneRustPeerBins(filepath.Dir(bin))
+}
+
+// pruneRustPeerBins removes the bin/ directories of other content hashes
+// (older versions of the Cargo project), keeping the shared target dir.
+func pruneRustPeerBins(keep string) error {
+	root := filepath.Dir(keep)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		p := filepath.Join(root, e.Name())
+		if e.IsDir() && p != keep && e.Name() != "target" && len(e.Name()) == 16 {
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

@@ -19,7 +19,7 @@ import (
 // BenchmarkRoutedToolCall measures one routed client:tool_call (echo on a
 // stdio MCP server) through our Server and through the Rust SDK's Server
 // (rustpeer-server) with the same clients, our Agent and our Computer, at 1
-// and 32 calls in flight: p50 latency and calls per second. `go run mage.go
+// and 32 calls in flight: p50 (and p99) latency and calls per second. `go run mage.go
 // benchrust` runs it with a fixed number of calls.
 //
 // Through the Rust Server every answer arrives wrapped in {"Ok": …}
@@ -97,6 +97,7 @@ func BenchmarkRoutedToolCall(b *testing.B) {
 				}
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
 			})
 		}

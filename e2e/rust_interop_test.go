@@ -393,6 +393,43 @@ func rustServerGoClients(t *testing.T, tab *interopTable) {
 	t.Logf("refused tool_call through the Rust Server: %v", err)
 	tab.set(dir, "coded error answer", "clear error: 500 invalid answer; the code is inside `{\"Err\": …}` (R2)")
 
+	// The exact answers, read on a plain tf-rust-socketio connection (the
+	// Rust SDK's transport, which shows an ack as the array of its
+	// arguments) that joins o1 in place of our Agent (one Agent per office
+	// there too).
+	require.NoError(t, ga.LeaveOffice(ctx))
+	probe := startRustAgent(t, rs.URL, rs.APIKey, "o1", "probe", 20)
+	raw := func(event string, data map[string]any, waitMS int) map[string]any {
+		t.Helper()
+		return probe.do(t, map[string]any{"op": "raw_call", "event": event, "data": data, "wait_ms": waitMS})
+	}
+	for lost := 0; ; lost++ { // R10: the first event can be lost
+		m := raw(protocol.EventJoinOffice, map[string]any{"role": "agent", "name": "probe", "office_id": "o1"}, 2000)
+		if m["ok"] == true {
+			require.Equal(t, []any{[]any{true, nil}}, m["result"])
+			break
+		}
+		require.Equal(t, "no ack", m["error"], "%v", m)
+		require.Less(t, lost, 5)
+	}
+	m := raw(protocol.EventGetTools, map[string]any{"agent": "probe", "req_id": "r1", "computer": "gc"}, 10000)
+	require.Equal(t, true, m["ok"], "%v", m)
+	ok := m["result"].([]any)[0].([]any)[0].(map[string]any)["Ok"].(map[string]any)
+	require.Equal(t, "r1", ok["req_id"], "%v", m)
+	require.Len(t, ok["tools"], 3, "%v", m)
+	m = raw(protocol.EventToolCall, map[string]any{"agent": "probe", "req_id": "r2", "computer": "gc", "tool_name": "echo", "params": map[string]any{"text": "hi"}, "timeout": 10}, 10000)
+	t.Logf("client:tool_call echo answered by the Rust Server: %s", compactJSON(m["result"]))
+	require.Equal(t, []any{[]any{map[string]any{"Ok": nil}}}, m["result"], "the Computer's answer is replaced by its \"result\" field")
+	m = raw(protocol.EventToolCall, map[string]any{"agent": "probe", "req_id": "r3", "computer": "ghost", "tool_name": "echo", "params": map[string]any{}, "timeout": 10}, 10000)
+	t.Logf("client:tool_call to a missing Computer answered by the Rust Server: %s", compactJSON(m["result"]))
+	require.Equal(t, []any{[]any{map[string]any{"Err": map[string]any{"error": map[string]any{
+		"code": 400.0, "message": "Invalid request: Computer 'ghost' not found in office"}}}}}, m["result"])
+	m = raw(protocol.EventGetFinder, map[string]any{"agent": "probe", "req_id": "r4", "computer": "gc"}, 2000)
+	require.Equal(t, map[string]any{"op": "raw_call", "ok": false, "error": "no ack"}, withoutMS(m))
+	probe.send(t, `{"op":"quit"}`)
+	probe.exited(t)
+	require.Eventually(t, func() bool { return ga.JoinOffice(ctx, "o1") == nil }, peerWait, 50*time.Millisecond)
+
 	require.True(t, gc.Client().Notify(protocol.EventUpdateConfig))
 	waitNote(protocol.NotifyUpdateConfig, "gc")
 	require.True(t, gc.Client().Notify(protocol.EventUpdateDesktop))
@@ -528,6 +565,11 @@ func goAgentRustComputer(t *testing.T, tab *interopTable) {
 	require.Equal(t, map[string]any{"cmd": "leave", "ok": true}, rc.next(t))
 	require.Equal(t, "o1", waitNote(protocol.NotifyLeaveOffice).OfficeID)
 	tab.set(dir, "notify: leave_office", "ok")
+}
+
+func withoutMS(m map[string]any) map[string]any {
+	delete(m, "ms")
+	return m
 }
 
 func sessionNames(sessions []protocol.SessionInfo) []string {

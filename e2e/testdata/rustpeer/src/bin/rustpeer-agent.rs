@@ -25,7 +25,7 @@ use smcp_agent::{
     AsyncAgentEventHandler, AsyncSmcpAgent, DefaultAuthProvider, SmcpAgentConfig, SmcpAgentError,
 };
 use tf_rust_socketio::asynchronous::{Client, ClientBuilder};
-use tf_rust_socketio::{Payload, TransportType};
+use tf_rust_socketio::{Event, Payload, TransportType};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::{oneshot, Mutex};
 
@@ -151,14 +151,30 @@ impl Peer {
         if let Some(c) = raw.get(id) {
             return Ok(c.clone());
         }
+        // connect() returns before the Server has answered the namespace
+        // CONNECT (the SDK sleeps 100 ms instead); an event sent earlier is
+        // dropped by some servers, so wait for the CONNECT answer.
+        let (tx, rx) = oneshot::channel::<()>();
+        let tx = Arc::new(std::sync::Mutex::new(Some(tx)));
         let c = ClientBuilder::new(self.url.as_str())
             .namespace("/smcp")
             .transport_type(TransportType::Websocket)
             .opening_header(self.header.as_str(), self.key.as_str())
             .reconnect(false)
+            .on(Event::Connect, move |_payload: Payload, _c: Client| {
+                if let Some(tx) = tx.lock().ok().and_then(|mut g| g.take()) {
+                    let _ = tx.send(());
+                }
+                let fut: futures_util_boxed::BoxFuture = Box::pin(async {});
+                fut
+            })
             .connect()
             .await
             .map_err(|e| e.to_string())?;
+        tokio::time::timeout(Duration::from_secs(10), rx)
+            .await
+            .map_err(|_| "no namespace CONNECT answer".to_string())?
+            .map_err(|_| "no namespace CONNECT answer".to_string())?;
         raw.insert(id.to_string(), c.clone());
         Ok(c)
     }
