@@ -510,6 +510,7 @@ func goAgentRustComputer(t *testing.T, tab *interopTable) {
 	require.Equal(t, protocol.CodeToolExecutionFailed, perr.Code, "no code on the wire: %v", perr)
 	require.Contains(t, perr.Message, "nope")
 	require.Equal(t, "ComputerError", perr.Details["error_type"])
+	t.Logf("the Rust Computer answers an unknown tool with %s", compactJSON(res))
 	tab.set(dir, "tool_call: unknown tool", "differs: read as 4003, not 4001 — no code on the wire (R5)")
 
 	res, err = ga.CallTool(ctx, "rc", "slow", map[string]any{"seconds": 30}, time.Second)
@@ -518,6 +519,7 @@ func goAgentRustComputer(t *testing.T, tab *interopTable) {
 	require.NotNil(t, perr)
 	require.Equal(t, protocol.CodeToolExecutionFailed, perr.Code, "%v", perr)
 	require.Contains(t, strings.ToLower(perr.Message), "timed out")
+	t.Logf("the Rust Computer answers a timeout with %s", compactJSON(res))
 	tab.set(dir, "tool_call: timeout", "differs: the Rust Computer stops at the timeout but answers without 4004 (read as 4003, R5)")
 
 	callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
