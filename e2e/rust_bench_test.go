@@ -98,6 +98,7 @@ func BenchmarkRoutedToolCall(b *testing.B) {
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+				b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
 			})
 		}

@@ -424,6 +424,12 @@ func rustServerGoClients(t *testing.T, tab *interopTable) {
 	t.Logf("client:tool_call to a missing Computer answered by the Rust Server: %s", compactJSON(m["result"]))
 	require.Equal(t, []any{[]any{map[string]any{"Err": map[string]any{"error": map[string]any{
 		"code": 400.0, "message": "Invalid request: Computer 'ghost' not found in office"}}}}}, m["result"])
+	// socketioxide's default ack timeout (5 s), which smcp-server-core
+	// keeps, bounds every routed request whatever its own timeout says.
+	m = raw(protocol.EventToolCall, map[string]any{"agent": "probe", "req_id": "r5", "computer": "gc", "tool_name": "slow", "params": map[string]any{"seconds": 8}, "timeout": 20}, 15000)
+	t.Logf("client:tool_call of an 8 s tool (timeout 20 s) answered by the Rust Server after %v ms: %s", m["ms"], compactJSON(m["result"]))
+	errAns := m["result"].([]any)[0].([]any)[0].(map[string]any)["Err"].(map[string]any)["error"].(map[string]any)
+	require.Equal(t, 408.0, errAns["code"], "%v", m)
 	m = raw(protocol.EventGetFinder, map[string]any{"agent": "probe", "req_id": "r4", "computer": "gc"}, 2000)
 	require.Equal(t, map[string]any{"op": "raw_call", "ok": false, "error": "no ack"}, withoutMS(m))
 	probe.send(t, `{"op":"quit"}`)
