@@ -121,10 +121,13 @@ func startRust(t testing.TB, bin, name string, env []string, args ...string) *ru
 				_, _ = p.text.Write(append(sc.Bytes(), '\n')) // console output
 				continue
 			}
+			ch := p.lines
 			if _, ok := m["notify"]; ok {
-				p.notes <- m
-			} else {
-				p.lines <- m
+				ch = p.notes
+			}
+			select {
+			case ch <- m:
+			case <-ctx.Done(): // stopped: drain until the process is gone
 			}
 		}
 		_ = cmd.Wait()
@@ -330,7 +333,7 @@ func startRustAgent(t testing.TB, url, key, office, name string, toolTimeout int
 	return p
 }
 
-// mustJSON renders v for messages and the differences table.
+// compactJSON renders v for messages and the test log.
 func compactJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -217,29 +217,6 @@ impl Peer {
                     .await
                     .map_err(err)
             }
-            "tool_calls" => {
-                // n concurrent calls of one tool; the answers in call order.
-                let n = step.get("n").and_then(Value::as_u64).unwrap_or(1) as usize;
-                let computer = str_arg(step, "computer")?.to_string();
-                let tool = str_arg(step, "tool")?.to_string();
-                let mut calls = Vec::with_capacity(n);
-                for i in 0..n {
-                    let agent = self.agent.clone();
-                    let (computer, tool) = (computer.clone(), tool.clone());
-                    let params = json!({"text": format!("call {i}")});
-                    calls.push(tokio::spawn(async move {
-                        match agent.tool_call(&computer, &tool, params).await {
-                            Ok(v) => v,
-                            Err(e) => json!({"error": e.to_string()}),
-                        }
-                    }));
-                }
-                let mut out = Vec::with_capacity(n);
-                for c in calls {
-                    out.push(c.await.map_err(|e| e.to_string())?);
-                }
-                Ok(Value::Array(out))
-            }
             "raw_call" => {
                 // On a separate plain Socket.IO connection named by "client".
                 let id = step.get("client").and_then(Value::as_str).unwrap_or("raw");
