@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,7 +30,12 @@ import (
 // complete all the same, and a call counts only when it ends that way (any
 // other error fails the benchmark).
 func BenchmarkRoutedToolCall(b *testing.B) {
-	rustBin(b)
+	// A benchmark is not the test suite: without the peers (`go run
+	// mage.go bench` does not build them) it skips even under
+	// SMCP_INTEROP=1; `go run mage.go benchRust` builds them first.
+	if dir := os.Getenv("SMCP_INTEROP_RUST_BIN"); dir == "" || !fileExists(filepath.Join(dir, "rustpeer-server")) {
+		b.Skip("Rust interop peers not built (run `go run mage.go benchRust`)")
+	}
 	rs := startRustServer(b)
 	servers := []struct {
 		name string
@@ -103,4 +110,9 @@ func BenchmarkRoutedToolCall(b *testing.B) {
 			})
 		}
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
