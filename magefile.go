@@ -218,14 +218,17 @@ func listDeps(module string, tests bool) ([]string, error) {
 // interopDir holds the pinned manifests of the interop peers.
 const interopDir = "server/testdata/interop"
 
-// Setup installs the pinned interop peers used by the server's tests: the
-// official JavaScript socket.io-client (npm ci from the committed lock file)
-// and the Python reference SDK a2c-smcp (pip into .cache/venv from the
-// committed requirements file); and headless Chromium for the inspector's
-// browser tests (setupChromium).
+// Setup installs the pinned interop peers used by the tests: the official
+// JavaScript socket.io-client (npm ci from the committed lock file), the
+// Python reference SDK a2c-smcp (pip into .cache/venv from the committed
+// requirements file), headless Chromium for the inspector's browser tests
+// (setupChromium) and the Rust SDK's peers (SetupRust).
 func Setup() error {
 	if err := setupChromium(); err != nil {
 		return err
+	}
+	if err := SetupRust(); err != nil {
+		return fmt.Errorf("building the Rust interop peers: %w", err)
 	}
 	if err := run("npm", "ci", "--no-audit", "--no-fund", "--prefix", interopDir); err != nil {
 		return fmt.Errorf("installing socket.io-client: %w", err)
@@ -266,12 +269,12 @@ func setupChromium() error {
 // there (a missing peer fails the test instead of skipping it).
 func interopEnv() []string {
 	wd, _ := os.Getwd()
-	return []string{
+	return append([]string{
 		"SMCP_INTEROP=1",
 		"SMCP_INTEROP_NODE_MODULES=" + filepath.Join(wd, interopDir, "node_modules"),
 		"SMCP_INTEROP_PYTHON=" + filepath.Join(wd, ".cache", "venv", "bin", "python"),
 		"SMCP_INTEROP_CHROMIUM=" + chromiumPath,
-	}
+	}, rustInteropEnv()...)
 }
 
 // Test is the project's test command: drift check, gofmt, vet, import rules,
