@@ -56,7 +56,8 @@ func rustBin(t testing.TB) string {
 	return dir
 }
 
-// syncBuffer collects a process's stderr for the failure log.
+// syncBuffer collects a process's output for the failure log, keeping its
+// first 4 MiB (used by the Rust peers and the chaos suite).
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
