@@ -24,7 +24,7 @@ import (
 const repo = "github.com/a2c-smcp/smcp-go"
 
 // modules of the workspace, in dependency order.
-var modules = []string{"protocol", "dpekit", "server", "computer", "agent", "examples", "e2e", "tools"}
+var modules = []string{"protocol", "sio", "dpekit", "server", "computer", "agent", "examples", "e2e", "tools"}
 
 // generatedFiles are written by smcpgen into protocol/.
 var generatedFiles = []string{"types_gen.go", "events_gen.go", "errors_gen.go"}

@@ -39,10 +39,10 @@ import (
 )
 
 func main() {
-	// The Socket.IO client swallows the first SIGINT/SIGTERM of the process
-	// (LIBRARY-NOTES.md, signal trap): handle them here and shut down
-	// explicitly. After the first signal the default behaviour comes back,
-	// so a second Ctrl-C ends a stuck shutdown.
+	// SIGINT/SIGTERM start an orderly shutdown. After the first signal the
+	// default behaviour comes back, so a second Ctrl-C ends a stuck
+	// shutdown. (The carried Socket.IO client installs no signal handler of
+	// its own, sio/third_party/PATCHES.md; SIGQUIT keeps Go's goroutine dump.)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

@@ -1,18 +1,12 @@
 package engine
 
 import (
-	"context"
 	"net"
-	"os"
-	"os/signal"
-	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/zishang520/socket.io/parsers/engine/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/events"
 	"github.com/zishang520/socket.io/v3/pkg/log"
-	"github.com/zishang520/socket.io/v3/pkg/slices"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
@@ -59,38 +53,13 @@ const Protocol = parser.Protocol
 const BASE64_OVERHEAD float64 = 1.33
 
 // init performs initialization tasks for the Engine.IO client.
-// This includes setting up signal handling and network monitoring.
+// This sets up network monitoring.
+//
+// smcp-go patch: no process-wide signal handler (upstream swallowed the first
+// SIGINT, SIGTERM and SIGQUIT of every program importing the package);
+// programs own their signals and close their sockets themselves.
 func init() {
-	setupSignalHandling()
 	setupNetworkHandling()
-}
-
-func isTest() bool {
-	return len(os.Args) > 0 && strings.HasSuffix(strings.TrimSuffix(slices.TryGet(os.Args, 0), ".exe"), ".test")
-}
-
-// setupSignalHandling configures handlers for system signals to ensure
-// graceful shutdown of the Engine.IO client. It listens for:
-// - os.Interrupt (Ctrl+C)
-// - syscall.SIGINT (interrupt signal)
-// - syscall.SIGTERM (termination signal)
-// - syscall.SIGQUIT (quit signal)
-func setupSignalHandling() {
-	if isTest() {
-		return
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
-
-	// This goroutine is invoked only once.
-	go func() {
-		defer stop()
-
-		<-ctx.Done()
-
-		stopNetworkMonitoring()
-		events.Emit(EventBeforeUnload)
-	}()
 }
 
 // isNetworkOnline checks if there is an active network connection available.

@@ -23,8 +23,8 @@ import "github.com/zishang520/socket.io/v3/pkg/types"
 // Example usage:
 //
 //	import (
-//		"github.com/zishang520/socket.io/clients/engine/v3"
-//		"github.com/zishang520/socket.io/clients/engine/v3/transports"
+//		"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
+//		"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient/transports"
 //		"github.com/zishang520/socket.io/v3/pkg/types"
 //	)
 //

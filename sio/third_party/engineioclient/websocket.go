@@ -107,8 +107,16 @@ func (w *websocket) Construct(socket Socket, opts SocketOptionsInterface) {
 		Subprotocols:      w.Opts().Protocols(),
 		EnableCompression: w.Opts().PerMessageDeflate() != nil,
 		Jar:               w.Socket().CookieJar(),
+		// smcp-go patch: upstream had no handshake timeout, so a server
+		// that accepts TCP and never answers blocked the dial for ever.
+		HandshakeTimeout: HandshakeTimeout,
 	}
 }
+
+// HandshakeTimeout bounds the websocket dial and upgrade (smcp-go patch).
+// The manager's attempt timeout (Manager.SetTimeout) gives up on an attempt
+// earlier; this only ends the abandoned dial.
+const HandshakeTimeout = 10 * time.Second
 
 // DoOpen initiates the WebSocket connection.
 // This method establishes the WebSocket connection and sets up event listeners.

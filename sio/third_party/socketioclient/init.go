@@ -13,7 +13,7 @@
 package socket
 
 import (
-	"github.com/zishang520/socket.io/clients/engine/v3/transports"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient/transports"
 	"github.com/zishang520/socket.io/v3/pkg/log"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"

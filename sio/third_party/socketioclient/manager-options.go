@@ -3,7 +3,7 @@ package socket
 import (
 	"time"
 
-	"github.com/zishang520/socket.io/clients/engine/v3"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 )

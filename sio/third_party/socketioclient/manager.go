@@ -3,10 +3,11 @@ package socket
 import (
 	"errors"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/zishang520/socket.io/clients/engine/v3"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
 	"github.com/zishang520/socket.io/v3/pkg/slices"
@@ -282,7 +283,14 @@ func (m *Manager) Open(fn func(error)) *Manager {
 	}
 
 	managerLog.Debug("opening %s", m.uri)
-	socket := engine.NewSocket(m.uri, m.opts)
+	// smcp-go patch: the engine is made first and started only once the
+	// manager listens to it (upstream started it in engine.NewSocket and
+	// subscribed afterwards, so the open of a fast handshake, or the error of
+	// a refused dial, raised before the subscription, was lost and the
+	// attempt waited for its timeout). The attempt timer runs during the
+	// dial, too: an engine whose dial is still blocked when the timer fires
+	// is closed as soon as the dial returns.
+	socket := engine.MakeSocket()
 	m.engine.Store(&socket)
 	m._readyState.Store(ReadyStateOpening)
 	m.skipReconnect.Store(false)
@@ -295,23 +303,29 @@ func (m *Manager) Open(fn func(error)) *Manager {
 		}
 	})
 
+	var once sync.Once
 	onError := func(errs ...any) {
-		err := slices.TryGetAny[error](errs, 0)
-		managerLog.Debug("error")
-		m.cleanup()
-		m._readyState.Store(ReadyStateClosed)
-		m.Emit("error", err)
-		if fn != nil {
-			fn(err)
-		} else {
-			// Only do this if there is no fn to handle the error
-			m.maybeReconnectOnOpen()
-		}
+		once.Do(func() {
+			err := slices.TryGetAny[error](errs, 0)
+			managerLog.Debug("error")
+			m.cleanup()
+			m._readyState.Store(ReadyStateClosed)
+			m.Emit("error", err)
+			if fn != nil {
+				fn(err)
+			} else {
+				// Only do this if there is no fn to handle the error
+				m.maybeReconnectOnOpen()
+			}
+		})
 	}
 
 	// emit `error`
 	errorSub := on(socket, "error", onError)
+	m.subs.Push(openSubDestroy, errorSub)
 
+	var dialMu sync.Mutex
+	dialing, timedOut := true, false
 	if timeout := m._timeout.Load(); timeout != nil {
 		managerLog.Debug("connect attempt will timeout after %v", timeout)
 
@@ -320,7 +334,13 @@ func (m *Manager) Open(fn func(error)) *Manager {
 			managerLog.Debug("connect attempt timed out after %v", timeout)
 			openSubDestroy()
 			onError(errors.New("timeout"))
-			socket.Close()
+			dialMu.Lock()
+			timedOut = true
+			still := dialing
+			dialMu.Unlock()
+			if !still {
+				socket.Close()
+			}
 		}, *timeout)
 
 		if m.opts.AutoUnref() {
@@ -332,7 +352,14 @@ func (m *Manager) Open(fn func(error)) *Manager {
 		})
 	}
 
-	m.subs.Push(openSubDestroy, errorSub)
+	socket.Construct(m.uri, m.opts)
+	dialMu.Lock()
+	dialing = false
+	late := timedOut
+	dialMu.Unlock()
+	if late {
+		socket.Close()
+	}
 
 	return m
 }
@@ -349,11 +376,10 @@ func (m *Manager) onopen(socket Engine) {
 	// clear old subs
 	m.cleanup()
 
-	// mark as open
-	m._readyState.Store(ReadyStateOpen)
-	m.Emit("open")
-
 	// add new subs
+	// smcp-go patch: before announcing the open (upstream subscribed after
+	// it, so the answer to the namespace CONNECT that the announcement
+	// sends could arrive unheard and the socket stayed unconnected).
 	m.subs.Push(
 		on(socket, "ping", m.onping),
 		on(socket, "data", m.ondata),
@@ -363,6 +389,10 @@ func (m *Manager) onopen(socket Engine) {
 		}),
 		on(m.decoder, "decoded", m.ondecoded),
 	)
+
+	// mark as open
+	m._readyState.Store(ReadyStateOpen)
+	m.Emit("open")
 }
 
 // Called upon a ping.

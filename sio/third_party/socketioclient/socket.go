@@ -48,6 +48,11 @@ type Socket struct {
 	// io represents the Manager instance that created this Socket.
 	io *Manager
 
+	// connectSentOn is the engine the last CONNECT went out on (smcp-go
+	// patch, see onopen).
+	connectMu     sync.Mutex
+	connectSentOn Engine
+
 	// id is the session identifier, only available when connected.
 	id types.Atomic[string]
 
@@ -485,6 +490,18 @@ func (s *Socket) packet(packet *Packet) {
 
 // onopen is called upon engine `open`.
 func (s *Socket) onopen(...any) {
+	// smcp-go patch: CONNECT once per engine. Connect subscribes to the
+	// manager's open and then, finding the manager open, calls onopen
+	// itself; an open announced in between sent CONNECT twice, and a server
+	// closes a connection that connects a namespace twice.
+	e := s.io.Engine()
+	s.connectMu.Lock()
+	if e != nil && s.connectSentOn == e {
+		s.connectMu.Unlock()
+		return
+	}
+	s.connectSentOn = e
+	s.connectMu.Unlock()
 	socketLog.Debug("transport is open - connecting")
 	s._sendConnectPacket(s.auth)
 }

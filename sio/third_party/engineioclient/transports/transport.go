@@ -1,7 +1,7 @@
 package transports
 
 import (
-	"github.com/zishang520/socket.io/clients/engine/v3"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
 )
 
 type (
