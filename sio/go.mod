@@ -13,12 +13,15 @@ require (
 	github.com/zishang520/socket.io/v3 v3.0.5
 )
 
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
+
 require (
 	github.com/andybalholm/brotli v1.2.4 // indirect
 	github.com/dunglas/httpsfv v1.1.1 // indirect
 	github.com/gookit/color v1.6.1 // indirect
 	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
+	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/xo/terminfo v1.2.0 // indirect
