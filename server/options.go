@@ -22,6 +22,13 @@ const (
 	// DefaultAPIKeyHeader is the header the default provider reads the API
 	// key from (PROTOCOL.md, Connection and auth).
 	DefaultAPIKeyHeader = "x-api-key"
+	// DefaultPingInterval and DefaultPingTimeout are the Engine.IO
+	// heartbeat: a ping every 20 s, a connection closed when its pong has
+	// not come 25 s later. Socket.IO's usual 25 s / 20 s would let a race
+	// of servers/engine drop healthy sessions (see WithHeartbeat); a client
+	// still notices a dead Server after 45 s.
+	DefaultPingInterval = 20 * time.Second
+	DefaultPingTimeout  = 25 * time.Second
 	// maxToolCallTimeout caps the request's own timeout so that a huge value
 	// cannot overflow a time.Duration.
 	maxToolCallTimeout = 24 * time.Hour
@@ -42,6 +49,8 @@ type config struct {
 	validateAnswers bool
 	corsOrigins     []string
 	authTimeout     time.Duration
+	pingInterval    time.Duration
+	pingTimeout     time.Duration
 	// testHook runs at the start of every dispatched event (tests only).
 	testHook func(event string)
 }
@@ -53,6 +62,8 @@ func defaultConfig() *config {
 		toolCallMargin:  DefaultToolCallMargin,
 		maxPayloadBytes: DefaultMaxPayloadBytes,
 		authTimeout:     10 * time.Second,
+		pingInterval:    DefaultPingInterval,
+		pingTimeout:     DefaultPingTimeout,
 	}
 }
 
@@ -160,6 +171,23 @@ func WithValidateAnswers(on bool) Option {
 func WithCORSOrigins(origins ...string) Option {
 	return func(c *config) error {
 		c.corsOrigins = append(c.corsOrigins, origins...)
+		return nil
+	}
+}
+
+// WithHeartbeat sets the Engine.IO heartbeat: the Server pings every
+// interval and closes a connection whose pong does not come within timeout
+// (defaults DefaultPingInterval and DefaultPingTimeout). timeout must
+// exceed interval: servers/engine (v3.0.2 to v3.0.5) arms the pong timer
+// after writing the ping, so a pong handled in between leaves a timer
+// nobody clears; it is harmless only if the next ping, which replaces it,
+// comes first (docs/DECISIONS.md, Socket.IO library).
+func WithHeartbeat(interval, timeout time.Duration) Option {
+	return func(c *config) error {
+		if interval <= 0 || timeout <= interval {
+			return fmt.Errorf("heartbeat: want 0 < interval < timeout, got interval %v, timeout %v", interval, timeout)
+		}
+		c.pingInterval, c.pingTimeout = interval, timeout
 		return nil
 	}
 }

@@ -80,6 +80,8 @@ func New(opts ...Option) (*Server, error) {
 	so := socket.DefaultServerOptions()
 	so.SetServeClient(false)
 	so.SetMaxHttpBufferSize(cfg.maxPayloadBytes)
+	so.SetPingInterval(cfg.pingInterval)
+	so.SetPingTimeout(cfg.pingTimeout)
 	if len(cfg.corsOrigins) > 0 {
 		var origin any = cfg.corsOrigins
 		if len(cfg.corsOrigins) == 1 {
