@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,7 +135,7 @@ func TestConnChurnReturnsMemory(t *testing.T) {
 		cycle()
 	}
 	heap0, gr0 := settled()
-	const n = 500
+	const n = 200
 	for i := 0; i < n; i++ {
 		cycle()
 	}
@@ -148,6 +150,11 @@ func TestConnChurnReturnsMemory(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("%d Conn cycles: live heap %d -> %d KB, goroutines %d -> %d", n, heap0>>10, heap1>>10, gr0, gr1)
+	if gr1 > gr0+10 {
+		var b strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+		t.Log(b.String())
+	}
 	require.LessOrEqual(t, gr1, gr0+10, "goroutines left behind")
 	require.LessOrEqual(t, heap1, heap0+4<<20, "live heap not returned")
 }

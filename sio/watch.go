@@ -32,7 +32,7 @@ import (
 //     still closing after lostAckGrace gets its "close" replayed.
 const (
 	lostOpenGrace = 300 * time.Millisecond
-	lostAckGrace  = time.Second
+	lostAckGrace  = DefaultAttemptTimeout
 	watchTick     = 100 * time.Millisecond
 )
 
@@ -163,6 +163,9 @@ func (c *Conn) watchConnection() {
 				c.log.Debug("the Socket.IO manager missed its engine's open; replaying it")
 				e.Emit("open")
 			case watchReconnect:
+				if c.sock.Connected() { // connected since the check
+					continue
+				}
 				c.log.Warn("no answer to the namespace connect; reconnecting", "url", c.url, "after", lostAckGrace)
 				e.Close()
 			case watchReplayError:

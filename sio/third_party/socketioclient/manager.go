@@ -357,7 +357,11 @@ func (m *Manager) Open(fn func(error)) *Manager {
 	dialing = false
 	late := timedOut
 	dialMu.Unlock()
-	if late {
+	// The manager may have been closed during the dial (Socket.Disconnect
+	// while a reconnection attempt was dialing): its close found this
+	// engine not yet opening and left it, so close it now, or its
+	// connection would stay open with nobody to close it.
+	if late || m.skipReconnect.Load() {
 		socket.Close()
 	}
 
