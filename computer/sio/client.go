@@ -4,7 +4,10 @@
 // It connects to a Server's /smcp namespace with the API key both as the
 // auth payload {"api_key": key} and as the x-api-key header, joins its
 // office as role "computer", and joins again after every reconnection (a
-// reconnected socket has a new id and no rooms). It answers every client:*
+// reconnected socket has a new id and no rooms). The connection is an
+// sio.Conn (module github.com/a2c-smcp/smcp-go/sio), shared with the Agent:
+// each attempt bounded (2 s), a refused connection failing it at once,
+// retries backing off from 250 ms to 2 s with jitter, every failure logged. It answers every client:*
 // event: the request is validated against its schema (400 ErrorPayload
 // when invalid), its "computer" must be this Computer's name (404
 // otherwise), and the Handler's result or error is sent as exactly ONE ack
