@@ -113,6 +113,7 @@ func TestServerRestart(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		took = append(took, time.Since(accepting))
+		t.Logf("round %d: server accepting; a routed request answered %v later", round, took[len(took)-1].Round(time.Millisecond))
 	}
 	slices.Sort(took)
 	pct := func(p float64) time.Duration { return took[int(p*float64(len(took)-1)+0.5)] }

@@ -207,10 +207,16 @@ func (w *websocket) addEventListeners() {
 		w.OnClose(NewTransportError("websocket connection closed", nil, nil).Err())
 	})
 
+	// smcp-go patch: open (readyState open, writable) before reading.
+	// Upstream started the reader first, so the server's handshake could be
+	// handled, and the namespace CONNECT it triggers queued, while the
+	// transport was not yet writable: the CONNECT waited in the write
+	// buffer until the next write (the first pong, a ping interval later),
+	// and closing the engine meanwhile waited for a drain that never came.
+	w.OnOpen()
+
 	// This goroutine is invoked only once.
 	go w.message()
-
-	w.OnOpen()
 }
 
 // Write sends packets over the WebSocket connection.
