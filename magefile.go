@@ -38,12 +38,13 @@ var moduleTable = []struct {
 	Binaries  []string
 }{
 	{Dir: "protocol", Published: true},
+	{Dir: "sio", Published: true},
 	{Dir: "dpekit", Published: true, Pulls: []string{"protocol"}},
-	{Dir: "server", Published: true, Pulls: []string{"protocol"}, Binaries: []string{"server/cmd/smcp-server"}},
-	{Dir: "computer", Published: true, Pulls: []string{"protocol"}, Binaries: []string{"computer/cmd/smcp-computer"}},
-	{Dir: "agent", Published: true, Pulls: []string{"protocol"}, Binaries: []string{"agent/cmd/smcp-agent"}},
-	{Dir: "inspector", Published: true, Pulls: []string{"agent", "protocol", "server"}, Binaries: []string{"inspector/cmd/smcp-inspector"}},
-	{Dir: "examples", Published: true, Pulls: []string{"agent", "computer", "dpekit", "inspector", "protocol", "server"}, Binaries: []string{"examples/docserver/cmd/smcp-docserver"}},
+	{Dir: "server", Published: true, Pulls: []string{"protocol", "sio"}, Binaries: []string{"server/cmd/smcp-server"}},
+	{Dir: "computer", Published: true, Pulls: []string{"protocol", "sio"}, Binaries: []string{"computer/cmd/smcp-computer"}},
+	{Dir: "agent", Published: true, Pulls: []string{"protocol", "sio"}, Binaries: []string{"agent/cmd/smcp-agent"}},
+	{Dir: "inspector", Published: true, Pulls: []string{"agent", "protocol", "server", "sio"}, Binaries: []string{"inspector/cmd/smcp-inspector"}},
+	{Dir: "examples", Published: true, Pulls: []string{"agent", "computer", "dpekit", "inspector", "protocol", "server", "sio"}, Binaries: []string{"examples/docserver/cmd/smcp-docserver"}},
 	{Dir: "e2e"},
 	{Dir: "tools"},
 }

@@ -8,20 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	engine "github.com/zishang520/socket.io/clients/engine/v3"
-	sio "github.com/zishang520/socket.io/clients/socket/v3"
 	"github.com/zishang520/socket.io/servers/socket/v3"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/sio"
 )
 
 // Client is an A2C-SMCP Agent connected to a Server's /smcp namespace.
@@ -30,12 +26,12 @@ import (
 type Client struct {
 	cfg  config
 	log  *slog.Logger
-	sock *sio.Socket
+	conn *sio.Conn   // the supervised connection (reconnects on its own)
+	sock *sio.Socket // conn.Socket()
 	url  string
 
-	// emitMu serialises Timeout(...).Emit(...): the Socket.IO client keeps the
-	// timeout in a per-socket flag (spec/decisions.md, Socket.IO library
-	// behaviours). It also orders Dial's Connect and Close's Disconnect.
+	// emitMu serialises Timeout(...).Emit(...): the Socket.IO client keeps
+	// the timeout in a per-socket flag shared by concurrent emits.
 	emitMu sync.Mutex
 
 	reqPrefix string
@@ -53,9 +49,6 @@ type Client struct {
 	connGen   uint64 // incremented on every connect
 	connected bool   // the first connect happened
 
-	firstConnect chan error      // Dial's wait
-	dialErr      *protocol.Error // the last failed attempt during Dial
-
 	ctx      context.Context // the Client's lifetime, cancelled by Close
 	cancel   context.CancelFunc
 	closedCh chan struct{}
@@ -66,7 +59,6 @@ type Client struct {
 
 	tools    *toolCache
 	notifier *notifier
-	watch    connWatch
 }
 
 type connState int
@@ -84,8 +76,8 @@ const (
 // namespace /smcp is added when the path is empty) and returns once the
 // namespace is connected. A refused connection is the *protocol.Error the
 // Server's authentication sent (typically 401). The Client reconnects on its
-// own after a lost connection and then rejoins its office (spec/decisions.md,
-// Socket.IO library behaviours: a reconnected socket has lost its rooms).
+// own after a lost connection and then rejoins its office
+// (a reconnected socket has a new id and has lost its rooms).
 func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error) {
 	cfg := config{name: DefaultName, timeout: DefaultTimeout}
 	for _, o := range opts {
@@ -109,95 +101,40 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	_, _ = rand.Read(prefix)
 	life, cancel := context.WithCancel(context.Background())
 	c := &Client{
-		cfg:          cfg,
-		log:          cfg.logger.With("agent", cfg.name),
-		url:          nsURL,
-		reqPrefix:    hex.EncodeToString(prefix),
-		readyCh:      make(chan struct{}),
-		readyOpen:    true,
-		lostCh:       make(chan struct{}),
-		doneCh:       make(chan struct{}),
-		doneOpen:     true,
-		firstConnect: make(chan error, 1),
-		ctx:          life,
-		cancel:       cancel,
-		closedCh:     make(chan struct{}),
-		tools:        newToolCache(),
+		cfg:       cfg,
+		log:       cfg.logger.With("agent", cfg.name),
+		url:       nsURL,
+		reqPrefix: hex.EncodeToString(prefix),
+		readyCh:   make(chan struct{}),
+		readyOpen: true,
+		lostCh:    make(chan struct{}),
+		doneCh:    make(chan struct{}),
+		doneOpen:  true,
+		ctx:       life,
+		cancel:    cancel,
+		closedCh:  make(chan struct{}),
+		tools:     newToolCache(),
 	}
 	c.notifier = newNotifier(c)
 
-	o := sio.DefaultOptions()
+	opts2 := []sio.Option{sio.WithLogger(c.log), sio.WithAttemptTimeout(connectAttemptTimeout)}
 	if cfg.transport == "polling" {
-		o.SetTransports(types.NewSet(sio.Polling, sio.WebSocket))
-	} else {
-		o.SetTransports(types.NewSet(sio.WebSocket))
+		opts2 = append(opts2, sio.WithPolling())
 	}
-	o.SetForceNew(true)
-	o.SetAutoConnect(false)
-	// First retry after 250 ms (±50 %), doubling up to 5 s: quick enough
-	// to recover from a dropped handshake (see openwatch.go), gentle with
-	// a Server that is down.
-	o.SetReconnectionDelay(250)
-	o.SetReconnectionDelayMax(5000)
-	o.SetTimeout(connectAttemptTimeout)
 	if cfg.apiKey != "" {
-		o.SetAuth(map[string]any{"api_key": cfg.apiKey})
-		h := http.Header{}
-		h.Set("x-api-key", cfg.apiKey)
-		o.SetExtraHeaders(h)
+		opts2 = append(opts2, sio.WithAPIKey(cfg.apiKey))
 	}
-	// The Socket.IO client loses the error of a refused websocket dial (it
-	// is raised before the manager listens) and waits for the attempt's
-	// timeout instead; a plain TCP dial first makes an unreachable server
-	// fail at once with the system's reason.
-	if err := probe(ctx, nsURL, cfg.timeout); err != nil {
-		cancel()
-		return nil, err
-	}
-	sock, err := sio.Connect(nsURL, o)
+	conn, err := sio.New(nsURL, sio.Hooks{
+		Connected:    func(int) { c.onConnect() },
+		Disconnected: c.onDisconnect,
+	}, opts2...)
 	if err != nil {
 		cancel()
 		return nil, protocol.NewBadRequest("server URL %q: %v", serverURL, err)
 	}
-	c.sock = sock
-	_ = sock.On("connect", func(...any) { c.onConnect() })
-	_ = sock.On("disconnect", func(args ...any) {
-		reason, _ := firstArg[string](args)
-		c.onDisconnect(reason)
-	})
-	_ = sock.On("connect_error", func(args ...any) { c.onConnectError(args) })
-	c.notifier.register(sock)
+	c.conn, c.sock = conn, conn.Socket()
+	c.notifier.register(c.sock)
 	c.notifier.start()
-	c.listenOpen(sock.Io())
-	c.goOwned(c.watchConnection)
-
-	// Connect dials the websocket synchronously, without a handshake
-	// timeout: a server that accepts TCP and never answers would block
-	// here forever. Dial waits on its context instead; such a dial stays
-	// blocked until the server closes the connection.
-	//
-	// The manager is opened first, and the socket connected only once the
-	// manager has announced its open: Socket.Connect subscribes the socket
-	// to that announcement and then, finding the manager open, sends its
-	// namespace CONNECT itself, so an open announced in between (a fast
-	// handshake, or this goroutine descheduled for a few milliseconds)
-	// sends it twice, and the Server closes the connection (see
-	// openwatch.go). Subscribed after the announcement, the socket sends it
-	// once. The goroutine is not owned: Open dials synchronously, without
-	// a handshake timeout, and Close cannot interrupt it; it ends with the
-	// dial, and connects nothing once the Client is closed.
-	go func() {
-		sock.Io().Open(nil)
-		select {
-		case <-c.watch.firstOpen():
-			c.emitMu.Lock()
-			if c.ctx.Err() == nil { // Close disconnects under emitMu
-				sock.Connect()
-			}
-			c.emitMu.Unlock()
-		case <-c.ctx.Done():
-		}
-	}()
 
 	wait := ctx
 	if _, ok := ctx.Deadline(); !ok {
@@ -205,56 +142,39 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 		wait, stop = context.WithTimeout(ctx, cfg.timeout)
 		defer stop()
 	}
-	select {
-	case err := <-c.firstConnect:
-		if err != nil {
-			c.Close()
-			return nil, err
-		}
-	case <-wait.Done():
-		c.mu.Lock()
-		last := c.dialErr
-		c.mu.Unlock()
+	if err := conn.Connect(wait); err != nil {
 		c.Close()
-		perr := protocol.Errorf(protocol.CodeTimeout, "connect to %s: no answer before the deadline", nsURL)
-		if last != nil {
-			perr = protocol.Errorf(protocol.CodeTimeout, "connect to %s: no answer before the deadline (last attempt: %s)", nsURL, last.Message)
-		}
-		return nil, perr
+		return nil, dialError(nsURL, err)
 	}
-	c.log.Debug("connected", "url", nsURL, "sid", string(sock.Id()))
+	c.log.Debug("connected", "url", nsURL, "sid", c.sock.Id())
 	return c, nil
 }
 
-// connectAttemptTimeout bounds one connection attempt of the Socket.IO manager
-// (the first one and every reconnection). An attempt while the Server is down
-// lasts this long (spec/decisions.md, Socket.IO library behaviours), so it also
-// bounds how late a reconnection can notice the Server is back.
-const connectAttemptTimeout = 5 * time.Second
+// connectAttemptTimeout bounds one connection attempt (the first one and
+// every reconnection): dial, handshake and namespace connect. A refused
+// connection fails its attempt at once; retries back off from 250 ms to 2 s
+// (sio.Conn).
+const connectAttemptTimeout = sio.DefaultAttemptTimeout
 
-// probe dials the Server's TCP address once.
-func probe(ctx context.Context, nsURL string, limit time.Duration) error {
-	u, _ := url.Parse(nsURL)
-	host := u.Host
-	if u.Port() == "" {
-		switch u.Scheme {
-		case "https", "wss":
-			host = net.JoinHostPort(u.Hostname(), "443")
-		default:
-			host = net.JoinHostPort(u.Hostname(), "80")
-		}
+// dialError turns a failed first connection into a *protocol.Error: the
+// code a refusing middleware put in its data ({"code": 401}) when there is
+// one, 408 for the deadline, else 500.
+func dialError(nsURL string, err error) *protocol.Error {
+	var ce *sio.ConnectError
+	if !errors.As(err, &ce) {
+		return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", nsURL, err)
 	}
-	dctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(dctx, "tcp", host)
-	if err != nil {
-		if dctx.Err() != nil {
-			return protocol.Errorf(protocol.CodeTimeout, "connect to %s: no answer before the deadline", nsURL)
+	switch {
+	case ce.Refused:
+		code := protocol.CodeInternal
+		if ce.Code != 0 {
+			code = protocol.Code(ce.Code)
 		}
-		return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", nsURL, err).With("url", nsURL)
+		return protocol.Errorf(code, "connection refused by the server: %s", ce.Message).With("url", nsURL)
+	case errors.Is(ce, context.DeadlineExceeded) || errors.Is(ce, context.Canceled):
+		return protocol.Errorf(protocol.CodeTimeout, "connect to %s: %s", nsURL, ce.Message)
 	}
-	return conn.Close()
+	return protocol.Errorf(protocol.CodeInternal, "connect to %s: %s", nsURL, ce.Message).With("url", nsURL)
 }
 
 // namespaceURL returns serverURL with the /smcp namespace as path.
@@ -330,10 +250,7 @@ func (c *Client) Close() error {
 		c.mu.Unlock()
 		c.cancel()
 		close(c.closedCh)
-		c.drain(closeDrain)
-		c.emitMu.Lock() // after Dial's goroutine connected, or it sees ctx cancelled
-		c.sock.Disconnect()
-		c.emitMu.Unlock()
+		c.conn.Close(closeDrain)
 		c.spawnMu.Lock()
 		c.noSpawn = true
 		c.spawnMu.Unlock()
@@ -344,25 +261,6 @@ func (c *Client) Close() error {
 
 // closeDrain bounds how long Close waits for queued packets to be written.
 const closeDrain = time.Second
-
-// drain waits, at most limit, until the engine has written every queued
-// packet: the transport drops what is still queued when it closes, and the
-// last emit may matter (CallTool's server:tool_call_cancel right before a
-// program exits).
-func (c *Client) drain(limit time.Duration) {
-	e := c.sock.Io().Engine()
-	if e == nil || e.ReadyState() != engine.SocketStateOpen {
-		return
-	}
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		t := e.Transport()
-		if t == nil || (t.Writable() && e.WriteBuffer().Len() == 0) {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
 
 // goOwned runs fn on a goroutine owned by the Client, unless Close began.
 func (c *Client) goOwned(fn func()) {
@@ -420,23 +318,19 @@ func (c *Client) onConnect() {
 		c.connected = true
 		c.setStateLocked(stateReady)
 		c.mu.Unlock()
-		select {
-		case c.firstConnect <- nil:
-		default:
-		}
 		return
 	}
 	office := c.office
 	if office == "" {
 		c.setStateLocked(stateReady)
 		c.mu.Unlock()
-		c.log.Info("reconnected", "sid", string(c.sock.Id()))
+		c.log.Info("reconnected", "sid", c.sock.Id())
 		c.notifier.reconnected(nil)
 		return
 	}
 	c.setStateLocked(stateRejoining)
 	c.mu.Unlock()
-	c.log.Info("reconnected; rejoining the office", "office", office, "sid", string(c.sock.Id()))
+	c.log.Info("reconnected; rejoining the office", "office", office, "sid", c.sock.Id())
 	// Never wait for an ack on the event queue: rejoin on our own goroutine.
 	c.goOwned(func() { c.rejoin(gen, office) })
 }
@@ -499,53 +393,6 @@ func (c *Client) onDisconnect(reason string) {
 	}
 	c.setStateLocked(stateDown)
 	c.log.Warn("disconnected; reconnecting", "reason", reason)
-}
-
-// onConnectError handles a failed connection attempt. A refusal by the
-// Server (its middleware's error, e.g. 401) ends Dial at once: the client
-// does not retry it. Any other failure — typically an attempt that timed
-// out — is retried by the Socket.IO manager with backoff, during Dial as
-// after it: the library sometimes misses the handshake of a fresh
-// connection (its open event can fire before the manager listens) and only
-// the next attempt succeeds.
-func (c *Client) onConnectError(args []any) {
-	err, refused := connectError(c.url, args)
-	c.mu.Lock()
-	first := !c.connected
-	if first {
-		c.dialErr = err
-	}
-	c.mu.Unlock()
-	if first && refused {
-		select {
-		case c.firstConnect <- err:
-		default:
-		}
-		return
-	}
-	c.log.Debug("connection attempt failed; retrying", "error", err)
-}
-
-// connectError turns a Socket.IO connect_error into a *protocol.Error: the
-// code a refusing middleware put in its data ({"code": 401}) when there is
-// one, else 500. refused tells a refusal by the Server from a failed
-// attempt.
-func connectError(url string, args []any) (perr *protocol.Error, refused bool) {
-	err, _ := firstArg[error](args)
-	if err == nil {
-		return protocol.Errorf(protocol.CodeInternal, "connect to %s failed", url), false
-	}
-	var ext *types.ExtendedError
-	if errors.As(err, &ext) {
-		code := protocol.CodeInternal
-		if m, ok := ext.Data.(map[string]any); ok {
-			if n, ok := m["code"].(float64); ok && n == float64(int(n)) {
-				code = protocol.Code(int(n))
-			}
-		}
-		return protocol.Errorf(code, "connection refused by the server: %s", ext.Message).With("url", url), true
-	}
-	return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", url, err), false
 }
 
 func firstArg[T any](args []any) (T, bool) {
@@ -648,7 +495,7 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 	if err != nil {
 		return nil, false, protocol.Errorf(protocol.CodeInternal, "%s: emit: %v", event, err)
 	}
-	c.log.Debug("request sent", "event", event, "sid", string(c.sock.Id()))
+	c.log.Debug("request sent", "event", event, "sid", c.sock.Id())
 	select {
 	case r := <-ch:
 		if r.err != nil {

@@ -11,10 +11,9 @@ import (
 )
 
 // TestDialRepeatedly connects, joins and lists the office many times in a
-// row. The Socket.IO client alone loses a few percent of its handshakes
-// under -race, or connects its namespace twice and gets disconnected (see
-// openwatch.go); with the watchdog and the repeat of interrupted requests,
-// every round succeeds.
+// row. The upstream Socket.IO client lost a few percent of its handshakes
+// under -race, or connected its namespace twice and got disconnected
+// (sio/third_party/PATCHES.md); every round must succeed.
 func TestDialRepeatedly(t *testing.T) {
 	p := startPeer(t)
 	for i := 0; i < 100; i++ {

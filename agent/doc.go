@@ -81,11 +81,11 @@
 //
 // Dial sends the API key both as the header x-api-key and as the auth
 // payload key api_key; an unreachable Server fails at once, a refusal is the
-// Server's code (401). The Client reconnects by itself (250 ms to 5 s
-// backoff) and rejoins its office, OnReconnect reporting it. When the Server
-// ends the session ("io server disconnect"), the Socket.IO client does not
-// reconnect: Done is closed and Err says why. The Client works around races
-// of the Socket.IO Go client (lost open, lost namespace ack, lost dial
-// error, double namespace connect; see openwatch.go) that otherwise leave a
-// connection attempt stuck for its timeout, or for good.
+// Server's code (401). The connection is an sio.Conn (module
+// github.com/a2c-smcp/smcp-go/sio), which the Computer shares: each attempt
+// bounded (2 s), a refused connection failing it at once, backoff with
+// jitter from 250 ms to 2 s. The Client rejoins its office after every
+// reconnection, OnReconnect reporting it. When the Server ends the session
+// ("io server disconnect"), the Socket.IO client does not reconnect: Done is
+// closed and Err says why.
 package agent

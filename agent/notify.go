@@ -5,10 +5,10 @@ import (
 	"errors"
 	"sync"
 
-	sio "github.com/zishang520/socket.io/clients/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/sio"
 )
 
 // Notification is one notify:* event as the Client received it
@@ -71,11 +71,11 @@ type item struct {
 }
 
 // notifier moves notifications off the Socket.IO event queue: the socket's
-// handlers only validate, decode and enqueue (spec/decisions.md, Socket.IO
-// library behaviours: waiting for an ack there deadlocks). One dispatcher
-// goroutine runs the callbacks in arrival order and schedules refreshes; each
-// Computer has at most one refresh goroutine. All of them belong to the Client
-// and end with it.
+// handlers only validate, decode and enqueue (the Socket.IO client
+// threading trap: waiting for an ack there deadlocks). One dispatcher
+// goroutine runs the callbacks in arrival order and schedules refreshes;
+// each Computer has at most one refresh goroutine. All of them belong to the
+// Client and end with it.
 type notifier struct {
 	c    *Client
 	mu   sync.Mutex

@@ -41,7 +41,7 @@ type config struct {
 
 // hooks are the user's notification callbacks. Every one runs on a
 // goroutine owned by the Client, never on the Socket.IO event queue, so it
-// may call the Client (spec/decisions.md, Socket.IO library behaviours).
+// may call the Client (the Socket.IO client runs all events and acks of a connection on one queue).
 type hooks struct {
 	notification  func(Notification)
 	enterOffice   func(protocol.EnterOfficeNotification)

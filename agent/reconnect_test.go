@@ -221,8 +221,8 @@ func TestRequestRepeatedAfterConnectionDrop(t *testing.T) {
 }
 
 // TestReconnectAfterOutage: attempts made while the Server is down fail at
-// once (the Socket.IO client alone would wait for each attempt's timeout,
-// see openwatch.go), so the Client is back soon after the Server is.
+// once (the upstream Socket.IO client waited for each attempt's timeout,
+// sio/third_party/PATCHES.md), so the Client is back soon after the Server is.
 func TestReconnectAfterOutage(t *testing.T) {
 	p, c, lb, reconnected := joinedThenStopped(t)
 	// Let a few attempts hit the closed port.

@@ -409,7 +409,7 @@ func TestChaos(t *testing.T) {
 	t.Run("server stopped past the ping window", func(t *testing.T) {
 		addr := freeAddr(t)
 		d := &deployment{URL: "http://" + addr, APIKey: randomKey(t)}
-		srv := c.startServerProc(t, addr, d.APIKey, "--ping-interval", "1s", "--ping-timeout", "1s")
+		srv := c.startServerProc(t, addr, d.APIKey, "--ping-interval", "1s", "--ping-timeout", "1500ms")
 		comp := c.startComputerProc(t, d)
 		a := dialAgent(t, d, "o1", "bot")
 		waitEcho(t, a, testTimeout, "start")

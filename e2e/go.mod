@@ -17,23 +17,23 @@ require (
 )
 
 require (
-	github.com/andybalholm/brotli v1.2.1 // indirect
+	github.com/andybalholm/brotli v1.2.4 // indirect
 	github.com/aymerick/douceur v0.2.0 // indirect
-	github.com/dunglas/httpsfv v1.1.0 // indirect
+	github.com/dunglas/httpsfv v1.1.1 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/gookit/color v1.6.0 // indirect
+	github.com/gookit/color v1.6.1 // indirect
 	github.com/gorilla/css v1.0.1 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
-	github.com/klauspost/compress v1.18.5 // indirect
+	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0 // indirect
 	github.com/microcosm-cc/bluemonday v1.0.27 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
-	github.com/quic-go/quic-go v0.59.0 // indirect
-	github.com/quic-go/webtransport-go v0.10.0 // indirect
+	github.com/quic-go/quic-go v0.62.0 // indirect
+	github.com/quic-go/webtransport-go v0.13.0 // indirect
 	github.com/richardlehane/mscfb v1.0.6 // indirect
 	github.com/richardlehane/msoleps v1.0.6 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
@@ -42,7 +42,7 @@ require (
 	github.com/tiendc/go-deepcopy v1.7.2 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
-	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
+	github.com/xo/terminfo v1.2.0 // indirect
 	github.com/xuri/efp v0.0.1 // indirect
 	github.com/xuri/excelize/v2 v2.10.1 // indirect
 	github.com/xuri/nfp v0.0.2-0.20250530014748-2ddeb826f9a9 // indirect
@@ -50,16 +50,16 @@ require (
 	github.com/yuin/goldmark v1.8.7 // indirect
 	github.com/zishang520/socket.io/clients/engine/v3 v3.0.1 // indirect
 	github.com/zishang520/socket.io/clients/socket/v3 v3.0.1 // indirect
-	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.2 // indirect
-	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.2 // indirect
-	github.com/zishang520/socket.io/servers/engine/v3 v3.0.2 // indirect
-	github.com/zishang520/socket.io/servers/socket/v3 v3.0.2 // indirect
-	github.com/zishang520/socket.io/v3 v3.0.2 // indirect
+	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5 // indirect
+	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.5 // indirect
+	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5 // indirect
+	github.com/zishang520/socket.io/servers/socket/v3 v3.0.5 // indirect
+	github.com/zishang520/socket.io/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/crypto v0.50.0 // indirect
-	golang.org/x/net v0.53.0 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
-	golang.org/x/text v0.36.0 // indirect
-	resty.dev/v3 v3.0.0-beta.6 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	resty.dev/v3 v3.0.0-rc.4 // indirect
 )

@@ -16,8 +16,8 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
+	client "github.com/a2c-smcp/smcp-go/sio/third_party/socketioclient"
 	"github.com/stretchr/testify/require"
-	client "github.com/zishang520/socket.io/clients/socket/v3"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 )

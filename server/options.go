@@ -22,6 +22,13 @@ const (
 	// or one ack). It is protocol.DefaultMaxPayloadBytes, the limit a
 	// Computer applies to its answers (spec/protocol.md, Limits).
 	DefaultMaxPayloadBytes = protocol.DefaultMaxPayloadBytes
+	// DefaultPingInterval and DefaultPingTimeout are the Engine.IO
+	// heartbeat: a ping every 20 s, a connection closed when its pong has
+	// not come 25 s later. Socket.IO's usual 25 s / 20 s would let a race
+	// of servers/engine drop healthy sessions (see WithHeartbeat); a client
+	// still notices a dead Server after 45 s.
+	DefaultPingInterval = 20 * time.Second
+	DefaultPingTimeout  = 25 * time.Second
 	// DefaultMaxOutgoingBytes bounds the bytes the Server holds for one
 	// connection that its peer has not read yet (twice the payload limit,
 	// so that one largest message always fits).
@@ -64,8 +71,8 @@ type config struct {
 	validateAnswers bool
 	corsOrigins     []string
 	authTimeout     time.Duration
-	pingInterval    time.Duration // 0: the engine's default (25 s)
-	pingTimeout     time.Duration // 0: the engine's default (20 s)
+	pingInterval    time.Duration
+	pingTimeout     time.Duration
 	maxOutgoing     int64
 	stallTimeout    time.Duration
 	maxInFlight     int
@@ -85,6 +92,8 @@ func defaultConfig() *config {
 		toolCallMargin:  DefaultToolCallMargin,
 		maxPayloadBytes: DefaultMaxPayloadBytes,
 		authTimeout:     10 * time.Second,
+		pingInterval:    DefaultPingInterval,
+		pingTimeout:     DefaultPingTimeout,
 		maxOutgoing:     DefaultMaxOutgoingBytes,
 		stallTimeout:    DefaultStallTimeout,
 		maxInFlight:     DefaultMaxInFlight,
@@ -213,14 +222,17 @@ func WithCORSOrigins(origins ...string) Option {
 	}
 }
 
-// WithPing sets how often the engine pings each connection and how long it
-// waits for the pong before closing it (defaults of the engine: 25 s and
-// 20 s). A peer silent for interval + timeout is dropped, and a Computer's
-// pending requests are answered with an error.
-func WithPing(interval, timeout time.Duration) Option {
+// WithHeartbeat sets the Engine.IO heartbeat: the Server pings every
+// interval and closes a connection whose pong does not come within timeout
+// (defaults DefaultPingInterval and DefaultPingTimeout). timeout must
+// exceed interval: servers/engine (v3.0.2 to v3.0.5) arms the pong timer
+// after writing the ping, so a pong handled in between leaves a timer
+// nobody clears; it is harmless only if the next ping, which replaces it,
+// comes first (spec/decisions.md, Socket.IO library).
+func WithHeartbeat(interval, timeout time.Duration) Option {
 	return func(c *config) error {
-		if interval <= 0 || timeout <= 0 {
-			return fmt.Errorf("WithPing: %v, %v: both must be positive", interval, timeout)
+		if interval <= 0 || timeout <= interval {
+			return fmt.Errorf("heartbeat: want 0 < interval < timeout, got interval %v, timeout %v", interval, timeout)
 		}
 		c.pingInterval, c.pingTimeout = interval, timeout
 		return nil

@@ -81,10 +81,8 @@ func New(opts ...Option) (*Server, error) {
 	so := socket.DefaultServerOptions()
 	so.SetServeClient(false)
 	so.SetMaxHttpBufferSize(cfg.maxPayloadBytes)
-	if cfg.pingInterval > 0 {
-		so.SetPingInterval(cfg.pingInterval)
-		so.SetPingTimeout(cfg.pingTimeout)
-	}
+	so.SetPingInterval(cfg.pingInterval)
+	so.SetPingTimeout(cfg.pingTimeout)
 	so.SetParser(wireParser{})
 	so.SetConnectTimeout(cfg.connectTimeout)
 	if len(cfg.corsOrigins) > 0 {

@@ -4,7 +4,10 @@
 // It connects to a Server's /smcp namespace with the API key both as the
 // auth payload {"api_key": key} and as the x-api-key header, joins its
 // office as role "computer", and joins again after every reconnection (a
-// reconnected socket has a new id and no rooms). It answers every client:*
+// reconnected socket has a new id and no rooms). The connection is an
+// sio.Conn (module github.com/a2c-smcp/smcp-go/sio), shared with the Agent:
+// each attempt bounded (2 s), a refused connection failing it at once,
+// retries backing off from 250 ms to 2 s with jitter, every failure logged. It answers every client:*
 // event: the request is validated against its schema (400 ErrorPayload
 // when invalid), its "computer" must be this Computer's name (404
 // otherwise), and the Handler's result or error is sent as exactly ONE ack
@@ -29,10 +32,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2c-smcp/smcp-go/protocol"
-	sio "github.com/zishang520/socket.io/clients/socket/v3"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	conn "github.com/a2c-smcp/smcp-go/sio"
 )
 
 // Handler answers the routed requests. Each call runs on its own goroutine;
@@ -82,23 +86,19 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 // (default: websocket only).
 func WithPolling() Option { return func(o *options) { o.polling = true } }
 
-// connectAttempt is how long Dial waits for the namespace handshake
-// before starting a fresh attempt.
-const connectAttempt = 2 * time.Second
-
 // Client is a Computer's connection to a Server.
 type Client struct {
 	name, office string
 	h            Handler
 	o            options
 	log          *slog.Logger
-	sock         *sio.Socket
+	conn         *conn.Conn   // the supervised connection (reconnects on its own)
+	sock         *conn.Socket // conn.Socket()
 
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	emitMu sync.Mutex // serialises emits, acks, connects and disconnects on the socket
-	opens  opens      // connection attempts (connect.go)
+	emitMu sync.Mutex // serialises emits and acks on the socket
 
 	mu      sync.Mutex
 	joined  bool
@@ -135,92 +135,74 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 	c := &Client{name: name, office: office, h: h, o: o, log: o.log.With("computer", name, "office", office),
 		ctx: life, cancel: cancel, firstCh: make(chan error, 1)}
 
-	so := sio.DefaultOptions()
+	copts := []conn.Option{conn.WithLogger(c.log)}
 	if o.polling {
-		so.SetTransports(types.NewSet(sio.Polling, sio.WebSocket))
-	} else {
-		so.SetTransports(types.NewSet(sio.WebSocket))
-	}
-	so.SetForceNew(true)
-	so.SetAutoConnect(false)
-	so.SetReconnectionDelay(1000)
-	so.SetReconnectionDelayMax(5000)
-	so.SetTimeout(o.timeout)
-	hdr := http.Header{}
-	for k, vs := range o.headers {
-		for _, v := range vs {
-			hdr.Add(k, v)
-		}
+		copts = append(copts, conn.WithPolling())
 	}
 	if o.apiKey != "" {
-		so.SetAuth(map[string]any{"api_key": o.apiKey})
-		hdr.Set("x-api-key", o.apiKey)
+		copts = append(copts, conn.WithAPIKey(o.apiKey))
 	}
-	if len(hdr) > 0 {
-		so.SetExtraHeaders(hdr)
+	for k, vs := range o.headers {
+		for _, v := range vs {
+			copts = append(copts, conn.WithHeader(k, v))
+		}
 	}
-	sock, err := sio.Connect(nsURL, so)
+	cn, err := conn.New(nsURL, conn.Hooks{
+		Connected: func(int) { c.onConnect() },
+		Disconnected: func(string) {
+			c.mu.Lock()
+			c.joined = false
+			c.mu.Unlock()
+		},
+	}, copts...)
 	if err != nil {
 		cancel()
 		return nil, protocol.NewBadRequest("server URL %q: %v", serverURL, err)
 	}
-	c.sock = sock
-	_ = sock.On("connect", func(...any) { c.onConnect() })
-	_ = sock.On("disconnect", func(args ...any) {
-		c.mu.Lock()
-		c.joined = false
-		closed := c.closed
-		c.mu.Unlock()
-		if closed {
-			c.log.Debug("disconnected", "reason", fmt.Sprint(args...))
-			return
-		}
-		c.log.Warn("disconnected from the server", "reason", fmt.Sprint(args...))
-	})
-	_ = sock.On("connect_error", func(args ...any) {
-		err := connectError(nsURL, args)
-		if refused(args) { // refused by a middleware: the client does not retry
-			c.first(err)
-		}
-		c.log.Debug("connection attempt failed", "err", err)
-	})
+	c.conn, c.sock = cn, cn.Socket()
 	for _, ev := range routed {
-		_ = sock.On(types.EventName(ev), func(args ...any) { c.onRequest(ev, args) })
+		_ = c.sock.On(types.EventName(ev), func(args ...any) { c.onRequest(ev, args) })
 	}
-	_ = sock.On(types.EventName(protocol.NotifyCancelToolCall), func(args ...any) { c.onCancel(args) })
-	mgr := sock.Io()
-	_ = mgr.On("open", func(...any) { c.opens.announced(mgr.Engine()) })
-	go c.attempt(c.opens.begin())
+	_ = c.sock.On(types.EventName(protocol.NotifyCancelToolCall), func(args ...any) { c.onCancel(args) })
 
 	wait, stop := context.WithTimeout(ctx, o.timeout)
 	defer stop()
-	// Watchdog: the Socket.IO client occasionally never completes the
-	// namespace handshake of its first connection (observed under the race
-	// detector on a loaded machine); a fresh attempt does.
-	retry := time.NewTicker(connectAttempt)
-	defer retry.Stop()
-	for {
-		select {
-		case err := <-c.firstCh:
-			if err != nil {
-				c.Close()
-				return nil, err
-			}
-			return c, nil
-		case <-retry.C:
-			if !sock.Connected() {
-				c.log.Debug("no namespace handshake yet: reconnecting")
-				c.emitMu.Lock()
-				sock.Disconnect()
-				gen := c.opens.begin()
-				c.emitMu.Unlock()
-				go c.attempt(gen)
-			}
-		case <-wait.Done():
-			c.Close()
-			return nil, protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: no answer in time", nsURL, office)
-		}
+	if err := cn.Connect(wait); err != nil {
+		c.Close()
+		return nil, dialError(nsURL, office, err)
 	}
+	select {
+	case err := <-c.firstCh:
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	case <-wait.Done():
+		c.Close()
+		return nil, protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: no answer in time", nsURL, office)
+	}
+}
+
+// dialError turns a failed first connection into a *protocol.Error: the
+// code a refusing middleware put in its data ({"code": 401}) when there is
+// one, 408 for the deadline, else 500.
+func dialError(nsURL, office string, err error) *protocol.Error {
+	var ce *conn.ConnectError
+	if !errors.As(err, &ce) {
+		return protocol.NewInternal("connect to %s: %v", nsURL, err)
+	}
+	switch {
+	case ce.Refused:
+		code := protocol.CodeInternal
+		if ce.Code != 0 {
+			code = protocol.Code(ce.Code)
+		}
+		return protocol.Errorf(code, "connection refused by the server: %s", ce.Message)
+	case errors.Is(ce, context.DeadlineExceeded) || errors.Is(ce, context.Canceled):
+		return protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: %s", nsURL, office, ce.Message)
+	}
+	return protocol.NewInternal("connect to %s: %s", nsURL, ce.Message)
 }
 
 func (c *Client) first(err error) {
@@ -253,38 +235,6 @@ func namespaceURL(serverURL string) (string, error) {
 	return u.String(), nil
 }
 
-// refused reports whether a connect_error comes from the server refusing
-// the connection (rather than from a transport failure, which is retried).
-func refused(args []any) bool {
-	if len(args) == 0 {
-		return false
-	}
-	err, _ := args[0].(error)
-	var ext *types.ExtendedError
-	return errors.As(err, &ext)
-}
-
-func connectError(url string, args []any) *protocol.Error {
-	var err error
-	if len(args) > 0 {
-		err, _ = args[0].(error)
-	}
-	if err == nil {
-		return protocol.Errorf(protocol.CodeInternal, "connect to %s failed", url)
-	}
-	var ext *types.ExtendedError
-	if errors.As(err, &ext) {
-		code := protocol.CodeInternal
-		if m, ok := ext.Data.(map[string]any); ok {
-			if n, ok := m["code"].(float64); ok && n == float64(int(n)) {
-				code = protocol.Code(int(n))
-			}
-		}
-		return protocol.Errorf(code, "connection refused by the server: %s", ext.Message)
-	}
-	return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", url, err)
-}
-
 // goOwned runs fn on a goroutine the Client waits for at Close.
 func (c *Client) goOwned(fn func()) bool {
 	c.mu.Lock()
@@ -301,7 +251,7 @@ func (c *Client) goOwned(fn func()) bool {
 }
 
 func (c *Client) onConnect() {
-	c.log.Debug("connected", "sid", string(c.sock.Id()))
+	c.log.Debug("connected", "sid", c.sock.Id())
 	c.mu.Lock()
 	c.gen++
 	gen := c.gen
@@ -326,7 +276,7 @@ func (c *Client) join(gen int) {
 			return
 		}
 		if err == nil {
-			c.log.Info("joined office", "sid", string(c.sock.Id()))
+			c.log.Info("joined office", "sid", c.sock.Id())
 			c.first(nil)
 			return
 		}
@@ -454,10 +404,7 @@ func (c *Client) Close() error {
 	c.joined = false
 	c.mu.Unlock()
 	c.cancel()
-	c.emitMu.Lock()
-	c.opens.begin() // no attempt connects after this
-	c.sock.Disconnect()
-	c.emitMu.Unlock()
+	c.conn.Close(time.Second)
 	c.wg.Wait()
 	return nil
 }

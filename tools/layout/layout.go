@@ -25,6 +25,7 @@ var RoleModules = []string{"server", "computer", "agent"}
 // NetworkLibraries may not be imported by protocol, tests included.
 var NetworkLibraries = []string{
 	"github.com/zishang520/socket.io",
+	Repo + "/sio",
 	"github.com/mark3labs/mcp-go",
 }
 

@@ -39,16 +39,15 @@ import (
 )
 
 func main() {
-	// SIGQUIT keeps Go's default (goroutine dump on stderr, exit status 2):
-	// the Socket.IO libraries may trap it in an init function.
+	// SIGQUIT keeps Go's default (goroutine dump on stderr, exit status 2).
 	signal.Reset(syscall.SIGQUIT)
 	if printVersion(os.Args[1:], os.Stdout) {
 		return
 	}
-	// The Socket.IO client swallows the first SIGINT/SIGTERM of the process
-	// (spec/decisions.md, Socket.IO library behaviours): handle them here and
-	// shut down explicitly. After the first signal the default behaviour comes
-	// back, so a second Ctrl-C ends a stuck shutdown.
+	// SIGINT/SIGTERM start an orderly shutdown. After the first signal the
+	// default behaviour comes back, so a second Ctrl-C ends a stuck
+	// shutdown. (The carried Socket.IO client installs no signal handler of
+	// its own, sio/third_party/PATCHES.md.)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

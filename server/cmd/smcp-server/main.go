@@ -119,8 +119,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	duration(&s.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "how long a routed request other than client:tool_call waits for the Computer")
 	duration(&s.toolCallMargin, "tool-call-margin", server.DefaultToolCallMargin, "added to a client:tool_call's own timeout")
 	duration(&s.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
-	duration(&s.pingInterval, "ping-interval", 25*time.Second, "how often each connection is pinged")
-	duration(&s.pingTimeout, "ping-timeout", 20*time.Second, "how long a pong may take before the connection is closed")
+	duration(&s.pingInterval, "ping-interval", server.DefaultPingInterval, "how often each connection is pinged")
+	duration(&s.pingTimeout, "ping-timeout", server.DefaultPingTimeout, "how long a pong may take before the connection is closed (must exceed --ping-interval)")
 	duration(&s.stallTimeout, "stall-timeout", server.DefaultStallTimeout, "how long a connection may stay over --max-outgoing-bytes before it is closed")
 	duration(&s.maxToolTimeout, "max-tool-call-timeout", server.DefaultMaxToolCallTimeout, "largest timeout a client:tool_call may ask for (over it: 400)")
 	duration(&s.connectTimeout, "connect-timeout", server.DefaultConnectTimeout, "how long a connection may take to be admitted to /smcp")
@@ -236,7 +236,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		server.WithRequestTimeout(s.requestTimeout),
 		server.WithToolCallMargin(s.toolCallMargin),
 		server.WithMaxPayloadBytes(s.maxPayload),
-		server.WithPing(s.pingInterval, s.pingTimeout),
+		server.WithHeartbeat(s.pingInterval, s.pingTimeout),
 		server.WithValidateAnswers(s.validateAnswers),
 		server.WithMaxOutgoingBytes(s.maxOutgoing),
 		server.WithStallTimeout(s.stallTimeout),

@@ -1,10 +1,10 @@
-package agent
+package sio
 
 import (
 	"testing"
 	"time"
 
-	engine "github.com/zishang520/socket.io/clients/engine/v3"
+	engine "github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
 )
 
 // fakeEngine is an engine connection whose state the test sets; the
@@ -23,7 +23,7 @@ func TestConnWatch(t *testing.T) {
 	opening := &fakeEngine{state: engine.SocketStateOpening}
 	type step struct {
 		name  string
-		setup func(w *connWatch)
+		setup func(w *watch)
 		e     engine.Socket
 		now   time.Duration
 		want  watchAction
@@ -36,10 +36,10 @@ func TestConnWatch(t *testing.T) {
 		{"open lost: replay", nil, open, lostOpenGrace, watchReplayOpen},
 		{"just replayed", nil, open, lostOpenGrace + watchTick, watchNothing},
 		{"still lost: replay again", nil, open, 2 * lostOpenGrace, watchReplayOpen},
-		{"manager opened: watch the ack", func(w *connWatch) { w.managerOpened(open) }, open, 2*lostOpenGrace + watchTick, watchNothing},
+		{"manager opened: watch the ack", func(w *watch) { w.managerOpened(open) }, open, 2*lostOpenGrace + watchTick, watchNothing},
 		{"ack lost: reconnect", nil, open, 2*lostOpenGrace + lostAckGrace, watchReconnect},
 		{"just reconnected", nil, open, 2*lostOpenGrace + lostAckGrace + watchTick, watchNothing},
-		{"connected: reset", func(w *connWatch) { w.reset() }, open, 10 * time.Second, watchNothing},
+		{"connected: reset", func(w *watch) { w.reset() }, open, 10 * time.Second, watchNothing},
 		{"a new engine starts over", nil, &fakeEngine{state: engine.SocketStateOpen}, 10 * time.Second, watchNothing},
 	}
 	closedA := &fakeEngine{state: engine.SocketStateClosed}
@@ -49,9 +49,9 @@ func TestConnWatch(t *testing.T) {
 		{"within the grace", nil, closedA, 20*time.Second + lostOpenGrace - time.Millisecond, watchNothing},
 		{"error lost: replay", nil, closedA, 20*time.Second + lostOpenGrace, watchReplayError},
 		{"replayed once only", nil, closedA, 30 * time.Second, watchNothing},
-		{"the manager heard it fail", func(w *connWatch) { w.managerErrored(closedB) }, closedB, 40 * time.Second, watchNothing},
+		{"the manager heard it fail", func(w *watch) { w.managerErrored(closedB) }, closedB, 40 * time.Second, watchNothing},
 		{"...and later", nil, closedB, 50 * time.Second, watchNothing},
-		{"closed after the manager opened it", func(*connWatch) { open.state = engine.SocketStateClosed }, open, 60 * time.Second, watchNothing},
+		{"closed after the manager opened it", func(*watch) { open.state = engine.SocketStateClosed }, open, 60 * time.Second, watchNothing},
 		{"...and later", nil, open, 70 * time.Second, watchNothing},
 	}...)
 	closing := &fakeEngine{state: engine.SocketStateOpen}
@@ -59,16 +59,16 @@ func TestConnWatch(t *testing.T) {
 	steps = append(steps, []step{
 		{"closing, never opened by the manager: not ours", nil, notOpened, 80 * time.Second, watchNothing},
 		{"...and later", nil, notOpened, 90 * time.Second, watchNothing},
-		{"opened, then closing: start watching", func(w *connWatch) {
+		{"opened, then closing: start watching", func(w *watch) {
 			w.managerOpened(closing)
 			closing.state = engine.SocketStateClosing
 		}, closing, 100 * time.Second, watchNothing},
 		{"within the grace", nil, closing, 100*time.Second + lostAckGrace - time.Millisecond, watchNothing},
 		{"stuck closing: replay its close", nil, closing, 100*time.Second + lostAckGrace, watchReplayClose},
 		{"just replayed", nil, closing, 100*time.Second + lostAckGrace + watchTick, watchNothing},
-		{"closed at last", func(*connWatch) { closing.state = engine.SocketStateClosed }, closing, 110 * time.Second, watchNothing},
+		{"closed at last", func(*watch) { closing.state = engine.SocketStateClosed }, closing, 110 * time.Second, watchNothing},
 	}...)
-	var w connWatch
+	var w watch
 	for _, s := range steps {
 		if s.setup != nil {
 			s.setup(&w)

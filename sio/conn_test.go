@@ -1,0 +1,168 @@
+package sio_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+
+	"github.com/a2c-smcp/smcp-go/sio"
+)
+
+const wait = 15 * time.Second
+
+var quiet = sio.WithLogger(slog.New(slog.DiscardHandler))
+
+// startServer runs a Socket.IO server whose /smcp namespace admits the
+// auth payload {"api_key": "k"} and refuses anything else with code 401.
+func startServer(t *testing.T) string {
+	t.Helper()
+	io := socket.NewServer(nil, nil)
+	io.Of("/smcp", nil).Use(func(s *socket.Socket, next func(*socket.ExtendedError)) {
+		if s.Handshake().Auth["api_key"] == "k" {
+			next(nil)
+			return
+		}
+		next(socket.NewExtendedError("unauthorized", map[string]any{"code": 401}))
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/socket.io/", io.ServeHandler(nil))
+	hs := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		io.Close(nil)
+		hs.Close()
+	})
+	return hs.URL + "/smcp"
+}
+
+func TestConnectAndRefusal(t *testing.T) {
+	url := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+
+	connected := make(chan int, 4)
+	c, err := sio.New(url, sio.Hooks{Connected: func(n int) { connected <- n }}, sio.WithAPIKey("k"), quiet)
+	require.NoError(t, err)
+	require.NoError(t, c.Connect(ctx))
+	require.Equal(t, 1, <-connected)
+	require.True(t, c.Connected())
+	c.Close(time.Second)
+	require.False(t, c.Connected())
+
+	bad, err := sio.New(url, sio.Hooks{}, sio.WithAPIKey("wrong"), quiet)
+	require.NoError(t, err)
+	defer bad.Close(0)
+	err = bad.Connect(ctx)
+	var ce *sio.ConnectError
+	require.ErrorAs(t, err, &ce)
+	require.True(t, ce.Refused)
+	require.Equal(t, 401, ce.Code)
+}
+
+// TestConnectUnreachable: a port nobody listens on fails Connect at once
+// with the system's reason, not after a timeout.
+func TestConnectUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	c, err := sio.New("http://"+addr+"/smcp", sio.Hooks{}, quiet)
+	require.NoError(t, err)
+	defer c.Close(0)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	err = c.Connect(ctx)
+	var ce *sio.ConnectError
+	require.ErrorAs(t, err, &ce)
+	require.False(t, ce.Refused)
+	require.False(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
+	require.NoError(t, ctx.Err(), "Connect waited for the deadline")
+}
+
+// TestConnectNoAnswer: a server that accepts TCP and never answers fails
+// Connect at its deadline, naming the last attempt's failure.
+func TestConnectNoAnswer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+		}
+	}()
+	c, err := sio.New("http://"+ln.Addr().String()+"/smcp", sio.Hooks{}, sio.WithAttemptTimeout(300*time.Millisecond), quiet)
+	require.NoError(t, err)
+	defer c.Close(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err = c.Connect(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "last attempt")
+}
+
+// TestConnChurnReturnsMemory connects and closes a Conn many times and
+// checks that goroutines and the live heap come back to their baseline
+// after GC (the upstream client, on socket.io/v3 v3.0.2, left each
+// connection's queues and their goroutines behind).
+func TestConnChurnReturnsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("churn")
+	}
+	url := startServer(t)
+	cycle := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		c, err := sio.New(url, sio.Hooks{}, sio.WithAPIKey("k"), quiet)
+		require.NoError(t, err)
+		require.NoError(t, c.Connect(ctx))
+		c.Close(time.Second)
+	}
+	for i := 0; i < 20; i++ {
+		cycle()
+	}
+	heap0, gr0 := settled()
+	const n = 200
+	for i := 0; i < n; i++ {
+		cycle()
+	}
+	var heap1 uint64
+	var gr1 int
+	deadline := time.Now().Add(wait)
+	for {
+		heap1, gr1 = settled()
+		if (gr1 <= gr0+10 && heap1 <= heap0+4<<20) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%d Conn cycles: live heap %d -> %d KB, goroutines %d -> %d", n, heap0>>10, heap1>>10, gr0, gr1)
+	if gr1 > gr0+10 {
+		var b strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+		t.Log(b.String())
+	}
+	require.LessOrEqual(t, gr1, gr0+10, "goroutines left behind")
+	require.LessOrEqual(t, heap1, heap0+4<<20, "live heap not returned")
+}
+
+func settled() (uint64, int) {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc, runtime.NumGoroutine()
+}

@@ -1,0 +1,5 @@
+package socket
+
+import "github.com/zishang520/socket.io/v3/pkg/version"
+
+const VERSION = version.VERSION
