@@ -31,7 +31,7 @@
 //     mcp-go's -32002. Every resource and template has the same handler: one
 //     router that parses the URI with dpe.Parse and answers the level it
 //     names.
-//   - resources/read for the four levels (finder-spec.md, "Finder 内容格式"):
+//   - resources/read for the four levels (spec/finder.md, Levels):
 //     Level 1 honours depth=pages with offset and limit (default 0 and 20,
 //     at most 100) and answers page_offset, page_limit and page_total; a
 //     window past the last page is an empty "pages" list. Level 2 honours

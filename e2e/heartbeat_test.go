@@ -61,7 +61,7 @@ func (r recorder) matching(sub string) []string {
 // disconnected and that every request was answered. Socket.IO's usual
 // heartbeat shape (pong timeout shorter than the ping interval) let a race
 // in servers/engine close healthy sessions for "ping timeout" under load
-// (docs/DECISIONS.md, Socket.IO library).
+// (spec/decisions.md, Socket.IO library).
 func TestNoPingTimeoutUnderLoad(t *testing.T) {
 	const interval = 500 * time.Millisecond
 	d := startServer(t, server.WithHeartbeat(interval, 2*interval))

@@ -73,7 +73,7 @@ const restartRounds = 20
 // socket has lost its rooms). The time from the Server accepting
 // connections to the first routed request answered is logged as a
 // distribution; each recovery is bounded by recoveryBound (the target is
-// far below it: ≤ 5 s, see docs/DECISIONS.md).
+// far below it: ≤ 5 s, see spec/decisions.md).
 func TestServerRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("restarts a server process 20 times")

@@ -363,7 +363,7 @@ func serveHoldingReads(h http.Handler, w http.ResponseWriter, r *http.Request) {
 		// connection's life; net/http's writer of a hijacked connection
 		// pins that connection's read and write buffers (8 KB). Nothing
 		// may be written through it any more, so the reference is
-		// dropped (docs/DECISIONS.md, Idle memory per connection).
+		// dropped (spec/decisions.md, Idle memory per connection).
 		var gone http.ResponseWriter = hijackedWriter{}
 		hw.w.Store(&gone)
 	}

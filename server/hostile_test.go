@@ -4,7 +4,7 @@ package server_test
 // misbehaves on purpose, at the wire. Each test asserts the coded answer or
 // the close, that another office carries on, and, for the attacks that
 // used to pin memory, that the live heap returns near its baseline once the
-// attacker is gone (spec/protocol.md, Limits; docs/DECISIONS.md, Limits
+// attacker is gone (spec/protocol.md, Limits; spec/decisions.md, Limits
 // against hostile clients).
 
 import (

@@ -79,7 +79,7 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	}
 	// An unknown name and a name in another office get the same answer, so
 	// that no key holder learns which names exist elsewhere
-	// (docs/DECISIONS.md, Uniform answer for an unreachable Computer).
+	// (spec/decisions.md, Uniform answer for an unreachable Computer).
 	target := s.names[computer]
 	if target == nil || target.role != protocol.RoleComputer || target.office != sess.office {
 		return nil, protocol.NewNotFound("no computer named %q in this office", clip(computer, 64))

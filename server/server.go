@@ -227,7 +227,7 @@ func (s *Server) onConnection(args ...any) {
 
 	// One catch-all listener instead of one per event name: it runs on the
 	// socket's task goroutine in arrival order all the same, and saves a
-	// listener entry per event per connection (docs/DECISIONS.md, Idle
+	// listener entry per event per connection (spec/decisions.md, Idle
 	// memory per connection).
 	sock.OnAny(func(args ...any) {
 		ev, _ := firstString(args)

@@ -54,7 +54,7 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 
 // Aggregator is the Computer's Finder: the cache of DPEDocumentSummary of
 // every MCP server's dpe:// documents, kept current from MCP
-// notifications (finder-sdk-guide.txt, "MCP 资源聚合", "变更检测"). Query
+// notifications (spec/finder.md, Update mechanism). Query
 // answers client:get_finder from the cache with no MCP round trip.
 //
 // A source's documents are its listed resources whose URI is a valid Level-1
