@@ -19,11 +19,10 @@ import (
 	"sync"
 	"time"
 
-	enginepacket "github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	eio "github.com/zishang520/socket.io/servers/engine/v3"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/sio/holdearly"
 )
 
 // Reply is a scripted answer to one request.
@@ -105,9 +104,6 @@ type Peer struct {
 	trace []string
 	start time.Time
 	wg    sync.WaitGroup
-	// registered holds, per engine connection id, a channel closed once its
-	// /smcp socket is registered (see serve).
-	registered map[string]chan struct{}
 	// hijacked are the connections the websocket transport took over
 	// from the HTTP server; Stop closes them.
 	hijacked []net.Conn
@@ -157,28 +153,13 @@ func (p *Peer) serve(ln net.Listener) {
 	p.mu.Lock()
 	p.io, p.srv, p.ctx, p.cancel = io, srv, ctx, cancel
 	p.mu.Unlock()
-
-	// Trace the Socket.IO packets' heads as they arrive, below the
-	// Socket.IO layer: a failing test then shows what the client sent even
-	// when the library dropped it.
-	_ = io.Engine().On("connection", func(args ...any) {
-		conn, ok := args[0].(eio.Socket)
-		if !ok {
-			return
-		}
-		_ = conn.On("packet", func(args ...any) {
-			if pk, _ := args[0].(*enginepacket.Packet); pk != nil && pk.Type == enginepacket.MESSAGE {
-				head := packetHead(pk.Data)
-				p.tracef("packet engine=%s %q", conn.Id(), head)
-				p.holdEarly(ctx, conn.Id(), head)
-			}
-		})
-		_ = conn.Once("close", func(...any) {
-			p.markRegistered(conn.Id())
-			p.mu.Lock()
-			delete(p.registered, conn.Id())
-			p.mu.Unlock()
-		})
+	// Hold a client's first /smcp events until the library has registered
+	// its namespace socket, as the Server does (holdearly), and trace the
+	// Socket.IO packets' heads as they arrive, below the Socket.IO layer: a
+	// failing test then shows what the client sent even when the library
+	// dropped it.
+	holdearly.Attach(ctx, io, protocol.Namespace, func(engineID, head string) {
+		p.tracef("packet engine=%s %q", engineID, head)
 	})
 	nsp := io.Of(protocol.Namespace, nil)
 	nsp.Use(func(s *socket.Socket, next func(*socket.ExtendedError)) {
@@ -203,7 +184,6 @@ func (p *Peer) serve(ln net.Listener) {
 	_ = nsp.On("connection", func(args ...any) {
 		s := args[0].(*socket.Socket)
 		p.tracef("connection sid=%s engine=%s", s.Id(), s.Conn().Id())
-		p.markRegistered(s.Conn().Id())
 		sctx, scancel := context.WithCancel(ctx)
 		_ = s.On("disconnect", func(args ...any) {
 			scancel()
@@ -278,75 +258,6 @@ func (p *Peer) onEvent(ctx context.Context, s *socket.Socket, event string, args
 			ack(vals, nil)
 		}
 	}()
-}
-
-// packetHead returns the first bytes of a Socket.IO packet ("0/smcp,",
-// "21/smcp,[…") without consuming it.
-func packetHead(data any) string {
-	b, ok := data.(interface {
-		Peek(int) ([]byte, error)
-		Len() int
-	})
-	if !ok {
-		return "?"
-	}
-	head, _ := b.Peek(min(b.Len(), 24))
-	return string(head)
-}
-
-// holdEarly holds, on the connection's read goroutine, an /smcp event or
-// ack that arrives before the connection's /smcp socket is registered:
-// servers/socket (v3.0.2 to v3.0.5) writes the namespace CONNECT answer
-// before it registers the socket, and closes a connection whose event it
-// decodes in between. The Server works around it the same way
-// (server/engine.go); without this, an Agent's first join could be lost
-// several times in a row on a loaded machine. Bounded by 5 s.
-func (p *Peer) holdEarly(ctx context.Context, engineID, head string) {
-	nsp := protocol.Namespace + ","
-	if len(head) < 2 || head[1:1+min(len(nsp), len(head)-1)] != nsp {
-		return
-	}
-	p.mu.Lock()
-	if p.registered == nil {
-		p.registered = map[string]chan struct{}{}
-	}
-	ch, ok := p.registered[engineID]
-	if head[0] == '0' { // CONNECT: later traffic waits for its registration
-		if !ok || isClosed(ch) {
-			p.registered[engineID] = make(chan struct{})
-		}
-		p.mu.Unlock()
-		return
-	}
-	p.mu.Unlock()
-	if !ok || (head[0] != '2' && head[0] != '3') {
-		return
-	}
-	t := time.NewTimer(5 * time.Second)
-	defer t.Stop()
-	select {
-	case <-ch:
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
-// markRegistered opens the gate of holdEarly for engineID.
-func (p *Peer) markRegistered(engineID string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if ch, ok := p.registered[engineID]; ok && !isClosed(ch) {
-		close(ch)
-	}
-}
-
-func isClosed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // tracef records one line of the wire trace.

@@ -6,6 +6,7 @@
 package siotest
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/sio/holdearly"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 )
 
@@ -27,6 +29,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	io     *socket.Server
+	cancel context.CancelFunc // ends the early-packet holds of the running server
 	srv    *http.Server
 	sock   *socket.Socket
 	joins  []map[string]any
@@ -67,6 +70,10 @@ func (f *Server) Restart() {
 			f.mu.Unlock()
 		}
 	}}
+	// Hold a Computer's first /smcp events (its join) until the library has
+	// registered its namespace socket, as the Server does (holdearly).
+	ctx, cancel := context.WithCancel(context.Background())
+	holdearly.Attach(ctx, io, protocol.Namespace, nil)
 	nsp := io.Of(protocol.Namespace, nil)
 	nsp.Use(func(s *socket.Socket, next func(*socket.ExtendedError)) {
 		hs := s.Handshake()
@@ -110,7 +117,7 @@ func (f *Server) Restart() {
 		}
 	})
 	f.mu.Lock()
-	f.io, f.srv = io, srv
+	f.io, f.srv, f.cancel = io, srv, cancel
 	f.mu.Unlock()
 	go func() { _ = srv.Serve(ln) }()
 }
@@ -118,8 +125,9 @@ func (f *Server) Restart() {
 // Stop closes the server (clients see a transport close and reconnect).
 func (f *Server) Stop() {
 	f.mu.Lock()
-	io, srv := f.io, f.srv
+	io, srv, cancel := f.io, f.srv, f.cancel
 	f.mu.Unlock()
+	cancel()
 	io.Close(nil)
 	_ = srv.Close()
 	// The HTTP server does not track hijacked connections, and servers/
