@@ -306,7 +306,9 @@ func (s *Server) disconnected(sess *session, reason string) {
 
 	for _, c := range failed {
 		s.log.Warn("request failed: computer disconnected", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
-		c.reply.send(protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected"))
+		e := protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected")
+		c.reply.send(e)
+		s.m.routedOutcome(c.event, e, c.started)
 	}
 	s.settled()
 	s.log.Info("session disconnected", "sid", sess.id, "reason", reason, "name", name, "office_id", office)

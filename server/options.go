@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Defaults of the options (README.md, Options).
@@ -72,6 +73,7 @@ type config struct {
 	maxAuthFailures int
 	connectTimeout  time.Duration
 	keys            []Key
+	metrics         prometheus.Registerer
 	// testHook runs at the start of every dispatched event (tests only).
 	testHook func(event string)
 }

@@ -102,6 +102,7 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	sess.outbound[c] = struct{}{}
 	target.inbound[c] = struct{}{}
 	c.timer = time.AfterFunc(timeout, func() {
+		s.m.timeout(event)
 		if s.finish(c, protocol.NewTimeout("computer %q did not answer %s within %v", computer, event, timeout).With("req_id", reqID)) {
 			s.log.Warn("request timed out", "event", event, "req_id", reqID, "computer", computer, "timeout", timeout.String())
 		}
@@ -158,6 +159,7 @@ func (s *Server) finish(c *call, value any) bool {
 	s.removeCallLocked(c)
 	s.mu.Unlock()
 	c.reply.send(value)
+	s.m.routedOutcome(c.event, value, c.started)
 	s.settled()
 	return true
 }
@@ -214,5 +216,6 @@ func (s *Server) failAll(e *protocol.Error) {
 	for _, c := range pending {
 		s.log.Warn("request failed: server closing", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
 		c.reply.send(e.With("req_id", c.reqID))
+		s.m.routedOutcome(c.event, e, c.started)
 	}
 }

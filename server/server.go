@@ -30,6 +30,7 @@ type Server struct {
 	engine  http.Handler
 	handler http.Handler
 	known   map[string]*protocol.EventInfo
+	m       *metrics // nil without WithMetrics
 
 	// ctx is cancelled by Close; authentication runs under it.
 	ctx    context.Context
@@ -76,6 +77,13 @@ func New(opts ...Option) (*Server, error) {
 		s.known[info.Name] = info
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if cfg.metrics != nil {
+		m, err := newMetrics(cfg.metrics, s)
+		if err != nil {
+			return nil, fmt.Errorf("server: WithMetrics: %w", err)
+		}
+		s.m = m
+	}
 
 	so := socket.DefaultServerOptions()
 	so.SetServeClient(false)
@@ -154,6 +162,7 @@ func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedErr
 			return
 		}
 		s.log.Warn("connection refused", "remote", req.RemoteAddr, "code", int(err.Code), "reason", err.Message)
+		s.m.authRefused(err.Code)
 		next(connectError(err))
 		s.authFailed(sock.Conn().Id())
 	}()
@@ -306,6 +315,9 @@ func (s *Server) refuse(sess *session, event, reqID string, r *reply, e *protoco
 		attrs = append(attrs, "ack", false)
 	}
 	s.log.Warn("request refused", attrs...)
+	if info := s.known[event]; info != nil && info.Direction == protocol.DirectionClient {
+		s.m.routedOutcome(event, e, time.Time{})
+	}
 	r.fail(e)
 }
 

@@ -1,6 +1,7 @@
 // Command smcp-server runs the A2C-SMCP signalling Server (PROTOCOL.md) on
-// one HTTP listener: the Socket.IO endpoint at /socket.io/ (namespace /smcp)
-// and a liveness probe at /healthz.
+// one HTTP listener: the Socket.IO endpoint at /socket.io/ (namespace /smcp),
+// a liveness probe at /healthz, a readiness probe at /readyz and Prometheus
+// metrics at /metrics.
 //
 // Every flag has an environment equivalent (SMCP_<FLAG>, dashes as
 // underscores); a flag given on the command line wins. API keys are required
@@ -27,6 +28,9 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 func main() {
@@ -221,8 +225,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts := []server.Option{
 		server.WithLogger(log),
+		server.WithMetrics(reg),
 		server.WithRequestTimeout(s.requestTimeout),
 		server.WithToolCallMargin(s.toolCallMargin),
 		server.WithMaxPayloadBytes(s.maxPayload),
@@ -271,6 +278,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`)
 	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if err := srv.Ready(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string]string{"status": "not ready", "reason": err.Error()})
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"ready"}`)
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
 		return err
