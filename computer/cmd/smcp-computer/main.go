@@ -36,6 +36,8 @@ import (
 	"github.com/a2c-smcp/smcp-go/computer/config"
 	"github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 const usage = `smcp-computer: an A2C-SMCP Computer
@@ -137,6 +139,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	c.register(fs)
 	var (
 		server, office, name, apiKey string
+		metricsListen                string
 		size                         int
 		window, keywords, fileType   string
 		offset, limit                int
@@ -147,6 +150,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&office, "office", env("SMCP_OFFICE", ""), "office (room) to join [SMCP_OFFICE]")
 		fs.StringVar(&name, "name", env("SMCP_NAME", ""), "this Computer's name [SMCP_NAME]")
 		fs.StringVar(&apiKey, "api-key", env("SMCP_API_KEY", ""), "API key for the Server [SMCP_API_KEY]")
+		fs.StringVar(&metricsListen, "metrics-listen", env("SMCP_METRICS_LISTEN", ""), "address serving /healthz, /readyz and /metrics (off when empty) [SMCP_METRICS_LISTEN]")
 	case "tools":
 	case "desktop":
 		fs.IntVar(&size, "size", -1, "desktop_size (default: all windows)")
@@ -197,7 +201,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	comp := computer.New(cfg, computer.WithLogger(log), computer.WithInputValues(c.values))
+	copts := []computer.Option{computer.WithLogger(log), computer.WithInputValues(c.values)}
+	var reg *prometheus.Registry
+	if metricsListen != "" {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		copts = append(copts, computer.WithMetrics(reg))
+	}
+	comp := computer.New(cfg, copts...)
 	shutdown := func() int {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
@@ -216,6 +227,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var out any
 	switch cmd {
 	case "run":
+		if reg != nil {
+			stopOps, err := serveOps(metricsListen, comp, reg, log)
+			if err != nil {
+				fmt.Fprintln(stderr, "smcp-computer:", err)
+				shutdown()
+				return 1
+			}
+			defer stopOps()
+		}
 		var opts []sio.Option
 		if apiKey != "" {
 			opts = append(opts, sio.WithAPIKey(apiKey))
