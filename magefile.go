@@ -159,10 +159,13 @@ func listDeps(module string, tests bool) ([]string, error) {
 const interopDir = "server/testdata/interop"
 
 // Setup installs the pinned interop peers used by the server's tests: the
-// official JavaScript socket.io-client (npm ci from the committed lock file)
-// and the Python reference SDK a2c-smcp (pip into .cache/venv from the
-// committed requirements file).
+// official JavaScript socket.io-client (npm ci from the committed lock file),
+// the Python reference SDK a2c-smcp (pip into .cache/venv from the
+// committed requirements file), and redis-server for the cluster tests.
 func Setup() error {
+	if err := ensureRedis(); err != nil {
+		return err
+	}
 	if err := run("npm", "ci", "--no-audit", "--no-fund", "--prefix", interopDir); err != nil {
 		return fmt.Errorf("installing socket.io-client: %w", err)
 	}
@@ -176,6 +179,35 @@ func Setup() error {
 	return run(pip, "install", "--disable-pip-version-check", "-q", "-r", filepath.Join(interopDir, "requirements.txt"))
 }
 
+// ensureRedis installs Debian's redis-server (≥ 7, for sharded Pub/Sub) when
+// it is not on PATH and this runs as root with apt-get; otherwise it says
+// how to install it, and the cluster tests fail until it is there.
+func ensureRedis() error {
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		return nil
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "redis-server is missing: install Redis 7 or later (Debian: apt-get install redis-server) for the server's cluster tests")
+		return nil
+	}
+	if err := run("apt-get", "update"); err != nil {
+		return fmt.Errorf("apt-get update: %w", err)
+	}
+	if err := runEnv(".", []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", "install", "-y", "redis-server"); err != nil {
+		return fmt.Errorf("installing redis-server: %w", err)
+	}
+	return nil
+}
+
+// redisServer is the redis-server the cluster tests run (SMCP_INTEROP_REDIS):
+// the one on PATH, or the bare name so that a missing one fails them.
+func redisServer() string {
+	if p, err := exec.LookPath("redis-server"); err == nil {
+		return p
+	}
+	return "redis-server"
+}
+
 // interopEnv tells the tests where the peers are, and that they must be
 // there (a missing peer fails the test instead of skipping it).
 func interopEnv() []string {
@@ -184,6 +216,7 @@ func interopEnv() []string {
 		"SMCP_INTEROP=1",
 		"SMCP_INTEROP_NODE_MODULES=" + filepath.Join(wd, interopDir, "node_modules"),
 		"SMCP_INTEROP_PYTHON=" + filepath.Join(wd, ".cache", "venv", "bin", "python"),
+		"SMCP_INTEROP_REDIS=" + redisServer(),
 	}
 }
 

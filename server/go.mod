@@ -6,7 +6,9 @@ require (
 	github.com/a2c-smcp/smcp-go/protocol v0.0.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/prometheus/client_golang v1.25.0
+	github.com/redis/go-redis/v9 v9.18.0
 	github.com/stretchr/testify v1.12.1
+	github.com/zishang520/socket.io/adapters/redis/v3 v3.0.2
 	github.com/zishang520/socket.io/clients/socket/v3 v3.0.1
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.2
 	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.2
@@ -19,6 +21,7 @@ require (
 	github.com/andybalholm/brotli v1.2.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	github.com/dunglas/httpsfv v1.1.0 // indirect
 	github.com/gookit/color v1.6.0 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
@@ -34,7 +37,9 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
+	github.com/zishang520/socket.io/adapters/adapter/v3 v3.0.2 // indirect
 	github.com/zishang520/socket.io/clients/engine/v3 v3.0.1 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 )
 
 // Defaults of the options (README.md, Options).
@@ -74,6 +75,8 @@ type config struct {
 	connectTimeout  time.Duration
 	keys            []Key
 	metrics         prometheus.Registerer
+	redis           *redis.Options // cluster mode (cluster.go)
+	nodeLease       time.Duration
 	// testHook runs at the start of every dispatched event (tests only).
 	testHook func(event string)
 }
@@ -92,6 +95,7 @@ func defaultConfig() *config {
 		maxOfficeSize:   DefaultMaxOfficeSize,
 		maxAuthFailures: DefaultMaxAuthFailures,
 		connectTimeout:  DefaultConnectTimeout,
+		nodeLease:       DefaultNodeLease,
 	}
 }
 

@@ -17,6 +17,8 @@ type call struct {
 	agent        *session
 	computer     *session
 	computerName string
+	remoteNode   string // cluster mode: the node holding the Computer (computer is nil)
+	remoteSid    string
 	reply        *reply
 	timer        *time.Timer
 	started      time.Time
@@ -46,6 +48,10 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *
 		timeout = time.Duration(secs*float64(time.Second)) + s.cfg.toolCallMargin
 	}
 	c, err := s.admit(sess, info.Name, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
+	if err == errElsewhere {
+		s.routeRemote(sess, info, payload, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
+		return
+	}
 	if err != nil {
 		s.refuse(sess, info.Name, reqID, r, err)
 		return
@@ -72,6 +78,9 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	// that no key holder learns which names exist elsewhere
 	// (docs/DECISIONS.md, Uniform answer for an unreachable Computer).
 	target := s.names[computer]
+	if target == nil && s.cl != nil {
+		return nil, errElsewhere // not on this node: Redis knows (cluster_route.go)
+	}
 	if target == nil || target.role != protocol.RoleComputer || target.office != sess.office {
 		return nil, protocol.NewNotFound("no computer named %q in this office", clip(computer, 64))
 	}
@@ -169,7 +178,9 @@ func (s *Server) removeCallLocked(c *call) {
 	c.timer.Stop()
 	delete(s.calls, c)
 	delete(c.agent.outbound, c)
-	delete(c.computer.inbound, c)
+	if c.computer != nil {
+		delete(c.computer.inbound, c)
+	}
 }
 
 // settled tells a closing Server that the drain is over once no call is in

@@ -31,6 +31,7 @@ type Server struct {
 	handler http.Handler
 	known   map[string]*protocol.EventInfo
 	m       *metrics // nil without WithMetrics
+	cl      *cluster // nil on a single node (cluster.go)
 
 	// ctx is cancelled by Close; authentication runs under it.
 	ctx    context.Context
@@ -103,6 +104,14 @@ func New(opts ...Option) (*Server, error) {
 		}
 		so.SetCors(&types.Cors{Origin: origin, Credentials: true})
 	}
+	if cfg.redis != nil {
+		cl, builder, err := newCluster(s)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		s.cl = cl
+		so.SetAdapter(builder)
+	}
 	s.io = socket.NewServer(nil, so)
 	s.engine = s.io.ServeHandler(nil)
 	if err := s.io.Engine().On("connection", s.onEngineConnection); err != nil {
@@ -125,6 +134,14 @@ func New(opts ...Option) (*Server, error) {
 	s.nsp.Use(s.authenticate)
 	if err := s.nsp.On("connection", s.onConnection); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
+	}
+	if s.cl != nil {
+		if err := s.cl.start(); err != nil {
+			s.io.Close(nil)
+			s.cl.close(context.Background())
+			s.cl.closeClient()
+			return nil, fmt.Errorf("server: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -365,9 +382,15 @@ func (s *Server) shutdown(ctx context.Context) error {
 	}
 	s.failAll(protocol.NewInternal("server is shutting down"))
 	s.cancel()
+	if s.cl != nil {
+		s.clusterShutdown(ctx)
+	}
 	s.notifyShutdown(ctx)
 	s.stopped.Store(true)
 	s.io.Close(nil)
+	if s.cl != nil {
+		s.cl.closeClient()
+	}
 
 	done := make(chan struct{})
 	go func() {
