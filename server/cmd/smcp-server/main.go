@@ -67,6 +67,8 @@ type settings struct {
 	maxAuthFailures int64
 	connectTimeout  time.Duration
 	debugListen     string
+	redisURL        string
+	nodeLease       time.Duration
 }
 
 // parse reads the flags, taking each default from its SMCP_* variable.
@@ -85,6 +87,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	str(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	str(&s.logFormat, "log-format", "json", "log format: json or text")
 	str(&s.keysFile, "keys-file", "", `JSON file of scoped API keys: [{"id", "secret", "offices": [...], "roles": [...]}] (empty lists: any)`)
+	// The Redis URL's variable is read after parsing: it may hold a password.
+	fs.StringVar(&s.redisURL, "redis", "", "redis://[:password@]host:port/db of the cluster's Redis (≥ 7); this process is then one node of the cluster ("+envName("redis")+")")
 	str(&s.debugListen, "debug-listen", "", "address of a loopback listener serving /debug/pprof/ and /debug/vars (off when empty)")
 
 	var errs []error
@@ -118,6 +122,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	duration(&s.stallTimeout, "stall-timeout", server.DefaultStallTimeout, "how long a connection may stay over --max-outgoing-bytes before it is closed")
 	duration(&s.maxToolTimeout, "max-tool-call-timeout", server.DefaultMaxToolCallTimeout, "largest timeout a client:tool_call may ask for (over it: 400)")
 	duration(&s.connectTimeout, "connect-timeout", server.DefaultConnectTimeout, "how long a connection may take to be admitted to /smcp")
+	duration(&s.nodeLease, "node-lease", server.DefaultNodeLease, "with --redis: how long a node's sessions outlive its last heartbeat")
 
 	integer := func(p *int64, name string, def int64, usage string) {
 		if v := getenv(envName(name)); v != "" {
@@ -144,6 +149,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	}
 	if s.apiKeys == "" {
 		s.apiKeys = getenv(envName("api-keys"))
+	}
+	if s.redisURL == "" {
+		s.redisURL = getenv(envName("redis"))
 	}
 	return s, nil
 }
@@ -264,6 +272,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		opts = append(opts, server.WithKeys(scoped...), server.WithAPIKeyHeader(s.apiKeyHeader))
 		log.Info("API keys loaded", "unscoped", len(keys), "scoped", len(scoped))
 	}
+	if s.redisURL != "" {
+		opts = append(opts, server.WithRedis(s.redisURL), server.WithNodeLease(s.nodeLease))
+	}
 	if origins := splitList(s.corsOrigins); len(origins) > 0 {
 		opts = append(opts, server.WithCORSOrigins(origins...))
 	}
@@ -305,7 +316,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("smcp-server listening", "addr", ln.Addr().String())
+	log.Info("smcp-server listening", "addr", ln.Addr().String(), "cluster", s.redisURL != "")
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
