@@ -392,4 +392,3 @@ func TestClusterRedisRestart(t *testing.T) {
 	ok, reason = dial(t, n[1].url).join(protocol.RoleComputer, "local", "o2")
 	require.Contains(t, requireReason(t, ok, reason, protocol.CodeForbidden), "already registered")
 }
-
