@@ -244,6 +244,7 @@ func Fuzz() error {
 		{"protocol", "./dpe", "FuzzParse", "50000x"},
 		{"protocol", "./dpe", "FuzzRender", "200000x"},
 		{"protocol", "./window", "FuzzParse", "50000x"},
+		{"server", ".", "FuzzEventPayload", "2000x"},
 	}
 	for _, t := range targets {
 		if err := runIn(t.module, "go", "test", "-run=^$", "-fuzz=^"+t.name+"$",
@@ -259,6 +260,39 @@ func Bench() error {
 	env := interopEnv()
 	for _, m := range modules {
 		if err := runEnv(m, env, "go", "test", "-run=^$", "-bench=.", "-benchmem", "-count=1", "./..."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Memory measures a real smcp-server process (server/internal/cmd/
+// smcp-memprobe): RSS, live heap and goroutines per joined idle connection
+// at 1,000 raw websocket clients, with the heap profile's largest holders,
+// then the peak RSS under the binary-packet, slow-reader and big-name
+// attacks. It is a measurement, not a test: it asserts nothing.
+func Memory() error {
+	dir := filepath.Join(".cache", "memory")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	bin, _ := filepath.Abs(filepath.Join(dir, "smcp-server"))
+	probe, _ := filepath.Abs(filepath.Join(dir, "smcp-memprobe"))
+	if err := runIn("server", "go", "build", "-o", bin, "./cmd/smcp-server"); err != nil {
+		return err
+	}
+	if err := runIn("server", "go", "build", "-o", probe, "./internal/cmd/smcp-memprobe"); err != nil {
+		return err
+	}
+	profile, _ := filepath.Abs(filepath.Join(dir, "idle-heap.pb.gz"))
+	if err := run(probe, "-server", bin, "-scenario", "idle", "-clients", "1000", "-profile", profile); err != nil {
+		return err
+	}
+	if err := run("go", "tool", "pprof", "-top", "-nodecount=15", "-sample_index=inuse_space", bin, profile); err != nil {
+		return err
+	}
+	for _, sc := range []string{"binary", "slow", "bignames"} {
+		if err := run(probe, "-server", bin, "-scenario", sc); err != nil {
 			return err
 		}
 	}

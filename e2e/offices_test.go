@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,9 +58,12 @@ func TestOffices(t *testing.T) {
 	_, err = intruder.GetTools(ctx, "desk")
 	assert.Equal(t, protocol.CodeNotInRoom, protocol.CodeOf(err), "%v", err)
 
-	// A Computer of another office is out of reach (4104).
+	// A Computer of another office is out of reach, answered as a name that
+	// exists nowhere (404, the same message), so nothing leaks across offices.
 	_, err = bot.GetTools(ctx, "far")
-	assert.Equal(t, protocol.CodeCrossRoomAccess, protocol.CodeOf(err), "%v", err)
+	assert.Equal(t, protocol.CodeNotFound, protocol.CodeOf(err), "%v", err)
+	_, nowhere := bot.GetTools(ctx, "nowhere")
+	assert.Equal(t, strings.ReplaceAll(nowhere.Error(), "nowhere", "far"), err.Error())
 
 	// The Agent of office o2 reaches its own Computer.
 	require.NoError(t, intruder.JoinOffice(ctx, "o2"))

@@ -161,6 +161,15 @@ func TestNewOptions(t *testing.T) {
 		{"negative margin", []server.Option{server.WithAPIKeys("k"), server.WithToolCallMargin(-time.Second)}, "negative"},
 		{"zero payload limit", []server.Option{server.WithAPIKeys("k"), server.WithMaxPayloadBytes(0)}, "not positive"},
 		{"empty header", []server.Option{server.WithAPIKeys("k"), server.WithAPIKeyHeader("")}, "empty header"},
+		{"zero outgoing bound", []server.Option{server.WithAPIKeys("k"), server.WithMaxOutgoingBytes(0)}, "not positive"},
+		{"zero stall timeout", []server.Option{server.WithAPIKeys("k"), server.WithStallTimeout(0)}, "not positive"},
+		{"zero in-flight cap", []server.Option{server.WithAPIKeys("k"), server.WithMaxInFlight(0)}, "not positive"},
+		{"zero tool-call timeout cap", []server.Option{server.WithAPIKeys("k"), server.WithMaxToolCallTimeout(0)}, "not positive"},
+		{"zero office size", []server.Option{server.WithAPIKeys("k"), server.WithMaxOfficeSize(0)}, "not positive"},
+		{"zero auth failures", []server.Option{server.WithAPIKeys("k"), server.WithMaxAuthFailures(0)}, "not positive"},
+		{"zero connect timeout", []server.Option{server.WithAPIKeys("k"), server.WithConnectTimeout(0)}, "not positive"},
+		{"bad scoped key", []server.Option{server.WithKeys(server.Key{ID: "x"})}, "empty secret"},
+		{"auth and scoped keys", []server.Option{server.WithKeys(server.Key{Secret: "s"}), server.WithAuth(server.InsecureNoAuth())}, "WithAuth excludes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,4 +188,46 @@ func TestAPIKeyAuthDirect(t *testing.T) {
 	require.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(none.Authenticate(ctx, &server.AuthRequest{Header: http.Header{"X-Key": {""}}})))
 	require.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(none.Authenticate(ctx, &server.AuthRequest{Header: http.Header{"X-Key": {"anything"}}})),
 		"a provider without keys refuses everyone")
+}
+
+// TestKeyAuth: scoped keys are checked when built, an admitted connection
+// carries its key's Grant, and logs name the key by id or fingerprint,
+// never by secret.
+func TestKeyAuth(t *testing.T) {
+	for name, keys := range map[string][]server.Key{
+		"empty secret": {{ID: "a"}},
+		"same secret":  {{Secret: "s"}, {Secret: "s"}},
+		"unknown role": {{Secret: "s", Roles: []protocol.Role{"admin"}}},
+	} {
+		_, err := server.KeyAuth("", keys...)
+		require.Error(t, err, name)
+	}
+
+	p, err := server.KeyAuth("", server.Key{ID: "tenant-a", Secret: "secret-a", Offices: []string{"o1"}}, server.Key{Secret: "secret-b"})
+	require.NoError(t, err)
+	req := &server.AuthRequest{Header: http.Header{"X-Api-Key": {"secret-a"}}}
+	require.NoError(t, p.Authenticate(context.Background(), req))
+	require.Equal(t, &server.Grant{KeyID: "tenant-a", Offices: []string{"o1"}}, req.Grant)
+	req = &server.AuthRequest{Header: http.Header{}, Auth: map[string]any{"api_key": "secret-b"}}
+	require.NoError(t, p.Authenticate(context.Background(), req))
+	require.Regexp(t, `^sha256:[0-9a-f]{12}$`, req.Grant.KeyID)
+	require.Empty(t, req.Grant.Offices)
+
+	logs, logOpt := captureLogs(t)
+	ts := startServerAuth(t, logOpt, server.WithKeys(server.Key{ID: "tenant-a", Secret: "secret-a", Offices: []string{"o1"}}))
+	c, err := connect(t, ts.url, dialOpts{headers: http.Header{"X-Api-Key": {"secret-a"}}})
+	require.NoError(t, err)
+	ok, reason := c.join(computerRole, "c", "o2")
+	require.Equal(t, `403 Forbidden: this connection's key may not join office "o2" as computer`, requireReasonText(t, ok, reason))
+	c.mustJoin(computerRole, "c", "o1")
+	require.Eventually(t, func() bool { return len(logs.lines("session connected")) > 0 }, wait, 10*time.Millisecond)
+	require.Equal(t, "tenant-a", logs.lines("session connected")[0]["key_id"])
+	require.NotContains(t, logs.text(), "secret-a")
+}
+
+func requireReasonText(t *testing.T, ok bool, reason any) string {
+	t.Helper()
+	require.False(t, ok)
+	s, _ := reason.(string)
+	return s
 }

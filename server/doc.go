@@ -32,8 +32,9 @@
 // Codes used: 400 (schema), 403 (role fixed per session; Agent already in
 // another office; name held by another live session, including a second
 // Computer of the same name in one office; renaming inside the office one is
-// in), 4101 (second Agent), 4102 (leaving an office that does not exist),
-// 4103 (leaving an office the session is not in). Joining the office one is
+// in; an office or role outside the key's Grant), 4101 (second Agent), 4105
+// (office at WithMaxOfficeSize), 4102 (leaving an office that does not
+// exist), 4103 (leaving an office the session is not in). Joining the office one is
 // in under the same name is a no-op success without broadcast. A Computer
 // joining another office leaves its old one first (notify:leave_office there)
 // and may take a new name. Names are registered namespace-wide while a
@@ -48,8 +49,10 @@
 // Every client:* request (client:read_resource included) is checked in this
 // order: schema (400, listing every failing path), sender is an Agent (403
 // for a Computer) inside an office (4103), the agent field is the sender's
-// registered name (403), the Computer exists (404), it shares the office
-// (4104). It is then emitted to that Computer's socket only, under a timer of
+// registered name (403), the Computer exists in the sender's office (404,
+// the same answer for a name that exists elsewhere, so that nothing is
+// learnt about other offices), the in-flight caps (429), neither side is
+// congested (503). It is then emitted to that Computer's socket only, under a timer of
 // the Server's own: the request's timeout plus WithToolCallMargin (5 s) for
 // client:tool_call, WithRequestTimeout (30 s) for the others; expiry answers
 // 408. The Computer's single ack value goes back unchanged; any other number
@@ -80,6 +83,20 @@
 // ack, so the engine's limit is the per-event limit. Handlers recover
 // panics: the sender gets a 500 and the panic is logged. Nothing of this
 // affects other connections or offices.
+//
+// # Limits (spec/protocol.md, Limits)
+//
+// Every resource a client controls is bounded, each by an option: binary
+// packets close the connection at once (SMCP is JSON only; parser.go);
+// strings are bounded by the schemas' maxLength (400); a connection whose
+// peer does not read is congested past WithMaxOutgoingBytes (requests to and
+// from it answer 503) and closed after WithStallTimeout or at twice the
+// bound; WithMaxInFlight bounds the routed requests of an Agent and to a
+// Computer (429); WithMaxToolCallTimeout bounds a tool call's timeout (400);
+// WithMaxOfficeSize bounds an office (4105); WithMaxAuthFailures refused
+// CONNECTs close a connection, and one not admitted within
+// WithConnectTimeout is closed. KeyAuth and WithKeys scope keys to offices
+// and roles (403 outside them); keys are logged by id, never by secret.
 //
 // # Shutdown
 //

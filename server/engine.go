@@ -354,20 +354,39 @@ func serveHoldingReads(h http.Handler, w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r)
 		return
 	}
-	hw := &holdingWriter{ResponseWriter: w, release: make(chan struct{})}
+	hw := &holdingWriter{release: make(chan struct{})}
+	hw.w.Store(&w)
 	defer close(hw.release)
 	h.ServeHTTP(hw, r)
+	if hw.hijacked.Load() {
+		// The library keeps the ResponseWriter it was given for the
+		// connection's life; net/http's writer of a hijacked connection
+		// pins that connection's read and write buffers (8 KB). Nothing
+		// may be written through it any more, so the reference is
+		// dropped (docs/DECISIONS.md, Idle memory per connection).
+		var gone http.ResponseWriter = hijackedWriter{}
+		hw.w.Store(&gone)
+	}
 }
 
 // holdingWriter hands out a hijacked connection whose reads wait for
 // release.
 type holdingWriter struct {
-	http.ResponseWriter
-	release chan struct{}
+	w        atomic.Pointer[http.ResponseWriter]
+	hijacked atomic.Bool
+	release  chan struct{}
 }
 
+func (w *holdingWriter) inner() http.ResponseWriter { return *w.w.Load() }
+
+func (w *holdingWriter) Header() http.Header { return w.inner().Header() }
+
+func (w *holdingWriter) Write(b []byte) (int, error) { return w.inner().Write(b) }
+
+func (w *holdingWriter) WriteHeader(code int) { w.inner().WriteHeader(code) }
+
 func (w *holdingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	hj, ok := w.ResponseWriter.(http.Hijacker)
+	hj, ok := w.inner().(http.Hijacker)
 	if !ok {
 		return nil, nil, errors.New("server: the ResponseWriter cannot be hijacked")
 	}
@@ -375,11 +394,20 @@ func (w *holdingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	w.hijacked.Store(true)
 	return &heldConn{Conn: conn, release: w.release}, brw, nil
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
-func (w *holdingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *holdingWriter) Unwrap() http.ResponseWriter { return w.inner() }
+
+// hijackedWriter stands for net/http's writer once the connection is
+// hijacked: it answers as that writer does then.
+type hijackedWriter struct{}
+
+func (hijackedWriter) Header() http.Header       { return http.Header{} }
+func (hijackedWriter) Write([]byte) (int, error) { return 0, http.ErrHijacked }
+func (hijackedWriter) WriteHeader(int)           {}
 
 type heldConn struct {
 	net.Conn

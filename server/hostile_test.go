@@ -394,3 +394,40 @@ func TestHostileScopedKeys(t *testing.T) {
 	dial(t, ts.url).mustJoin(computerRole, "anywhere", "b-office") // an unscoped key goes anywhere
 	require.Equal(t, map[string]any{"office_id": "b-office", "computer": "anywhere"}, b.next(protocol.NotifyEnterOffice))
 }
+
+// TestHostileJavaScriptClient: the official JavaScript client misbehaving.
+// A Buffer in an event (a BINARY_EVENT) closes its transport; a wrong key
+// gets a coded connect_error; an oversized name gets a 400. The office of a Go Agent carries on.
+func TestHostileJavaScriptClient(t *testing.T) {
+	nm := nodeModules(t)
+	ts := startServer(t, server.WithMaxAuthFailures(3))
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	cs[0].answer(protocol.EventGetTools, toolsAnswer)
+	node := func(env ...string) *peerProcess {
+		return startPeer(t, append([]string{"NODE_PATH=" + nm, "SMCP_URL=" + ts.url, "SMCP_API_KEY=" + testKey}, env...), "node", "js_hostile.js")
+	}
+
+	t.Run("binary", func(t *testing.T) {
+		p := node("SMCP_MODE=binary")
+		require.Equal(t, map[string]any{"step": "joined", "ok": true, "reason": nil}, p.next(t))
+		require.Equal(t, map[string]any{"step": "closed", "reason": "transport close"}, p.next(t))
+		require.NoError(t, p.wait(t))
+	})
+	t.Run("wrong key", func(t *testing.T) {
+		// The client gives up its transport after one refusal; repeated
+		// attempts on one transport are TestHostileAuthAttempts, in frames.
+		p := node("SMCP_MODE=badkeys")
+		require.Equal(t, map[string]any{"step": "connect_error", "data": map[string]any{"code": 401.0, "message": "invalid API key"}}, p.next(t))
+		require.Equal(t, "closed", p.next(t)["step"])
+		require.NoError(t, p.wait(t))
+	})
+	t.Run("oversized name", func(t *testing.T) {
+		p := node("SMCP_MODE=bigname", "SMCP_NAME_LEN=100000")
+		m := p.next(t)
+		require.Equal(t, false, m["ok"])
+		require.Regexp(t, `^400 BadRequest: .*/name`, m["reason"])
+		require.NoError(t, p.wait(t))
+	})
+	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
+	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
+}

@@ -248,12 +248,14 @@ func (s *Server) onConnection(args ...any) {
 	}
 	s.log.Info("session connected", attrs...)
 
-	for name, info := range s.known {
-		_ = sock.On(name, func(args ...any) { s.dispatch(sess, info, args) })
-	}
+	// One catch-all listener instead of one per event name: it runs on the
+	// socket's task goroutine in arrival order all the same, and saves a
+	// listener entry per event per connection (docs/DECISIONS.md, Idle
+	// memory per connection).
 	sock.OnAny(func(args ...any) {
 		ev, _ := firstString(args)
-		if _, ok := s.known[ev]; ok {
+		if info, ok := s.known[ev]; ok {
+			s.dispatch(sess, info, args[1:])
 			return
 		}
 		s.unknownEvent(sess, ev, args)
