@@ -376,19 +376,29 @@ func TestClusterRedisRestart(t *testing.T) {
 	requireReason(t, ok, reason, protocol.CodeUnavailable)
 
 	r.start() // empty: the nodes must register their sessions again
+	listed := func() int {
+		vals, err := tryCall(agent, protocol.EventListRoom, map[string]any{"agent": "a1", "office_id": "o1", "req_id": "l1"}, wait)
+		if err != nil || len(vals) != 1 {
+			return -1
+		}
+		raw, _ := json.Marshal(vals[0])
+		var list protocol.ListRoomRet
+		if json.Unmarshal(raw, &list) != nil {
+			return -1
+		}
+		return len(list.Sessions)
+	}
 	require.Eventually(t, func() bool {
 		if n[0].srv.Ready(context.Background()) != nil || n[1].srv.Ready(context.Background()) != nil {
 			return false
 		}
+		return listed() == 3 // every session registered again, by both nodes
+	}, 3*wait, 200*time.Millisecond, "the nodes register their sessions again")
+	require.Eventually(t, func() bool {
 		vals, err := tryCall(agent, protocol.EventGetTools, getTools("a1", "remote", "r3"), wait)
 		_, isErr := errorCode(vals)
 		return err == nil && !isErr
 	}, 3*wait, 200*time.Millisecond, "cross-node routing is back")
-	vals = agent.call(protocol.EventListRoom, map[string]any{"agent": "a1", "office_id": "o1", "req_id": "l1"})
-	raw, _ := json.Marshal(vals[0])
-	var list protocol.ListRoomRet
-	require.NoError(t, json.Unmarshal(raw, &list))
-	require.Len(t, list.Sessions, 3, "every session registered again: %s", raw)
 	ok, reason = dial(t, n[1].url).join(protocol.RoleComputer, "local", "o2")
 	require.Contains(t, requireReason(t, ok, reason, protocol.CodeForbidden), "already registered")
 }
