@@ -135,6 +135,11 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	})
 	opts := adapter.DefaultShardedRedisAdapterOptions()
 	opts.SetChannelPrefix(channelPrefix)
+	// Static: two channels per node whatever the number of offices. The
+	// default dynamic mode opens one subscription (one Redis connection on
+	// a standalone Redis) per office a node has members in, which clients
+	// would control.
+	opts.SetSubscriptionMode(sioredis.StaticSubscriptionMode)
 	return cl, &adapter.ShardedRedisAdapterBuilder{Redis: rc, Opts: opts}, nil
 }
 
@@ -382,13 +387,16 @@ func (cl *cluster) resync(context.Context) {
 	s.mu.Unlock()
 	s.log.Warn("cluster had lost this node: registering its sessions again", "node", cl.node, "sessions", len(local))
 	for _, sess := range local {
+		sess.opMu.Lock() // not while the session joins, leaves or goes
 		s.mu.Lock()
 		role, name, office, closed := sess.role, sess.name, sess.office, sess.closed
 		s.mu.Unlock()
-		if closed || office == "" {
-			continue
+		var err *protocol.Error
+		if !closed && office != "" {
+			err = cl.join(sess, role, name, office, "", "")
 		}
-		if err := cl.join(sess, role, name, office, "", ""); err != nil {
+		sess.opMu.Unlock()
+		if err != nil {
 			s.log.Warn("session could not be registered again: disconnecting it", "sid", sess.id, "name", name, "office_id", office, "code", int(err.Code), "reason", err.Message)
 			sess.sock.Disconnect(true)
 		}

@@ -60,6 +60,9 @@ func (s *Server) leaveCluster(sess *session, office string) (string, *protocol.E
 // clusterGone runs after a session's local cleanup: its entry leaves Redis,
 // and the other nodes fail at once what they routed to it.
 func (s *Server) clusterGone(sess *session, role protocol.Role, name, office string) {
+	if s.cl.ctx.Err() != nil {
+		return // closing: the node released everything and told the others
+	}
 	s.cl.release(entry{Node: s.cl.node, Sid: sess.id, Role: role, Name: name, Office: office})
 	if role == protocol.RoleComputer {
 		s.cl.publish(msgGone, map[string]any{"sid": sess.id})
