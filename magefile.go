@@ -161,9 +161,9 @@ const interopDir = "server/testdata/interop"
 // Setup installs the pinned interop peers used by the server's tests: the
 // official JavaScript socket.io-client (npm ci from the committed lock file),
 // the Python reference SDK a2c-smcp (pip into .cache/venv from the
-// committed requirements file), and redis-server for the cluster tests.
+// committed requirements file), and redis-server and haproxy for the cluster tests.
 func Setup() error {
-	if err := ensureRedis(); err != nil {
+	if err := ensureClusterPeers(); err != nil {
 		return err
 	}
 	if err := run("npm", "ci", "--no-audit", "--no-fund", "--prefix", interopDir); err != nil {
@@ -179,33 +179,43 @@ func Setup() error {
 	return run(pip, "install", "--disable-pip-version-check", "-q", "-r", filepath.Join(interopDir, "requirements.txt"))
 }
 
-// ensureRedis installs Debian's redis-server (≥ 7, for sharded Pub/Sub) when
-// it is not on PATH and this runs as root with apt-get; otherwise it says
-// how to install it, and the cluster tests fail until it is there.
-func ensureRedis() error {
-	if _, err := exec.LookPath("redis-server"); err == nil {
+// ensureClusterPeers installs the cluster tests' peers from Debian when they are
+// missing and this runs as root with apt-get: redis-server (Redis ≥ 7, for
+// sharded Pub/Sub) and haproxy (the load balancer configuration of
+// server/README.md). Otherwise it says how, and the tests fail until they
+// are there.
+func ensureClusterPeers() error {
+	var missing []string
+	for _, p := range []struct{ bin, pkg string }{{"redis-server", "redis-server"}, {"haproxy", "haproxy"}} {
+		if _, err := exec.LookPath(p.bin); err != nil {
+			missing = append(missing, p.pkg)
+		}
+	}
+	if len(missing) == 0 {
 		return nil
 	}
 	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
-		fmt.Fprintln(os.Stderr, "redis-server is missing: install Redis 7 or later (Debian: apt-get install redis-server) for the server's cluster tests")
+		fmt.Fprintf(os.Stderr, "missing for the server's cluster tests: %s (Debian: apt-get install %s; Redis must be 7 or later)\n",
+			strings.Join(missing, ", "), strings.Join(missing, " "))
 		return nil
 	}
 	if err := run("apt-get", "update"); err != nil {
 		return fmt.Errorf("apt-get update: %w", err)
 	}
-	if err := runEnv(".", []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", "install", "-y", "redis-server"); err != nil {
-		return fmt.Errorf("installing redis-server: %w", err)
+	args := append([]string{"install", "-y"}, missing...)
+	if err := runEnv(".", []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", args...); err != nil {
+		return fmt.Errorf("installing %s: %w", strings.Join(missing, ", "), err)
 	}
 	return nil
 }
 
-// redisServer is the redis-server the cluster tests run (SMCP_INTEROP_REDIS):
-// the one on PATH, or the bare name so that a missing one fails them.
-func redisServer() string {
-	if p, err := exec.LookPath("redis-server"); err == nil {
+// peerPath is what SMCP_INTEROP_REDIS and SMCP_INTEROP_HAPROXY hold: the
+// binary on PATH, or the bare name so that a missing one fails the tests.
+func peerPath(bin string) string {
+	if p, err := exec.LookPath(bin); err == nil {
 		return p
 	}
-	return "redis-server"
+	return bin
 }
 
 // interopEnv tells the tests where the peers are, and that they must be
@@ -216,7 +226,8 @@ func interopEnv() []string {
 		"SMCP_INTEROP=1",
 		"SMCP_INTEROP_NODE_MODULES=" + filepath.Join(wd, interopDir, "node_modules"),
 		"SMCP_INTEROP_PYTHON=" + filepath.Join(wd, ".cache", "venv", "bin", "python"),
-		"SMCP_INTEROP_REDIS=" + redisServer(),
+		"SMCP_INTEROP_REDIS=" + peerPath("redis-server"),
+		"SMCP_INTEROP_HAPROXY=" + peerPath("haproxy"),
 	}
 }
 

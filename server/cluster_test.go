@@ -34,6 +34,11 @@ func startNode(t testing.TB, r *redisServer, opts ...server.Option) *node {
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/socket.io/", srv.Handler())
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := srv.Ready(r.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		}
+	})
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)

@@ -32,17 +32,7 @@ type redisServer struct {
 
 func startRedis(t testing.TB) *redisServer {
 	t.Helper()
-	bin := os.Getenv("SMCP_INTEROP_REDIS")
-	if bin == "" {
-		bin = "redis-server"
-	}
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		if os.Getenv("SMCP_INTEROP_REDIS") != "" || interopRequired() {
-			t.Fatalf("redis-server not found (%v): run `go run mage.go setup` or install Debian's redis-server", err)
-		}
-		t.Skipf("redis-server not installed (%v): run `go run mage.go setup`", err)
-	}
+	path := requirePeer(t, "SMCP_INTEROP_REDIS", "redis-server")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port
@@ -51,6 +41,25 @@ func startRedis(t testing.TB) *redisServer {
 	r.start()
 	t.Cleanup(r.stop)
 	return r
+}
+
+// requirePeer finds a test peer binary: the one envVar names (set by `go
+// run mage.go test`, under which a missing one fails the test), else name on
+// PATH, else the test is skipped.
+func requirePeer(t testing.TB, envVar, name string) string {
+	t.Helper()
+	bin := os.Getenv(envVar)
+	if bin == "" {
+		bin = name
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		if os.Getenv(envVar) != "" || interopRequired() {
+			t.Fatalf("%s not found (%v): run `go run mage.go setup` or install Debian's %s", name, err, name)
+		}
+		t.Skipf("%s not installed (%v): run `go run mage.go setup`", name, err)
+	}
+	return path
 }
 
 func (r *redisServer) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
