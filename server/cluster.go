@@ -77,6 +77,8 @@ type cluster struct {
 	peers  atomic.Int64
 	up     atomic.Bool // the last Redis operation succeeded
 
+	lastAdapterErr atomic.Int64 // unix ns of the last adapter error logged
+
 	mu      sync.Mutex
 	pending []entry // releases that failed while Redis was unreachable
 }
@@ -129,8 +131,10 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	}
 	rc := sioredis.NewRedisClient(cl.ctx, cl.rdb)
 	_ = rc.On("error", func(args ...any) {
-		if len(args) > 0 && cl.ctx.Err() == nil {
-			s.log.Debug("redis adapter error", "error", fmt.Sprint(args[0]))
+		// At most one line a second: the adapter's receive loops report
+		// every failed read while Redis is unreachable.
+		if now := time.Now().UnixNano(); len(args) > 0 && cl.ctx.Err() == nil && now-cl.lastAdapterErr.Swap(now) > int64(time.Second) {
+			s.log.Warn("redis adapter error", "error", fmt.Sprint(args[0]))
 		}
 	})
 	opts := adapter.DefaultShardedRedisAdapterOptions()
@@ -433,14 +437,22 @@ func (cl *cluster) onMessage(args ...any) {
 	switch kind {
 	case msgGone:
 		sid, _ := m["sid"].(string)
-		if sid == "" || len(sid) > 64 {
-			cl.s.log.Warn("cluster message refused: bad sid", "type", kind, "from", node)
+		name, _ := m["name"].(string)
+		office, _ := m["office"].(string)
+		if sid == "" || len(sid) > 64 || name == "" || len(name) > maxFieldLen || office == "" || len(office) > maxFieldLen {
+			cl.s.log.Warn("cluster message refused: bad fields", "type", kind, "from", node)
 			return
 		}
-		cl.s.failRemote(func(c *call) bool { return c.remoteSid == sid && c.remoteNode == node },
-			func(c *call) *protocol.Error {
-				return protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected")
-			})
+		// The call's target is that session when the lookup has run, else
+		// the Computer of that name in that office.
+		cl.s.failRemote(func(c *call) bool {
+			if c.remoteSid != "" {
+				return c.remoteSid == sid && c.remoteNode == node
+			}
+			return c.computerName == name && c.office == office
+		}, func(c *call) *protocol.Error {
+			return protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected")
+		})
 	default:
 		cl.s.log.Warn("cluster message refused: unknown type", "type", clip(kind, 32), "from", node)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -65,7 +66,7 @@ func (s *Server) clusterGone(sess *session, role protocol.Role, name, office str
 	}
 	s.cl.release(entry{Node: s.cl.node, Sid: sess.id, Role: role, Name: name, Office: office})
 	if role == protocol.RoleComputer {
-		s.cl.publish(msgGone, map[string]any{"sid": sess.id})
+		s.cl.publish(msgGone, map[string]any{"sid": sess.id, "name": name, "office": office})
 	}
 }
 
@@ -97,17 +98,23 @@ func (s *Server) roomSessionsCluster(sess *session, agent, office string) (*prot
 	return ret, nil
 }
 
-// routeRemote routes a request to a Computer held by another node: the
+// computerRoom is the Socket.IO room a Computer joins on a cluster node for
+// its office and name: a request emitted to it from another node reaches
+// that Computer only if it is in that office, so office isolation does not
+// depend on a lookup. The lengths make the name unambiguous.
+func computerRoom(office, name string) socket.Room {
+	return socket.Room(fmt.Sprintf("computer:%d:%s:%d:%s", len(office), office, len(name), name))
+}
+
+// routeRemote routes a request to a Computer that is not on this node: the
 // same checks and answers as on one node, then the Socket.IO adapter's
-// cross-node emit to that one session, whose single ack comes back here.
+// cross-node emit to the room of that office and name, whose single ack
+// comes back here. No Computer in the room on any node: 404, as for an
+// unknown name. The lookup of the node holding the Computer runs beside the
+// emit, off the request's path: it lets the request fail with 503 as soon
+// as that node's lease is found expired (cluster.go, checkTargets).
 func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, payload any, agent, computer, reqID string, r *reply, timeout time.Duration) {
-	notFound := protocol.NewNotFound("no computer named %q in this office", clip(computer, 64))
-	e, alive, err := s.cl.lookup(computer)
-	if err != nil {
-		s.refuse(sess, info.Name, reqID, r, protocol.NewUnavailable("cluster state unreachable; try again"))
-		return
-	}
-	c, perr := s.admitRemote(sess, info.Name, agent, computer, reqID, r, timeout, e, alive, notFound)
+	c, perr := s.admitRemote(sess, info.Name, agent, computer, reqID, r, timeout)
 	if perr != nil {
 		s.refuse(sess, info.Name, reqID, r, perr)
 		return
@@ -115,12 +122,35 @@ func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, payload an
 	ack := socket.Ack(func(args []any, err error) { s.answeredRemote(c, args, err) })
 	// The adapter's own timer only frees its state: the Server's timer
 	// answers first.
-	if err := s.nsp.To(socket.Room(e.Sid)).Timeout(timeout+time.Second).Emit(info.Name, payload, ack); err != nil {
+	if err := s.nsp.To(computerRoom(c.office, computer)).Timeout(timeout+time.Second).Emit(info.Name, payload, ack); err != nil {
 		s.finish(c, protocol.NewInternal("could not forward %s: %v", info.Name, err))
+		return
+	}
+	s.cl.wg.Add(1)
+	go func() {
+		defer s.cl.wg.Done()
+		s.locate(c)
+	}()
+}
+
+// locate records which node holds the Computer of a call in flight, and
+// fails the call at once when that node's lease has expired.
+func (s *Server) locate(c *call) {
+	e, alive, err := s.cl.lookup(c.computerName)
+	if err != nil || e == nil || e.Office != c.office || e.Role != protocol.RoleComputer {
+		return // the emit's answer (or the timer) decides
+	}
+	s.mu.Lock()
+	if !c.done {
+		c.remoteNode, c.remoteSid = e.Node, e.Sid
+	}
+	s.mu.Unlock()
+	if !alive {
+		s.failNode(e.Node)
 	}
 }
 
-func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string, r *reply, timeout time.Duration, e *entry, alive bool, notFound *protocol.Error) (*call, *protocol.Error) {
+func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string, r *reply, timeout time.Duration) (*call, *protocol.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -129,11 +159,8 @@ func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string
 	if err := s.checkAgentLocked(sess, agent, event); err != nil {
 		return nil, err
 	}
-	if e == nil || e.Role != protocol.RoleComputer || e.Office != sess.office || e.Node == s.cl.node {
-		return nil, notFound
-	}
-	if !alive {
-		return nil, protocol.NewUnavailable("computer %q is on a node that stopped answering", clip(computer, 64)).With("reason", "node_down")
+	if !s.cl.up.Load() { // the emit could not reach another node
+		return nil, protocol.NewUnavailable("cluster state unreachable; try again")
 	}
 	if len(sess.outbound) >= s.cfg.maxInFlight {
 		return nil, protocol.NewTooManyRequests("this agent already has %d requests in flight", len(sess.outbound))
@@ -148,8 +175,7 @@ func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string
 		reqID:        reqID,
 		agent:        sess,
 		computerName: computer,
-		remoteNode:   e.Node,
-		remoteSid:    e.Sid,
+		office:       sess.office,
 		reply:        r,
 		started:      time.Now(),
 	}
@@ -165,15 +191,39 @@ func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string
 }
 
 // answeredRemote receives the adapter's merged acks: one entry per client
-// that answered. None means the session was gone on every node.
+// that answered. None: no node counted a Computer of that name in the
+// office. Then the lookup decides: no such Computer is 404, as on one
+// node; a Computer registered there on a live node means the adapter's
+// count missed it (Redis Pub/Sub delivers at most once), and the request
+// may or may not have reached it: 503 with reason "not_confirmed", at once,
+// instead of a 404 that would be wrong or a wait for the timeout.
 func (s *Server) answeredRemote(c *call, args []any, err error) {
-	if len(args) == 0 {
-		if err == nil {
-			s.finish(c, protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected"))
-		}
+	if len(args) > 0 {
+		s.answered(c, args)
+		return
+	}
+	if err != nil {
 		return // the adapter timed out: the Server's own timer answers
 	}
-	s.answered(c, args)
+	s.cl.wg.Add(1)
+	go func() {
+		defer s.cl.wg.Done()
+		e, alive, lerr := s.cl.lookup(c.computerName)
+		switch {
+		case lerr != nil:
+			s.finish(c, protocol.NewUnavailable("cluster state unreachable; try again"))
+		case e == nil || e.Office != c.office || e.Role != protocol.RoleComputer:
+			s.finish(c, protocol.NewNotFound("no computer named %q in this office", clip(c.computerName, 64)))
+		case !alive:
+			if s.finish(c, protocol.NewUnavailable("computer %q is on a node that stopped answering", c.computerName).With("reason", "node_down")) {
+				s.log.Warn("request failed: the computer's node lease has expired", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "node", e.Node)
+			}
+		default:
+			if s.finish(c, protocol.NewUnavailable("delivery of %s to computer %q could not be confirmed; try again", c.event, c.computerName).With("reason", "not_confirmed")) {
+				s.log.Warn("cross-node delivery not confirmed", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "node", e.Node)
+			}
+		}
+	}()
 }
 
 // failRemote answers at once the calls routed to other nodes that match.
@@ -228,7 +278,7 @@ func (s *Server) clusterShutdown(ctx context.Context) {
 			s.log.Warn("leave broadcast failed", "office_id", l.office, "error", err.Error())
 		}
 		if l.role == protocol.RoleComputer {
-			s.cl.publish(msgGone, map[string]any{"sid": l.sid})
+			s.cl.publish(msgGone, map[string]any{"sid": l.sid, "name": l.p["computer"], "office": l.office})
 		}
 	}
 	s.cl.close(ctx)

@@ -29,7 +29,9 @@ type node struct {
 
 func startNode(t testing.TB, r *redisServer, opts ...server.Option) *node {
 	t.Helper()
-	opts = append([]server.Option{server.WithLogger(testLogger(t)), server.WithAPIKeys(testKey), server.WithRedis(r.url()), server.WithNodeLease(1500 * time.Millisecond)}, opts...)
+	// A 5 s lease: a loaded 2-core machine under -race can delay a
+	// heartbeat by a second. The node-failure tests set a shorter one.
+	opts = append([]server.Option{server.WithLogger(testLogger(t)), server.WithAPIKeys(testKey), server.WithRedis(r.url()), server.WithNodeLease(5 * time.Second)}, opts...)
 	srv, err := server.New(opts...)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
@@ -250,7 +252,7 @@ func TestClusterRandomizedOffices(t *testing.T) {
 	n := startNodes(t, r, 3)
 	const offices, computers, requests, parallel = 24, 3, 100, 8
 	rng := rand.New(rand.NewPCG(1, 2))
-	var crossOffice, received atomic.Int64
+	var crossOffice, received, notConfirmed atomic.Int64
 	type office struct {
 		agent *peer
 		names []string
@@ -301,6 +303,18 @@ func TestClusterRandomizedOffices(t *testing.T) {
 						errs <- err
 						return
 					}
+					if code, isErr := errorCode(vals); isErr {
+						// Redis Pub/Sub delivers at most once: a request whose
+						// delivery the adapter could not confirm is answered
+						// 503 not_confirmed at once (README.md, Cluster mode).
+						raw, _ := json.Marshal(vals[0])
+						if e, _ := protocol.DecodeErrorPayload(raw); code == protocol.CodeUnavailable && e.Details["reason"] == "not_confirmed" {
+							notConfirmed.Add(1)
+							continue
+						}
+						errs <- fmt.Errorf("request %s to %s answered %v", reqID, target, vals)
+						return
+					}
 					m, _ := vals[0].(map[string]any)
 					tools, _ := m["tools"].([]any)
 					if m["req_id"] != reqID || len(tools) != 1 || tools[0].(map[string]any)["name"] != target {
@@ -317,9 +331,14 @@ func TestClusterRandomizedOffices(t *testing.T) {
 		require.NoError(t, err)
 	}
 	total := int64(offices * parallel * (requests / parallel))
-	require.Equal(t, total, received.Load(), "every request reached a Computer once")
 	require.Zero(t, crossOffice.Load(), "cross-office deliveries")
-	t.Logf("%d offices on 3 nodes, %d requests answered, 0 cross-office deliveries", offices, total)
+	require.LessOrEqual(t, received.Load(), total, "no request delivered twice")
+	require.GreaterOrEqual(t, received.Load(), total-notConfirmed.Load(), "every confirmed answer came from a delivery")
+	// Rare by nature (a Pub/Sub message lost or miscounted under load);
+	// more than 1% would be a defect of the Server, not of the bus.
+	require.LessOrEqual(t, notConfirmed.Load()*100, total, "requests answered 503 not_confirmed")
+	t.Logf("%d offices on 3 nodes, %d requests answered (%d of them 503 not_confirmed), 0 cross-office deliveries",
+		offices, total, notConfirmed.Load())
 }
 
 // TestClusterNodeKill kills a node abruptly: within its lease the other

@@ -173,6 +173,9 @@ func (s *Server) applyJoinLocked(sess *session, role protocol.Role, name, office
 	}
 	members[sess] = struct{}{}
 	sess.sock.Join(socket.Room(office))
+	if s.cl != nil && role == protocol.RoleComputer {
+		sess.sock.Join(computerRoom(office, name)) // the address of routed requests from other nodes
+	}
 	s.broadcastLocked(office, sess, protocol.NotifyEnterOffice, presence(sess))
 }
 
@@ -226,6 +229,9 @@ func (s *Server) leaveLocked(sess *session) {
 		}
 	}
 	sess.sock.Leave(socket.Room(office))
+	if s.cl != nil && sess.role == protocol.RoleComputer {
+		sess.sock.Leave(computerRoom(office, sess.name))
+	}
 	sess.office, sess.name = "", ""
 }
 

@@ -17,8 +17,9 @@ type call struct {
 	agent        *session
 	computer     *session
 	computerName string
-	remoteNode   string // cluster mode: the node holding the Computer (computer is nil)
+	remoteNode   string // cluster mode: the node holding the Computer (computer is nil), once looked up
 	remoteSid    string
+	office       string // cluster mode: the office the request was routed in
 	reply        *reply
 	timer        *time.Timer
 	started      time.Time
