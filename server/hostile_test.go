@@ -280,6 +280,15 @@ func TestHostileInFlightCap(t *testing.T) {
 	<-results
 	go func() { (<-held)([]any{map[string]any{"tools": []any{}, "req_id": "r3"}}, nil) }()
 	require.Equal(t, "r3", a.call(protocol.EventGetTools, getTools("a1", "c1", "r3"))[0].(map[string]any)["req_id"])
+
+	// The Computer's own cap: a1 leaves with two calls still in flight to
+	// c1, and the next Agent of the office finds c1 at its cap.
+	require.NoError(t, a.sock.Emit(protocol.EventGetTools, getTools("a1", "c1", "r4"), socket.Ack(func(v []any, _ error) { results <- v })))
+	<-held
+	a.call(protocol.EventLeaveOffice, map[string]any{"office_id": "o1"})
+	a2 := dial(t, ts.url).mustJoin(agentRole, "a2", "o1")
+	e = requireError(t, a2.call(protocol.EventGetTools, getTools("a2", "c1", "r5")), protocol.CodeTooManyRequests)
+	require.Contains(t, e.Message, `computer "c1" already has 2 requests in flight`)
 }
 
 // TestHostileToolCallTimeout: a tool call asking for more than

@@ -28,8 +28,10 @@ type call struct {
 
 // route handles every client:* event (PROTOCOL.md, Routed requests). The
 // checks run in this order: schema (400), sender is an Agent (403) inside an
-// office (4103), agent field is the sender's name (403), the Computer exists
-// (404), the Computer shares the office (4104). The request is then emitted to
+// office (4103), agent field is the sender's name (403), tool-call timeout
+// within its bound (400), the Computer exists in the sender's office (404
+// either way), the in-flight caps (429), neither side congested (503). The
+// request is then emitted to
 // that one Computer's socket with the Server's own timer, and the Computer's
 // single ack value goes back to the Agent unchanged.
 func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *reply) {
@@ -42,8 +44,8 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, r *
 	timeout := s.cfg.requestTimeout
 	if info.Name == protocol.EventToolCall {
 		secs, _ := m["timeout"].(float64)
-		if max := s.cfg.maxToolTimeout; secs > max.Seconds() {
-			s.refuse(sess, info.Name, reqID, r, protocol.NewBadRequest("timeout %gs exceeds this Server's maximum of %gs", secs, max.Seconds()).With("max_timeout", max.Seconds()))
+		if limit := s.cfg.maxToolTimeout; secs > limit.Seconds() {
+			s.refuse(sess, info.Name, reqID, r, protocol.NewBadRequest("timeout %gs exceeds this Server's maximum of %gs", secs, limit.Seconds()).With("max_timeout", limit.Seconds()))
 			return
 		}
 		timeout = time.Duration(secs*float64(time.Second)) + s.cfg.toolCallMargin
