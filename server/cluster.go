@@ -33,7 +33,8 @@ func WithRedis(url string) Option {
 	return func(c *config) error {
 		opt, err := redis.ParseURL(url)
 		if err != nil {
-			return fmt.Errorf("WithRedis: %w", err)
+			// The parser's error may quote the URL, password included.
+			return errors.New("WithRedis: not a Redis URL: want redis://[:password@]host:port/db")
 		}
 		c.redis = opt
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
@@ -57,4 +58,17 @@ smcp_server_auth_refusals_total{code="401"} 1
 	// Two Servers on one registry collide: New says so instead of panicking.
 	_, err = server.New(server.WithAPIKeys("k"), server.WithMetrics(reg))
 	require.ErrorContains(t, err, "WithMetrics")
+}
+
+// TestWithRedisErrors: a bad URL is refused without quoting it (it may hold
+// a password), an unreachable Redis fails New, and so does a lease too short
+// for its heartbeat.
+func TestWithRedisErrors(t *testing.T) {
+	_, err := server.New(server.WithAPIKeys("k"), server.WithRedis("redis://:s3cret@127.0.0.1:port/0"))
+	require.ErrorContains(t, err, "not a Redis URL")
+	require.NotContains(t, err.Error(), "s3cret")
+	_, err = server.New(server.WithAPIKeys("k"), server.WithRedis("redis://127.0.0.1:1/0"))
+	require.ErrorContains(t, err, "WithRedis")
+	_, err = server.New(server.WithAPIKeys("k"), server.WithNodeLease(time.Millisecond))
+	require.ErrorContains(t, err, "WithNodeLease")
 }
