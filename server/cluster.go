@@ -158,6 +158,21 @@ func (cl *cluster) start() error {
 	return nil
 }
 
+// spawn runs fn on a goroutine the cluster owns (close waits for it), unless
+// the cluster is closing.
+func (cl *cluster) spawn(fn func()) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.ctx.Err() != nil {
+		return
+	}
+	cl.wg.Add(1)
+	go func() {
+		defer cl.wg.Done()
+		fn()
+	}()
+}
+
 func (cl *cluster) op() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(cl.ctx, redisOpTimeout)
 }
@@ -470,7 +485,9 @@ func (cl *cluster) ready(ctx context.Context) error {
 // close releases the node's sessions in Redis and stops the heartbeat;
 // the adapter is closed with the Socket.IO server, then the client.
 func (cl *cluster) close(ctx context.Context) {
+	cl.mu.Lock()
 	cl.cancel()
+	cl.mu.Unlock()
 	cl.wg.Wait()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisOpTimeout)
 	defer cancel()

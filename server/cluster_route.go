@@ -126,11 +126,7 @@ func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, payload an
 		s.finish(c, protocol.NewInternal("could not forward %s: %v", info.Name, err))
 		return
 	}
-	s.cl.wg.Add(1)
-	go func() {
-		defer s.cl.wg.Done()
-		s.locate(c)
-	}()
+	s.cl.spawn(func() { s.locate(c) })
 }
 
 // locate records which node holds the Computer of a call in flight, and
@@ -205,9 +201,7 @@ func (s *Server) answeredRemote(c *call, args []any, err error) {
 	if err != nil {
 		return // the adapter timed out: the Server's own timer answers
 	}
-	s.cl.wg.Add(1)
-	go func() {
-		defer s.cl.wg.Done()
+	s.cl.spawn(func() {
 		e, alive, lerr := s.cl.lookup(c.computerName)
 		switch {
 		case lerr != nil:
@@ -223,7 +217,7 @@ func (s *Server) answeredRemote(c *call, args []any, err error) {
 				s.log.Warn("cross-node delivery not confirmed", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "node", e.Node)
 			}
 		}
-	}()
+	})
 }
 
 // failRemote answers at once the calls routed to other nodes that match.
