@@ -222,10 +222,11 @@ const interopDir = "server/testdata/interop"
 // Setup installs the pinned interop peers used by the tests: the official
 // JavaScript socket.io-client (npm ci from the committed lock file), the
 // Python reference SDK a2c-smcp (pip into .cache/venv from the committed
-// requirements file), headless Chromium for the inspector's browser tests
-// (setupChromium) and the Rust SDK's peers (SetupRust).
+// requirements file), the Debian programs the tests drive (debianPeers:
+// headless Chromium, redis-server, haproxy) and the Rust SDK's peers
+// (SetupRust).
 func Setup() error {
-	if err := setupChromium(); err != nil {
+	if err := setupDebianPeers(); err != nil {
 		return err
 	}
 	if err := SetupRust(); err != nil {
@@ -244,26 +245,50 @@ func Setup() error {
 	return run(pip, "install", "--disable-pip-version-check", "-q", "-r", filepath.Join(interopDir, "requirements.txt"))
 }
 
-// chromiumPath is the browser the inspector's tests drive (Debian's
-// chromium package).
-const chromiumPath = "/usr/bin/chromium"
+// debianPeers are the programs from Debian's packages that the tests drive:
+// headless Chromium for the inspector's browser tests, redis-server (Redis
+// ≥ 7, for sharded Pub/Sub) and haproxy (the load balancer configuration of
+// server/README.md) for the cluster tests.
+var debianPeers = []struct{ bin, pkg string }{
+	{"chromium", "chromium"},
+	{"redis-server", "redis-server"},
+	{"haproxy", "haproxy"},
+}
 
-// setupChromium installs Debian's chromium when it is missing and this
-// process may (root, with apt-get); otherwise it says how to.
-func setupChromium() error {
-	if _, err := os.Stat(chromiumPath); err == nil {
+// setupDebianPeers installs the missing debianPeers with apt-get when this
+// process may (root, with apt-get); otherwise it fails and says how to.
+func setupDebianPeers() error {
+	var missing []string
+	for _, p := range debianPeers {
+		if _, err := exec.LookPath(p.bin); err != nil {
+			missing = append(missing, p.pkg)
+		}
+	}
+	if len(missing) == 0 {
 		return nil
 	}
 	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
-		return fmt.Errorf("headless Chromium is missing at %s and cannot be installed here: install it (Debian: apt-get install chromium)", chromiumPath)
+		return fmt.Errorf("missing for the tests: %s; install them (Debian: apt-get install %s; Redis must be 7 or later)",
+			strings.Join(missing, ", "), strings.Join(missing, " "))
 	}
-	if err := runEnv(".", []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", "update", "-q"); err != nil {
-		return fmt.Errorf("installing chromium: %w", err)
+	env := []string{"DEBIAN_FRONTEND=noninteractive"}
+	if err := runEnv(".", env, "apt-get", "update", "-q"); err != nil {
+		return fmt.Errorf("apt-get update: %w", err)
 	}
-	if err := runEnv(".", []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", "install", "-y", "-q", "chromium"); err != nil {
-		return fmt.Errorf("installing chromium: %w", err)
+	if err := runEnv(".", env, "apt-get", append([]string{"install", "-y", "-q"}, missing...)...); err != nil {
+		return fmt.Errorf("installing %s: %w", strings.Join(missing, ", "), err)
 	}
 	return nil
+}
+
+// peerPath is what the SMCP_INTEROP_* variables of the Debian peers hold:
+// the binary on PATH, or the bare name so that a missing one fails the
+// tests.
+func peerPath(bin string) string {
+	if p, err := exec.LookPath(bin); err == nil {
+		return p
+	}
+	return bin
 }
 
 // interopEnv tells the tests where the peers are, and that they must be
@@ -274,7 +299,9 @@ func interopEnv() []string {
 		"SMCP_INTEROP=1",
 		"SMCP_INTEROP_NODE_MODULES=" + filepath.Join(wd, interopDir, "node_modules"),
 		"SMCP_INTEROP_PYTHON=" + filepath.Join(wd, ".cache", "venv", "bin", "python"),
-		"SMCP_INTEROP_CHROMIUM=" + chromiumPath,
+		"SMCP_INTEROP_CHROMIUM=" + peerPath("chromium"),
+		"SMCP_INTEROP_REDIS=" + peerPath("redis-server"),
+		"SMCP_INTEROP_HAPROXY=" + peerPath("haproxy"),
 	}, rustInteropEnv()...)
 }
 

@@ -5,10 +5,13 @@ go 1.26.0
 require (
 	github.com/a2c-smcp/smcp-go/protocol v0.1.0
 	github.com/stretchr/testify v1.12.1
-	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5
-	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.5
 	github.com/zishang520/socket.io/v3 v3.0.5
+)
+
+require (
+	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5 // indirect
+	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5 // indirect
 )
 
 require (

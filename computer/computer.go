@@ -16,6 +16,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/computer/tools"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Option configures a Computer.
@@ -31,6 +32,7 @@ type options struct {
 	debounce    time.Duration
 	readTimeout time.Duration
 	maxPayload  int64
+	metrics     prometheus.Registerer
 }
 
 // WithMaxPayloadBytes bounds the JSON-encoded size of an answer read through
@@ -101,6 +103,9 @@ type Computer struct {
 	bridge  *bridge.Bridge
 	manager *mcpclient.Manager
 
+	m          *metrics // nil without WithMetrics (metrics.go)
+	metricsErr error    // returned by Start
+
 	mu      sync.Mutex
 	client  *sio.Client
 	started bool
@@ -139,6 +144,7 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 		bopts = append(bopts, bridge.WithAllowedSchemes(o.schemes...))
 	}
 	c.bridge = bridge.New(bopts...)
+	c.m, c.metricsErr = newMetrics(o.metrics, c)
 	return c
 }
 
@@ -159,6 +165,9 @@ func (c *Computer) Launch(ctx context.Context) error {
 	}
 	c.started = true
 	c.mu.Unlock()
+	if c.metricsErr != nil {
+		return c.metricsErr
+	}
 	servers, err := c.config().Resolve(ctx, c.resolveOptions()...)
 	if err != nil {
 		return err
@@ -245,6 +254,7 @@ func (c *Computer) Close(ctx context.Context) error {
 
 // notify emits a server:update_* event while connected.
 func (c *Computer) notify(event string) {
+	c.m.refreshed(event)
 	c.mu.Lock()
 	cl := c.client
 	c.mu.Unlock()
@@ -353,7 +363,9 @@ func (c *Computer) Tools() []protocol.SMCPTool { return c.tools.List() }
 
 // CallTool runs one tool call (client:tool_call).
 func (c *Computer) CallTool(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
-	return c.tools.Call(ctx, req)
+	res := c.tools.Call(ctx, req)
+	c.m.toolCall(res)
+	return res
 }
 
 // History is the bounded tool-call history, oldest first.
@@ -508,7 +520,9 @@ func (h handler) GetFinder(_ context.Context, req protocol.GetFinderReq) (protoc
 }
 
 func (h handler) ReadResource(ctx context.Context, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
+	started := time.Now()
 	contents, err := h.c.ReadResource(ctx, req.URI)
+	h.c.m.read(started, err)
 	if err != nil {
 		return protocol.ReadResourceRet{}, protocol.AsError(err)
 	}

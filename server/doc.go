@@ -105,4 +105,19 @@
 // office (notify:leave_office to the remaining members, flushed to the
 // transports while the context allows), then closes the transports: clients
 // see a transport close and reconnect to the next server.
+//
+// # Several nodes (README.md, Cluster mode)
+//
+// WithRedis makes the Server one node of a cluster on a Redis ≥ 7: names,
+// roles and offices are kept in Redis and admitted atomically, notify:*
+// reach office members on every node, and client:* reach a Computer on
+// any node with the same checks and codes. Each node holds a lease
+// (WithNodeLease); when it expires the others free its sessions, tell its
+// offices and fail the requests routed to its Computers with 503. Without
+// WithRedis no Redis code runs.
+//
+// # Operations (README.md, Operations)
+//
+// WithMetrics registers Prometheus metrics on a registry of the caller's;
+// Ready reports whether the Server takes new sessions.
 package server

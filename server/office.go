@@ -18,6 +18,8 @@ type session struct {
 	grant  *Grant // what the credential admits; nil: anything
 	remote string
 
+	opMu sync.Mutex // cluster mode: orders this session's join, leave and disconnect
+
 	role   protocol.Role // fixed by the first successful join
 	name   string        // registered while the session is in an office
 	office string        // "" when in no office
@@ -104,8 +106,32 @@ func (s *Server) joinOffice(sess *session, payload any, r *reply) {
 // Agent, one Agent per office, a name held by one live session, and the
 // Computer's office switch (leave broadcast to the old office first).
 func (s *Server) join(sess *session, role protocol.Role, name, office string) (noop bool, _ *protocol.Error) {
+	if s.cl != nil {
+		return s.joinCluster(sess, role, name, office)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if noop, err := s.sessionChecksLocked(sess, role, name, office); noop || err != nil {
+		return noop, err
+	}
+	if role == protocol.RoleAgent {
+		for m := range s.offices[office] {
+			if m.role == protocol.RoleAgent {
+				return false, protocol.NewRoomFull("office %q already has an agent", office)
+			}
+		}
+	}
+	if len(s.offices[office]) >= s.cfg.maxOfficeSize {
+		return false, protocol.NewOfficeFull("office %q has reached its maximum of %d members", office, s.cfg.maxOfficeSize)
+	}
+	s.applyJoinLocked(sess, role, name, office)
+	return false, nil
+}
+
+// sessionChecksLocked runs the join checks that depend on the session and
+// this node's names only: fixed role, grant, the no-op and rename cases,
+// one office per Agent, and a name held by another session here.
+func (s *Server) sessionChecksLocked(sess *session, role protocol.Role, name, office string) (noop bool, _ *protocol.Error) {
 	if sess.closed {
 		return false, protocol.NewInternal("session is closing")
 	}
@@ -130,16 +156,11 @@ func (s *Server) join(sess *session, role protocol.Role, name, office string) (n
 		}
 		return false, protocol.NewForbidden("name %q is already registered by another session", name)
 	}
-	if role == protocol.RoleAgent {
-		for m := range s.offices[office] {
-			if m.role == protocol.RoleAgent {
-				return false, protocol.NewRoomFull("office %q already has an agent", office)
-			}
-		}
-	}
-	if len(s.offices[office]) >= s.cfg.maxOfficeSize {
-		return false, protocol.NewOfficeFull("office %q has reached its maximum of %d members", office, s.cfg.maxOfficeSize)
-	}
+	return false, nil
+}
+
+// apply registers a checked join on this node and tells the office.
+func (s *Server) applyJoinLocked(sess *session, role protocol.Role, name, office string) {
 	if sess.office != "" { // a Computer switching offices
 		s.leaveLocked(sess)
 	}
@@ -152,8 +173,10 @@ func (s *Server) join(sess *session, role protocol.Role, name, office string) (n
 	}
 	members[sess] = struct{}{}
 	sess.sock.Join(socket.Room(office))
+	if s.cl != nil && role == protocol.RoleComputer {
+		sess.sock.Join(computerRoom(office, name)) // the address of routed requests from other nodes
+	}
 	s.broadcastLocked(office, sess, protocol.NotifyEnterOffice, presence(sess))
-	return false, nil
 }
 
 // leaveOffice handles server:leave_office.
@@ -174,6 +197,9 @@ func (s *Server) leaveOffice(sess *session, payload any, r *reply) {
 }
 
 func (s *Server) leave(sess *session, office string) (string, *protocol.Error) {
+	if s.cl != nil {
+		return s.leaveCluster(sess, office)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sess.office != office {
@@ -203,6 +229,9 @@ func (s *Server) leaveLocked(sess *session) {
 		}
 	}
 	sess.sock.Leave(socket.Room(office))
+	if s.cl != nil && sess.role == protocol.RoleComputer {
+		sess.sock.Leave(computerRoom(office, sess.name))
+	}
 	sess.office, sess.name = "", ""
 }
 
@@ -250,6 +279,9 @@ func (s *Server) listRoom(sess *session, payload any, r *reply) {
 }
 
 func (s *Server) roomSessions(sess *session, agent, office string) (*protocol.ListRoomRet, *protocol.Error) {
+	if s.cl != nil {
+		return s.roomSessionsCluster(sess, agent, office)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkAgentLocked(sess, agent, protocol.EventListRoom); err != nil {
@@ -289,6 +321,10 @@ func (s *Server) checkAgentLocked(sess *session, agent, event string) *protocol.
 // the routed requests in both directions. It is idempotent: the library may
 // fire "disconnect" twice.
 func (s *Server) disconnected(sess *session, reason string) {
+	if s.cl != nil {
+		sess.opMu.Lock()
+		defer sess.opMu.Unlock()
+	}
 	s.mu.Lock()
 	if sess.closed {
 		s.mu.Unlock()
@@ -296,7 +332,7 @@ func (s *Server) disconnected(sess *session, reason string) {
 	}
 	sess.closed = true
 	close(sess.gone)
-	name, office := sess.name, sess.office
+	name, office, role := sess.name, sess.office, sess.role
 	if sess.office != "" {
 		s.leaveLocked(sess)
 	}
@@ -306,9 +342,14 @@ func (s *Server) disconnected(sess *session, reason string) {
 
 	for _, c := range failed {
 		s.log.Warn("request failed: computer disconnected", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
-		c.reply.send(protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected"))
+		e := protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected")
+		c.reply.send(e)
+		s.m.routedOutcome(c.event, e, c.started)
 	}
 	s.settled()
+	if s.cl != nil && office != "" {
+		s.clusterGone(sess, role, name, office)
+	}
 	s.log.Info("session disconnected", "sid", sess.id, "reason", reason, "name", name, "office_id", office)
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 )
 
 // Defaults of the options (README.md, Options).
@@ -81,6 +83,9 @@ type config struct {
 	maxAuthFailures int
 	connectTimeout  time.Duration
 	keys            []Key
+	metrics         prometheus.Registerer
+	redis           *redis.Options // cluster mode (cluster.go)
+	nodeLease       time.Duration
 	// testHook runs at the start of every dispatched event (tests only).
 	testHook func(event string)
 }
@@ -101,6 +106,7 @@ func defaultConfig() *config {
 		maxOfficeSize:   DefaultMaxOfficeSize,
 		maxAuthFailures: DefaultMaxAuthFailures,
 		connectTimeout:  DefaultConnectTimeout,
+		nodeLease:       DefaultNodeLease,
 	}
 }
 

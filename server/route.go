@@ -18,6 +18,9 @@ type call struct {
 	agent        *session
 	computer     *session
 	computerName string
+	remoteNode   string // cluster mode: the node holding the Computer (computer is nil), once looked up
+	remoteSid    string
+	office       string // cluster mode: the office the request was routed in
 	reply        *reply
 	timer        *time.Timer
 	started      time.Time
@@ -51,6 +54,10 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 		timeout = time.Duration(secs*float64(time.Second)) + s.cfg.toolCallMargin
 	}
 	c, err := s.admit(sess, info.Name, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
+	if err == errElsewhere {
+		s.routeRemote(sess, info, payload, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
+		return
+	}
 	if err != nil {
 		s.refuse(sess, info.Name, reqID, r, err)
 		return
@@ -81,6 +88,9 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	// that no key holder learns which names exist elsewhere
 	// (spec/decisions.md, Uniform answer for an unreachable Computer).
 	target := s.names[computer]
+	if target == nil && s.cl != nil {
+		return nil, errElsewhere // not on this node: Redis knows (cluster_route.go)
+	}
 	if target == nil || target.role != protocol.RoleComputer || target.office != sess.office {
 		return nil, protocol.NewNotFound("no computer named %q in this office", clip(computer, 64))
 	}
@@ -111,6 +121,7 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	sess.outbound[c] = struct{}{}
 	target.inbound[c] = struct{}{}
 	c.timer = time.AfterFunc(timeout, func() {
+		s.m.timeout(event)
 		if s.finish(c, protocol.NewTimeout("computer %q did not answer %s within %v", computer, event, timeout).With("req_id", reqID)) {
 			s.log.Warn("request timed out", "event", event, "req_id", reqID, "computer", computer, "timeout", timeout.String())
 		}
@@ -171,6 +182,7 @@ func (s *Server) finish(c *call, value any) bool {
 	s.removeCallLocked(c)
 	s.mu.Unlock()
 	c.reply.send(value)
+	s.m.routedOutcome(c.event, value, c.started)
 	s.settled()
 	return true
 }
@@ -180,7 +192,9 @@ func (s *Server) removeCallLocked(c *call) {
 	c.timer.Stop()
 	delete(s.calls, c)
 	delete(c.agent.outbound, c)
-	delete(c.computer.inbound, c)
+	if c.computer != nil {
+		delete(c.computer.inbound, c)
+	}
 }
 
 // settled tells a closing Server that the drain is over once no call is in
@@ -227,5 +241,6 @@ func (s *Server) failAll(e *protocol.Error) {
 	for _, c := range pending {
 		s.log.Warn("request failed: server closing", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
 		c.reply.send(e.With("req_id", c.reqID))
+		s.m.routedOutcome(c.event, e, c.started)
 	}
 }

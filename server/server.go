@@ -31,6 +31,8 @@ type Server struct {
 	engine  http.Handler
 	handler http.Handler
 	known   map[string]*protocol.EventInfo
+	m       *metrics // nil without WithMetrics
+	cl      *cluster // nil on a single node (cluster.go)
 
 	// ctx is cancelled by Close; authentication runs under it.
 	ctx    context.Context
@@ -77,6 +79,13 @@ func New(opts ...Option) (*Server, error) {
 		s.known[info.Name] = info
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if cfg.metrics != nil {
+		m, err := newMetrics(cfg.metrics, s)
+		if err != nil {
+			return nil, fmt.Errorf("server: WithMetrics: %w", err)
+		}
+		s.m = m
+	}
 
 	so := socket.DefaultServerOptions()
 	so.SetServeClient(false)
@@ -97,6 +106,14 @@ func New(opts ...Option) (*Server, error) {
 			origin = list
 		}
 		so.SetCors(&types.Cors{Origin: origin, Credentials: true})
+	}
+	if cfg.redis != nil {
+		cl, builder, err := newCluster(s)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		s.cl = cl
+		so.SetAdapter(builder)
 	}
 	s.io = socket.NewServer(nil, so)
 	s.engine = s.io.ServeHandler(nil)
@@ -120,6 +137,14 @@ func New(opts ...Option) (*Server, error) {
 	s.nsp.Use(s.authenticate)
 	if err := s.nsp.On("connection", s.onConnection); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
+	}
+	if s.cl != nil {
+		if err := s.cl.start(); err != nil {
+			s.io.Close(nil)
+			s.cl.close(context.Background())
+			s.cl.closeClient()
+			return nil, fmt.Errorf("server: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -157,6 +182,7 @@ func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedErr
 			return
 		}
 		s.log.Warn("connection refused", "remote", req.RemoteAddr, "code", int(err.Code), "reason", err.Message)
+		s.m.authRefused(err.Code)
 		next(connectError(err))
 		s.authFailed(sock.Conn().Id())
 	}()
@@ -318,6 +344,9 @@ func (s *Server) refuse(sess *session, event, reqID string, r *reply, e *protoco
 		attrs = append(attrs, "ack", false)
 	}
 	s.log.Warn("request refused", attrs...)
+	if info := s.known[event]; info != nil && info.Direction == protocol.DirectionClient {
+		s.m.routedOutcome(event, e, time.Time{})
+	}
 	r.fail(e)
 }
 
@@ -365,9 +394,15 @@ func (s *Server) shutdown(ctx context.Context) error {
 	}
 	s.failAll(protocol.NewInternal("server is shutting down"))
 	s.cancel()
+	if s.cl != nil {
+		s.clusterShutdown(ctx)
+	}
 	s.notifyShutdown(ctx)
 	s.stopped.Store(true)
 	s.io.Close(nil)
+	if s.cl != nil {
+		s.cl.closeClient()
+	}
 
 	done := make(chan struct{})
 	go func() {

@@ -154,6 +154,11 @@ func ProxyEnv(ctx context.Context, dir string) ([]string, error) {
 		"GOPROXY=" + proxy,
 		"GONOSUMDB=" + Repo + "/*",
 		"GOTOOLCHAIN=local",
+		// The go command indexes a module-cache directory once per module
+		// version, taking it as immutable; a tidy or a rehearsal republishes
+		// the same version with the tree's new content, so a stale index
+		// would hide a package added since.
+		"GODEBUG=goindex=0",
 	}, nil
 }
 

@@ -47,6 +47,8 @@ import (
 	"github.com/a2c-smcp/smcp-go/computer/config"
 	"github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 const usage = `smcp-computer: an A2C-SMCP Computer
@@ -156,6 +158,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var (
 		server, office, name, apiKey string
 		maxPayload                   int64
+		metricsListen                string
 		size                         int
 		window, keywords, fileType   string
 		offset, limit                int
@@ -177,6 +180,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fs.Int64Var(&maxPayload, "max-payload-bytes", maxPayload,
 			"largest answer sent to the Server; the same setting as smcp-server --max-payload-bytes [SMCP_MAX_PAYLOAD_BYTES]")
+		fs.StringVar(&metricsListen, "metrics-listen", env("SMCP_METRICS_LISTEN", ""), "address serving /healthz, /readyz and /metrics (off when empty) [SMCP_METRICS_LISTEN]")
 	case "tools":
 	case "desktop":
 		fs.IntVar(&size, "size", -1, "desktop_size (default: all windows)")
@@ -231,7 +235,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "smcp-computer: --max-payload-bytes must be positive, not %d\n", maxPayload)
 		return 2
 	}
-	comp := computer.New(cfg, computer.WithLogger(log), computer.WithInputValues(c.values), computer.WithMaxPayloadBytes(maxPayload))
+	copts := []computer.Option{computer.WithLogger(log), computer.WithInputValues(c.values), computer.WithMaxPayloadBytes(maxPayload)}
+	var reg *prometheus.Registry
+	if metricsListen != "" {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		copts = append(copts, computer.WithMetrics(reg))
+	}
+	comp := computer.New(cfg, copts...)
 	shutdown := func() int {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
@@ -254,6 +265,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var out any
 	switch cmd {
 	case "run":
+		if reg != nil {
+			stopOps, err := serveOps(metricsListen, comp, reg, log)
+			if err != nil {
+				fmt.Fprintln(stderr, "smcp-computer:", err)
+				shutdown()
+				return 1
+			}
+			defer stopOps()
+		}
 		var opts []sio.Option
 		if apiKey != "" {
 			opts = append(opts, sio.WithAPIKey(apiKey))

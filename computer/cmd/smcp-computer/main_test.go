@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,10 +193,36 @@ func processAlive(pid int) bool {
 // leaves and stops its MCP child (no orphan).
 func TestRunShutsDownOnSignal(t *testing.T) {
 	srv := siotest.Start(t, "127.0.0.1:0", "k3y")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ops := ln.Addr().String()
+	require.NoError(t, ln.Close())
 	t.Setenv("SMCP_API_KEY", "k3y")
-	cmd, exited, logs := runBinary(t, srv, writeConfig(t), "--input", "DOCS=2")
+	cmd, exited, logs := runBinary(t, srv, writeConfig(t), "--input", "DOCS=2", "--metrics-listen", ops)
 	child := childPID(t, srv)
 	require.True(t, processAlive(child))
+
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + ops + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/healthz")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Eventually(t, func() bool { code, _ := get("/readyz"); return code == http.StatusOK }, 30*time.Second, 50*time.Millisecond, "joined and its MCP server up")
+	_, body = get("/metrics")
+	for _, want := range []string{
+		`smcp_computer_mcp_servers{state="up"} 1`,
+		`smcp_computer_tool_calls_total{outcome="ok"} 1`,
+		`smcp_computer_finder_documents 2`,
+		`smcp_computer_joined 1`,
+		`smcp_computer_mcp_server_restarts_total{server="docs"} 0`,
+	} {
+		assert.Contains(t, body, want)
+	}
 
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	select {

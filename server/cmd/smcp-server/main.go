@@ -1,6 +1,7 @@
 // Command smcp-server runs the A2C-SMCP signalling Server (spec/protocol.md) on
-// one HTTP listener: the Socket.IO endpoint at /socket.io/ (namespace /smcp)
-// and a liveness probe at /healthz.
+// one HTTP listener: the Socket.IO endpoint at /socket.io/ (namespace /smcp),
+// a liveness probe at /healthz, a readiness probe at /readyz and Prometheus
+// metrics at /metrics.
 //
 // Every flag has an environment equivalent (SMCP_<FLAG>, dashes as
 // underscores); a flag given on the command line wins. API keys are required
@@ -27,6 +28,9 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 func main() {
@@ -71,6 +75,8 @@ type settings struct {
 	maxAuthFailures int64
 	connectTimeout  time.Duration
 	debugListen     string
+	redisURL        string
+	nodeLease       time.Duration
 }
 
 // parse reads the flags, taking each default from its SMCP_* variable.
@@ -89,6 +95,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	str(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	str(&s.logFormat, "log-format", "json", "log format: json or text")
 	str(&s.keysFile, "keys-file", "", `JSON file of scoped API keys: [{"id", "secret", "offices": [...], "roles": [...]}] (empty lists: any)`)
+	// The Redis URL's variable is read after parsing: it may hold a password.
+	fs.StringVar(&s.redisURL, "redis", "", "redis://[:password@]host:port/db of the cluster's Redis (≥ 7); this process is then one node of the cluster ("+envName("redis")+")")
 	str(&s.debugListen, "debug-listen", "", "address of a loopback listener serving /debug/pprof/ and /debug/vars (off when empty)")
 
 	var errs []error
@@ -124,6 +132,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	duration(&s.stallTimeout, "stall-timeout", server.DefaultStallTimeout, "how long a connection may stay over --max-outgoing-bytes before it is closed")
 	duration(&s.maxToolTimeout, "max-tool-call-timeout", server.DefaultMaxToolCallTimeout, "largest timeout a client:tool_call may ask for (over it: 400)")
 	duration(&s.connectTimeout, "connect-timeout", server.DefaultConnectTimeout, "how long a connection may take to be admitted to /smcp")
+	duration(&s.nodeLease, "node-lease", server.DefaultNodeLease, "with --redis: how long a node's sessions outlive its last heartbeat")
 
 	integer := func(p *int64, name string, def int64, usage string) {
 		if v := getenv(envName(name)); v != "" {
@@ -150,6 +159,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	}
 	if s.apiKeys == "" {
 		s.apiKeys = getenv(envName("api-keys"))
+	}
+	if s.redisURL == "" {
+		s.redisURL = getenv(envName("redis"))
 	}
 	return s, nil
 }
@@ -231,8 +243,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts := []server.Option{
 		server.WithLogger(log),
+		server.WithMetrics(reg),
 		server.WithRequestTimeout(s.requestTimeout),
 		server.WithToolCallMargin(s.toolCallMargin),
 		server.WithMaxPayloadBytes(s.maxPayload),
@@ -268,6 +283,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		opts = append(opts, server.WithKeys(scoped...), server.WithAPIKeyHeader(s.apiKeyHeader))
 		log.Info("API keys loaded", "unscoped", len(keys), "scoped", len(scoped))
 	}
+	if s.redisURL != "" {
+		opts = append(opts, server.WithRedis(s.redisURL), server.WithNodeLease(s.nodeLease))
+	}
 	if origins := splitList(s.corsOrigins); len(origins) > 0 {
 		opts = append(opts, server.WithCORSOrigins(origins...))
 	}
@@ -282,6 +300,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`)
 	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if err := srv.Ready(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string]string{"status": "not ready", "reason": err.Error()})
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"ready"}`)
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
 		return err
@@ -297,7 +327,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("smcp-server listening", "addr", ln.Addr().String())
+	log.Info("smcp-server listening", "addr", ln.Addr().String(), "cluster", s.redisURL != "")
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

@@ -1,0 +1,497 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/redis/go-redis/v9"
+	sioredis "github.com/zishang520/socket.io/adapters/redis/v3"
+	"github.com/zishang520/socket.io/adapters/redis/v3/adapter"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+)
+
+// DefaultNodeLease is how long a cluster node holds its sessions without
+// renewing its lease in Redis (README.md, Cluster mode).
+const DefaultNodeLease = 10 * time.Second
+
+// WithRedis makes the Server one node of a cluster whose state and
+// messages go through the Redis server at url ("redis://host:port/db",
+// Redis ≥ 7 for sharded Pub/Sub): names, roles and offices are kept in
+// Redis, notify:* reach office members on every node, and client:* reach a
+// Computer on any node (README.md, Cluster mode). Without it the Server is
+// a single node and no Redis code runs.
+func WithRedis(url string) Option {
+	return func(c *config) error {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			// The parser's error may quote the URL, password included.
+			return errors.New("WithRedis: not a Redis URL: want redis://[:password@]host:port/db")
+		}
+		c.redis = opt
+		return nil
+	}
+}
+
+// WithNodeLease sets how long a cluster node's sessions outlive its last
+// heartbeat (default 10 s): when a node stops, the others free its names,
+// tell its offices and fail the requests routed to its Computers within
+// about this time. The heartbeat runs every third of it.
+func WithNodeLease(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 300*time.Millisecond {
+			return fmt.Errorf("WithNodeLease: %v is under 300ms", d)
+		}
+		c.nodeLease = d
+		return nil
+	}
+}
+
+const (
+	keyPrefix      = "{smcp}:"
+	channelPrefix  = "smcp"
+	clusterEvent   = "smcp:cluster" // server-side messages between nodes
+	redisOpTimeout = 3 * time.Second
+	maxFieldLen    = 256 // names and office ids (schema maxLength)
+)
+
+var nodeIDPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// cluster is a node's link to the others. Nothing in it holds Server.mu
+// while talking to Redis.
+type cluster struct {
+	s      *Server
+	node   string
+	lease  time.Duration
+	rdb    *redis.Client
+	ctx    context.Context // ends on Close or kill
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	peers  atomic.Int64
+	up     atomic.Bool // the last Redis operation succeeded
+
+	lastAdapterErr atomic.Int64 // unix ns of the last adapter error logged
+
+	mu      sync.Mutex
+	pending []entry // releases that failed while Redis was unreachable
+}
+
+// entry is one session in the cluster state.
+type entry struct {
+	Node   string        `json:"node"`
+	Sid    string        `json:"sid"`
+	Role   protocol.Role `json:"role"`
+	Name   string        `json:"name"`
+	Office string        `json:"office"`
+}
+
+// decodeEntry validates an entry read from Redis as strictly as a client's
+// request: another node is trusted no more than a client.
+func decodeEntry(raw string) (*entry, error) {
+	if len(raw) > 4*maxFieldLen {
+		return nil, errors.New("entry too long")
+	}
+	var e entry
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		return nil, err
+	}
+	switch {
+	case !nodeIDPattern.MatchString(e.Node):
+		return nil, errors.New("bad node id")
+	case e.Sid == "" || len(e.Sid) > 64:
+		return nil, errors.New("bad sid")
+	case e.Role != protocol.RoleAgent && e.Role != protocol.RoleComputer:
+		return nil, errors.New("bad role")
+	case e.Name == "" || len(e.Name) > maxFieldLen || e.Office == "" || len(e.Office) > maxFieldLen:
+		return nil, errors.New("bad name or office")
+	}
+	return &e, nil
+}
+
+// newCluster connects to Redis, registers the node's lease and returns
+// the adapter builder for the Socket.IO server.
+func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	cl := &cluster{s: s, node: hex.EncodeToString(b[:]), lease: s.cfg.nodeLease, rdb: redis.NewClient(s.cfg.redis)}
+	cl.ctx, cl.cancel = context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(cl.ctx, redisOpTimeout)
+	defer cancel()
+	if _, err := cl.heartbeat(ctx); err != nil {
+		_ = cl.rdb.Close()
+		cl.cancel()
+		return nil, nil, fmt.Errorf("WithRedis: %w", err)
+	}
+	rc := sioredis.NewRedisClient(cl.ctx, cl.rdb)
+	_ = rc.On("error", func(args ...any) {
+		// At most one line a second: the adapter's receive loops report
+		// every failed read while Redis is unreachable.
+		if now := time.Now().UnixNano(); len(args) > 0 && cl.ctx.Err() == nil && now-cl.lastAdapterErr.Swap(now) > int64(time.Second) {
+			s.log.Warn("redis adapter error", "error", fmt.Sprint(args[0]))
+		}
+	})
+	opts := adapter.DefaultShardedRedisAdapterOptions()
+	opts.SetChannelPrefix(channelPrefix)
+	// Static: two channels per node whatever the number of offices. The
+	// default dynamic mode opens one subscription (one Redis connection on
+	// a standalone Redis) per office a node has members in, which clients
+	// would control.
+	opts.SetSubscriptionMode(sioredis.StaticSubscriptionMode)
+	return cl, &adapter.ShardedRedisAdapterBuilder{Redis: rc, Opts: opts}, nil
+}
+
+// start subscribes to the other nodes' messages and runs the heartbeat.
+func (cl *cluster) start() error {
+	if err := cl.s.nsp.On(clusterEvent, cl.onMessage); err != nil {
+		return err
+	}
+	cl.wg.Add(1)
+	go cl.loop()
+	return nil
+}
+
+// spawn runs fn on a goroutine the cluster owns (close waits for it), unless
+// the cluster is closing.
+func (cl *cluster) spawn(fn func()) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.ctx.Err() != nil {
+		return
+	}
+	cl.wg.Add(1)
+	go func() {
+		defer cl.wg.Done()
+		fn()
+	}()
+}
+
+func (cl *cluster) op() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(cl.ctx, redisOpTimeout)
+}
+
+// note records whether Redis answered; the first failure and the recovery
+// are logged once each.
+func (cl *cluster) note(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) {
+		if !cl.up.Swap(true) {
+			cl.s.log.Info("cluster state reachable", "node", cl.node)
+		}
+		return nil
+	}
+	if cl.up.Swap(false) && cl.ctx.Err() == nil {
+		cl.s.log.Warn("cluster state unreachable", "node", cl.node, "error", err.Error())
+	}
+	return err
+}
+
+// heartbeat renews the lease; it returns the expired nodes, and re-registers
+// the local sessions when the cluster had lost this node.
+func (cl *cluster) heartbeat(ctx context.Context) ([]string, error) {
+	res, err := heartbeatScript.Run(ctx, cl.rdb, []string{keyPrefix + "nodes"}, keyPrefix, cl.node, cl.lease.Milliseconds()).Slice()
+	if cl.note(err) != nil {
+		return nil, err
+	}
+	if len(res) != 3 {
+		return nil, errors.New("heartbeat: unexpected answer")
+	}
+	known, _ := res[0].(int64)
+	live, _ := res[1].(int64)
+	cl.peers.Store(live)
+	var dead []string
+	if list, ok := res[2].([]any); ok {
+		for _, d := range list {
+			if id, ok := d.(string); ok && nodeIDPattern.MatchString(id) && id != cl.node {
+				dead = append(dead, id)
+			}
+		}
+	}
+	if known == 0 && cl.s.nsp != nil {
+		cl.resync(ctx)
+	}
+	return dead, nil
+}
+
+// loop renews the lease every third of it, retries failed releases, and
+// reaps the nodes whose lease expired.
+func (cl *cluster) loop() {
+	defer cl.wg.Done()
+	t := time.NewTicker(cl.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-cl.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := cl.op()
+		dead, err := cl.heartbeat(ctx)
+		if err == nil {
+			cl.retryPending(ctx)
+			for _, d := range dead {
+				cl.reap(ctx, d, false)
+			}
+			cl.checkTargets(ctx)
+		}
+		cancel()
+	}
+}
+
+// checkTargets fails the requests in flight to Computers of nodes whose
+// lease has expired, whichever node reaps them.
+func (cl *cluster) checkTargets(ctx context.Context) {
+	cl.s.mu.Lock()
+	nodes := map[string]struct{}{}
+	for c := range cl.s.calls {
+		if c.computer == nil && c.remoteNode != "" {
+			nodes[c.remoteNode] = struct{}{}
+		}
+	}
+	cl.s.mu.Unlock()
+	for node := range nodes {
+		n, err := cl.rdb.Exists(ctx, keyPrefix+"lease:"+node).Result()
+		if cl.note(err) != nil {
+			return
+		}
+		if n == 0 {
+			cl.s.failNode(node)
+		}
+	}
+}
+
+// reap frees a node's sessions; the node that wins the reap tells their
+// offices (notify:leave_office reaches members on every node).
+func (cl *cluster) reap(ctx context.Context, node string, self bool) {
+	force := "0"
+	if self {
+		force = "1"
+	}
+	raws, err := reapScript.Run(ctx, cl.rdb, []string{keyPrefix + "nodes"}, keyPrefix, node, force).StringSlice()
+	if cl.note(err) != nil || len(raws) == 0 {
+		return
+	}
+	if !self {
+		cl.s.log.Warn("node lease expired: its sessions are freed", "node", node, "sessions", len(raws))
+	}
+	for _, raw := range raws {
+		e, err := decodeEntry(raw)
+		if err != nil {
+			cl.s.log.Warn("invalid cluster entry ignored", "node", node, "error", err.Error())
+			continue
+		}
+		if self {
+			continue // a closing node tells its offices itself
+		}
+		p := map[string]any{"office_id": e.Office}
+		if e.Role == protocol.RoleComputer {
+			p["computer"] = e.Name
+		} else {
+			p["agent"] = e.Name
+		}
+		if err := cl.s.nsp.To(socket.Room(e.Office)).Emit(protocol.NotifyLeaveOffice, p); err != nil {
+			cl.s.log.Warn("leave broadcast failed", "office_id", e.Office, "error", err.Error())
+		}
+	}
+}
+
+// join runs the atomic admission; it returns the refusal or nil.
+func (cl *cluster) join(sess *session, role protocol.Role, name, office, oldOffice, oldName string) *protocol.Error {
+	ctx, cancel := cl.op()
+	defer cancel()
+	res, err := joinScript.Run(ctx, cl.rdb, []string{keyPrefix + "name:" + name}, keyPrefix, cl.node, sess.id, string(role), name, office, cl.s.cfg.maxOfficeSize, oldOffice, oldName).Text()
+	if cl.note(err) != nil {
+		return protocol.NewUnavailable("cluster state unreachable; try again")
+	}
+	switch res {
+	case "ok":
+		return nil
+	case "computer_in_office":
+		return protocol.NewForbidden("a computer named %q is already in office %q", name, office)
+	case "name_taken":
+		return protocol.NewForbidden("name %q is already registered by another session", name)
+	case "room_full":
+		return protocol.NewRoomFull("office %q already has an agent", office)
+	case "office_full":
+		return protocol.NewOfficeFull("office %q has reached its maximum of %d members", office, cl.s.cfg.maxOfficeSize)
+	case "no_lease":
+		return protocol.NewUnavailable("this node's lease has expired; try again")
+	}
+	return protocol.NewInternal("unexpected cluster answer")
+}
+
+// release removes a session from the cluster state; when Redis cannot be
+// reached it is retried by the heartbeat.
+func (cl *cluster) release(e entry) {
+	ctx, cancel := cl.op()
+	defer cancel()
+	if err := cl.note(leaveScript.Run(ctx, cl.rdb, []string{keyPrefix + "name:" + e.Name}, keyPrefix, cl.node, e.Sid, e.Name, e.Office).Err()); err != nil {
+		cl.mu.Lock()
+		cl.pending = append(cl.pending, e)
+		cl.mu.Unlock()
+	}
+}
+
+func (cl *cluster) retryPending(context.Context) {
+	cl.mu.Lock()
+	p := cl.pending
+	cl.pending = nil
+	cl.mu.Unlock()
+	for _, e := range p {
+		cl.release(e)
+	}
+}
+
+// lookup finds the session holding name on any node.
+func (cl *cluster) lookup(name string) (e *entry, alive bool, err error) {
+	ctx, cancel := cl.op()
+	defer cancel()
+	res, err := lookupScript.Run(ctx, cl.rdb, []string{keyPrefix + "name:" + name}, keyPrefix, name).Slice()
+	if cl.note(err) != nil {
+		return nil, false, err
+	}
+	if len(res) != 2 {
+		return nil, false, errors.New("lookup: unexpected answer")
+	}
+	raw, ok := res[0].(string)
+	if !ok {
+		return nil, false, nil
+	}
+	if e, err = decodeEntry(raw); err != nil {
+		cl.s.log.Warn("invalid cluster entry ignored", "name", clip(name, 64), "error", err.Error())
+		return nil, false, nil
+	}
+	n, _ := res[1].(int64)
+	return e, n == 1, nil
+}
+
+// members lists an office's live sessions on every node.
+func (cl *cluster) members(office string) ([]*entry, error) {
+	ctx, cancel := cl.op()
+	defer cancel()
+	raws, err := membersScript.Run(ctx, cl.rdb, []string{keyPrefix + "office:" + office}, keyPrefix, office).StringSlice()
+	if cl.note(err) != nil {
+		return nil, err
+	}
+	var out []*entry
+	for _, raw := range raws {
+		e, err := decodeEntry(raw)
+		if err != nil {
+			cl.s.log.Warn("invalid cluster entry ignored", "office_id", clip(office, 64), "error", err.Error())
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// resync registers every local session again after the cluster lost this
+// node (Redis restarted empty, or the node was reaped while cut off). A
+// session whose name or office seat was taken meanwhile is disconnected:
+// its client reconnects and joins again under the rules.
+func (cl *cluster) resync(context.Context) {
+	s := cl.s
+	s.mu.Lock()
+	var local []*session
+	for _, sess := range s.sessions {
+		if sess.office != "" {
+			local = append(local, sess)
+		}
+	}
+	s.mu.Unlock()
+	s.log.Warn("cluster had lost this node: registering its sessions again", "node", cl.node, "sessions", len(local))
+	for _, sess := range local {
+		sess.opMu.Lock() // not while the session joins, leaves or goes
+		s.mu.Lock()
+		role, name, office, closed := sess.role, sess.name, sess.office, sess.closed
+		s.mu.Unlock()
+		var err *protocol.Error
+		if !closed && office != "" {
+			err = cl.join(sess, role, name, office, "", "")
+		}
+		sess.opMu.Unlock()
+		if err != nil {
+			s.log.Warn("session could not be registered again: disconnecting it", "sid", sess.id, "name", name, "office_id", office, "code", int(err.Code), "reason", err.Message)
+			sess.sock.Disconnect(true)
+		}
+	}
+}
+
+// message kinds between nodes.
+const (
+	msgGone = "computer_gone" // a Computer session ended: fail requests in flight to it
+)
+
+// publish tells the other nodes something; best effort (a node that misses
+// it still sees the Computer gone through the Redis state and timeouts).
+func (cl *cluster) publish(kind string, fields map[string]any) {
+	fields["type"] = kind
+	fields["node"] = cl.node
+	if err := cl.s.nsp.ServerSideEmit(clusterEvent, fields); err != nil {
+		cl.s.log.Warn("cluster message not sent", "type", kind, "error", err.Error())
+	}
+}
+
+// onMessage validates a message from another node before acting on it.
+func (cl *cluster) onMessage(args ...any) {
+	var m map[string]any
+	if len(args) == 1 {
+		m, _ = args[0].(map[string]any)
+	}
+	kind, _ := m["type"].(string)
+	node, _ := m["node"].(string)
+	if m == nil || !nodeIDPattern.MatchString(node) {
+		cl.s.log.Warn("cluster message refused: malformed", "args", len(args))
+		return
+	}
+	switch kind {
+	case msgGone:
+		sid, _ := m["sid"].(string)
+		name, _ := m["name"].(string)
+		office, _ := m["office"].(string)
+		if sid == "" || len(sid) > 64 || name == "" || len(name) > maxFieldLen || office == "" || len(office) > maxFieldLen {
+			cl.s.log.Warn("cluster message refused: bad fields", "type", kind, "from", node)
+			return
+		}
+		// The call's target is that session when the lookup has run, else
+		// the Computer of that name in that office.
+		cl.s.failRemote(func(c *call) bool {
+			if c.remoteSid != "" {
+				return c.remoteSid == sid && c.remoteNode == node
+			}
+			return c.computerName == name && c.office == office
+		}, func(c *call) *protocol.Error {
+			return protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected")
+		})
+	default:
+		cl.s.log.Warn("cluster message refused: unknown type", "type", clip(kind, 32), "from", node)
+	}
+}
+
+// ready pings Redis.
+func (cl *cluster) ready(ctx context.Context) error {
+	if err := cl.note(cl.rdb.Ping(ctx).Err()); err != nil {
+		return protocol.NewUnavailable("cluster state unreachable")
+	}
+	return nil
+}
+
+// close releases the node's sessions in Redis and stops the heartbeat;
+// the adapter is closed with the Socket.IO server, then the client.
+func (cl *cluster) close(ctx context.Context) {
+	cl.mu.Lock()
+	cl.cancel()
+	cl.mu.Unlock()
+	cl.wg.Wait()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisOpTimeout)
+	defer cancel()
+	cl.reap(rctx, cl.node, true)
+}
+
+func (cl *cluster) closeClient() { _ = cl.rdb.Close() }
