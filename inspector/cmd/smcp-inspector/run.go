@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -78,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return usageError(stderr, "%v (run smcp-inspector -h)", err)
 	}
 	if o.version {
-		fmt.Fprintln(stdout, "smcp-inspector", version())
+		fmt.Fprintln(stdout, protocol.VersionLine("smcp-inspector"))
 		return exitOK
 	}
 	if fs.NArg() > 0 {
@@ -173,13 +172,6 @@ func loopbackAddress(addr string) (bool, error) {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback(), nil
-}
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
