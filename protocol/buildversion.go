@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"io"
 	"runtime/debug"
 )
 
@@ -15,4 +16,15 @@ func VersionLine(command string) string {
 		v = bi.Main.Version
 	}
 	return fmt.Sprintf("%s %s (A2C-SMCP %s)", command, v, ProtocolVersion)
+}
+
+// PrintVersion answers a command line that asks only for the version
+// ("--version" or "-version") with VersionLine on w, and reports whether it
+// did.
+func PrintVersion(command string, args []string, w io.Writer) bool {
+	if len(args) != 1 || (args[0] != "--version" && args[0] != "-version") {
+		return false
+	}
+	fmt.Fprintln(w, VersionLine(command))
+	return true
 }

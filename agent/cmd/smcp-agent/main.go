@@ -36,12 +36,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 func main() {
 	// SIGQUIT keeps Go's default (goroutine dump on stderr, exit status 2).
 	signal.Reset(syscall.SIGQUIT)
-	if printVersion(os.Args[1:], os.Stdout) {
+	if protocol.PrintVersion("smcp-agent", os.Args[1:], os.Stdout) {
 		return
 	}
 	// SIGINT/SIGTERM start an orderly shutdown. After the first signal the

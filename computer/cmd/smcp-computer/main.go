@@ -69,7 +69,7 @@ func main() {
 	// After every package's init: the Socket.IO client's trap of SIGQUIT
 	// would swallow the goroutine dump.
 	signal.Reset(syscall.SIGQUIT)
-	if printVersion(os.Args[1:], os.Stdout) {
+	if protocol.PrintVersion("smcp-computer", os.Args[1:], os.Stdout) {
 		return
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -37,7 +38,7 @@ func main() {
 	// SIGQUIT keeps Go's default (goroutine dump on stderr, exit status 2):
 	// the Socket.IO libraries may trap it in an init function.
 	signal.Reset(syscall.SIGQUIT)
-	if printVersion(os.Args[1:], os.Stdout) {
+	if protocol.PrintVersion("smcp-server", os.Args[1:], os.Stdout) {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -18,13 +18,14 @@ import (
 	"syscall"
 
 	"github.com/a2c-smcp/smcp-go/examples/docserver"
+	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 func main() {
 	// SIGQUIT keeps Go's default (goroutine dump on stderr, exit status 2):
 	// the Socket.IO libraries may trap it in an init function.
 	signal.Reset(syscall.SIGQUIT)
-	if printVersion(os.Args[1:], os.Stdout) {
+	if protocol.PrintVersion("smcp-docserver", os.Args[1:], os.Stdout) {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
