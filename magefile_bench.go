@@ -63,7 +63,8 @@ type benchResult struct {
 // generator to CPU 1 where taskset exists. It prints, per scenario, the
 // medians over rounds of p50/p99 latency, requests/s, server CPU per 10k
 // requests, the spread of requests/s, the ratios to the references, and the
-// idle memory per joined connection (1,000 idle Computers). Not part of the
+// idle memory per joined connection (1,000 idle Computers). BENCH_SMCP_BIN
+// names another smcp-server binary to measure. Not part of the
 // test command: its figures belong in the README's performance section.
 func BenchCompare() error {
 	if err := run("npm", "ci", "--no-audit", "--no-fund", "--prefix", benchDir); err != nil {
@@ -80,9 +81,14 @@ func BenchCompare() error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "smcp-server")
-	if err := runIn("server", "go", "build", "-o", bin, "./cmd/smcp-server"); err != nil {
-		return err
+	// BENCH_SMCP_BIN measures another build of smcp-server (an older
+	// commit, say) in place of the working tree's.
+	bin := os.Getenv("BENCH_SMCP_BIN")
+	if bin == "" {
+		bin = filepath.Join(tmp, "smcp-server")
+		if err := runIn("server", "go", "build", "-o", bin, "./cmd/smcp-server"); err != nil {
+			return err
+		}
 	}
 	servers := []benchServer{
 		{"smcp-go", func(port int, key string) []string {
