@@ -164,25 +164,8 @@ func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string
 	if sess.conn != nil && sess.conn.out.congested() {
 		return nil, protocol.NewUnavailable("this agent is not reading its connection")
 	}
-	s.seq++
-	c := &call{
-		seq:          s.seq,
-		event:        event,
-		reqID:        reqID,
-		agent:        sess,
-		computerName: computer,
-		office:       sess.office,
-		reply:        r,
-		started:      time.Now(),
-	}
-	s.calls[c] = struct{}{}
-	sess.outbound[c] = struct{}{}
-	c.timer = time.AfterFunc(timeout, func() {
-		s.m.timeout(event)
-		if s.finish(c, protocol.NewTimeout("computer %q did not answer %s within %v", computer, event, timeout).With("req_id", reqID)) {
-			s.log.Warn("request timed out", "event", event, "req_id", reqID, "computer", computer, "timeout", timeout.String())
-		}
-	})
+	c := &call{event: event, reqID: reqID, agent: sess, computerName: computer, office: sess.office, reply: r}
+	s.startCallLocked(c, timeout)
 	return c, nil
 }
 

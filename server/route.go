@@ -106,27 +106,25 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	if sess.conn != nil && sess.conn.out.congested() {
 		return nil, protocol.NewUnavailable("this agent is not reading its connection")
 	}
-	s.seq++
-	c := &call{
-		seq:          s.seq,
-		event:        event,
-		reqID:        reqID,
-		agent:        sess,
-		computer:     target,
-		computerName: computer,
-		reply:        r,
-		started:      time.Now(),
-	}
-	s.calls[c] = struct{}{}
-	sess.outbound[c] = struct{}{}
+	c := &call{event: event, reqID: reqID, agent: sess, computer: target, computerName: computer, reply: r}
 	target.inbound[c] = struct{}{}
+	s.startCallLocked(c, timeout)
+	return c, nil
+}
+
+// startCallLocked registers an admitted call, routed to a Computer on this
+// node (c.computer) or, in cluster mode, on another one, and arms its timer.
+func (s *Server) startCallLocked(c *call, timeout time.Duration) {
+	s.seq++
+	c.seq, c.started = s.seq, time.Now()
+	s.calls[c] = struct{}{}
+	c.agent.outbound[c] = struct{}{}
 	c.timer = time.AfterFunc(timeout, func() {
-		s.m.timeout(event)
-		if s.finish(c, protocol.NewTimeout("computer %q did not answer %s within %v", computer, event, timeout).With("req_id", reqID)) {
-			s.log.Warn("request timed out", "event", event, "req_id", reqID, "computer", computer, "timeout", timeout.String())
+		s.m.timeout(c.event)
+		if s.finish(c, protocol.NewTimeout("computer %q did not answer %s within %v", c.computerName, c.event, timeout).With("req_id", c.reqID)) {
+			s.log.Warn("request timed out", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "timeout", timeout.String())
 		}
 	})
-	return c, nil
 }
 
 // answered receives the Computer's ack. Exactly one value is relayed as is
