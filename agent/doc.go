@@ -16,7 +16,7 @@
 // its ack. Failures are *protocol.Error values with the protocol's codes, for
 // errors.As and protocol.CodeOf:
 //
-//   - an ErrorPayload answer is the error it carries (404, 4103, 4104,
+//   - an ErrorPayload answer is the error it carries (404, 429, 503, 4103,
 //     4201–4204, ...);
 //   - a malformed answer — wrong shape, wrong number of ack values, another
 //     request's req_id — is a 500 matching ErrInvalidAnswer, with the schema

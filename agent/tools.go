@@ -74,7 +74,7 @@ func (c *Client) GetConfig(ctx context.Context, computer string) (*protocol.GetC
 //
 // The code is 408 (no answer reached the Agent) to tell it apart from 4004,
 // which the Computer uses when it stopped the tool itself. Other refusals
-// (400, 403, 404, 4103, 4104, 500, a closed connection) are errors.
+// (400, 403, 404, 429, 503, 4103, 500, a closed connection) are errors.
 func (c *Client) CallTool(ctx context.Context, computer, tool string, params map[string]any, timeout time.Duration) (*protocol.CallToolResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultToolTimeout
