@@ -305,18 +305,47 @@ func resultText(res *protocol.CallToolResult) string {
 	return string(b)
 }
 
+// chaosOffice is one fault case's office: a built smcp-server, a built
+// smcp-computer with its stdio MCP server (child), and a joined Go Agent
+// whose tool calls already work.
+type chaosOffice struct {
+	addr  string
+	d     *deployment
+	srv   *proc
+	comp  *proc
+	a     *agent.Client
+	child int
+}
+
+func (c *chaos) startOffice(t *testing.T, serverArgs []string, agentOpts ...agent.Option) *chaosOffice {
+	o := &chaosOffice{addr: freeAddr(t)}
+	o.d = &deployment{URL: "http://" + o.addr, APIKey: randomKey(t)}
+	o.srv = c.startServerProc(t, o.addr, o.d.APIKey, serverArgs...)
+	o.comp = c.startComputerProc(t, o.d)
+	o.a = dialAgent(t, o.d, "o1", "bot", agentOpts...)
+	waitEcho(t, o.a, testTimeout, "start")
+	o.child = mcpChild(t, o.comp)
+	return o
+}
+
+// stop ends the Computer, checks its MCP server (pid) went with it, and
+// ends the Server srv.
+func (o *chaosOffice) stop(t *testing.T, srv *proc, pid int) {
+	o.comp.signal(t, syscall.SIGTERM)
+	o.comp.waitExit(t)
+	waitGone(t, "MCP server after the Computer stopped", pid)
+	srv.signal(t, syscall.SIGTERM)
+	srv.waitExit(t)
+}
+
 func TestChaos(t *testing.T) {
 	c := buildChaos(t)
 
 	// kill -9 of the MCP server during a call: the Agent gets the
 	// Computer's coded error at once, the tools come back.
 	t.Run("mcp server killed mid-call", func(t *testing.T) {
-		d := &deployment{URL: "http://" + freeAddr(t), APIKey: randomKey(t)}
-		srv := c.startServerProc(t, strings.TrimPrefix(d.URL, "http://"), d.APIKey)
-		comp := c.startComputerProc(t, d)
-		a := dialAgent(t, d, "o1", "bot")
-		waitEcho(t, a, testTimeout, "start")
-		child := mcpChild(t, comp)
+		of := c.startOffice(t, nil)
+		a, comp, child := of.a, of.comp, of.child
 
 		call := slowCall(t, a, comp)
 		killed := time.Now()
@@ -328,29 +357,20 @@ func TestChaos(t *testing.T) {
 		waitGone(t, "killed MCP server", child)
 		next := mcpChild(t, comp)
 		assert.NotEqual(t, child, next, "a new MCP server process")
-
-		comp.signal(t, syscall.SIGTERM)
-		comp.waitExit(t)
-		waitGone(t, "MCP server after the Computer stopped", next)
-		srv.signal(t, syscall.SIGTERM)
-		srv.waitExit(t)
+		of.stop(t, of.srv, next)
 	})
 
 	// kill -9 of the Computer: the in-flight call is answered with a coded
 	// error, the office hears notify:leave_office, and the Computer's MCP
 	// server dies with it.
 	t.Run("computer killed", func(t *testing.T) {
-		d := &deployment{URL: "http://" + freeAddr(t), APIKey: randomKey(t)}
-		srv := c.startServerProc(t, strings.TrimPrefix(d.URL, "http://"), d.APIKey)
-		comp := c.startComputerProc(t, d)
 		left := make(chan time.Time, 4)
-		a := dialAgent(t, d, "o1", "bot", agent.OnLeaveOffice(func(n protocol.LeaveOfficeNotification) {
+		of := c.startOffice(t, nil, agent.OnLeaveOffice(func(n protocol.LeaveOfficeNotification) {
 			if n.Computer != nil && *n.Computer == "desk" {
 				left <- time.Now()
 			}
 		}))
-		waitEcho(t, a, testTimeout, "start")
-		child := mcpChild(t, comp)
+		a, srv, comp, child := of.a, of.srv, of.comp, of.child
 
 		call := slowCall(t, a, comp)
 		killed := time.Now()
@@ -375,13 +395,8 @@ func TestChaos(t *testing.T) {
 	// both roles rejoin and a routed request works within rejoinBound of
 	// the Server accepting connections again.
 	t.Run("server killed and restarted", func(t *testing.T) {
-		addr := freeAddr(t)
-		d := &deployment{URL: "http://" + addr, APIKey: randomKey(t)}
-		srv := c.startServerProc(t, addr, d.APIKey)
-		comp := c.startComputerProc(t, d)
-		a := dialAgent(t, d, "o1", "bot")
-		waitEcho(t, a, testTimeout, "start")
-		child := mcpChild(t, comp)
+		of := c.startOffice(t, nil)
+		a, srv, comp, child := of.a, of.srv, of.comp, of.child
 
 		call := slowCall(t, a, comp)
 		killed := time.Now()
@@ -391,29 +406,19 @@ func TestChaos(t *testing.T) {
 		assert.Equal(t, protocol.CodeInternal, outcomeErr(t, o).Code)
 		srv.waitExit(t)
 		time.Sleep(time.Second)
-		srv2 := c.startServerProc(t, addr, d.APIKey)
+		srv2 := c.startServerProc(t, of.addr, of.d.APIKey)
 		back := waitEcho(t, a, rejoinBound, "server restart")
 		t.Logf("server restart: routed request works %v after the Server accepts connections", back.Round(time.Millisecond))
 		assert.True(t, running(child), "the Computer kept its MCP server")
-
-		comp.signal(t, syscall.SIGTERM)
-		comp.waitExit(t)
-		waitGone(t, "MCP server after the Computer stopped", child)
-		srv2.signal(t, syscall.SIGTERM)
-		srv2.waitExit(t)
+		of.stop(t, srv2, child)
 	})
 
-	// SIGSTOP of the Server past its ping window (1 s + 1 s): the peers
+	// SIGSTOP of the Server past its ping window (1 s + 1.5 s): the peers
 	// drop their connections, the in-flight call fails with a code, and
 	// after SIGCONT both roles are back.
 	t.Run("server stopped past the ping window", func(t *testing.T) {
-		addr := freeAddr(t)
-		d := &deployment{URL: "http://" + addr, APIKey: randomKey(t)}
-		srv := c.startServerProc(t, addr, d.APIKey, "--ping-interval", "1s", "--ping-timeout", "1500ms")
-		comp := c.startComputerProc(t, d)
-		a := dialAgent(t, d, "o1", "bot")
-		waitEcho(t, a, testTimeout, "start")
-		child := mcpChild(t, comp)
+		of := c.startOffice(t, []string{"--ping-interval", "1s", "--ping-timeout", "1500ms"})
+		a, srv, comp, child := of.a, of.srv, of.comp, of.child
 
 		call := slowCall(t, a, comp)
 		stopped := time.Now()
@@ -426,11 +431,6 @@ func TestChaos(t *testing.T) {
 		back := waitEcho(t, a, rejoinBound, "server stop")
 		t.Logf("server stop: routed request works %v after SIGCONT", back.Round(time.Millisecond))
 		assert.True(t, running(child), "the Computer kept its MCP server")
-
-		comp.signal(t, syscall.SIGTERM)
-		comp.waitExit(t)
-		waitGone(t, "MCP server after the Computer stopped", child)
-		srv.signal(t, syscall.SIGTERM)
-		srv.waitExit(t)
+		of.stop(t, srv, child)
 	})
 }
