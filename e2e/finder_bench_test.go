@@ -13,20 +13,16 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/agent"
 	"github.com/a2c-smcp/smcp-go/dpekit"
-	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/e2e/internal/memdocs"
 )
 
-// memoryDocs is an in-memory dpekit.Provider of n one-page documents.
-type memoryDocs struct {
-	docs []dpekit.Document
-}
-
-func newMemoryDocs(server, n int) *memoryDocs {
-	m := &memoryDocs{}
+// newMemoryDocs is an in-memory provider of n one-page documents.
+func newMemoryDocs(server, n int) *memdocs.Provider {
+	m := &memdocs.Provider{}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	kinds := []string{"pdf", "xlsx", "md", "csv"}
 	for i := range n {
-		m.docs = append(m.docs, dpekit.Document{
+		m.Docs = append(m.Docs, dpekit.Document{
 			DocRef:       fmt.Sprintf("doc-%d-%05d", server, i),
 			Title:        fmt.Sprintf("Report %d of server %d", i, server),
 			FileType:     kinds[i%len(kinds)],
@@ -38,40 +34,6 @@ func newMemoryDocs(server, n int) *memoryDocs {
 		})
 	}
 	return m
-}
-
-func (m *memoryDocs) Documents(context.Context) ([]dpekit.Document, error) { return m.docs, nil }
-
-func (m *memoryDocs) Document(_ context.Context, ref string) (dpekit.Document, error) {
-	i, ok := slices.BinarySearchFunc(m.docs, ref, func(d dpekit.Document, ref string) int {
-		switch {
-		case d.DocRef < ref:
-			return -1
-		case d.DocRef > ref:
-			return 1
-		}
-		return 0
-	})
-	if !ok {
-		return dpekit.Document{}, dpekit.ErrNotFound
-	}
-	return m.docs[i], nil
-}
-
-func (m *memoryDocs) Page(ctx context.Context, ref string, index int) (dpekit.Page, error) {
-	if _, err := m.Document(ctx, ref); err != nil || index != 0 {
-		return dpekit.Page{}, dpekit.ErrNotFound
-	}
-	text := "Body of " + ref
-	return dpekit.Page{Title: ref, Elements: []protocol.DPEElement{{ElementID: "t1", Category: "text", Content: map[string]any{"text": text}}}}, nil
-}
-
-func (m *memoryDocs) Element(ctx context.Context, ref, id string) (dpekit.Element, error) {
-	p, err := m.Page(ctx, ref, 0)
-	if err != nil || id != "t1" {
-		return dpekit.Element{}, dpekit.ErrNotFound
-	}
-	return dpekit.Element{DPEElement: p.Elements[0]}, nil
 }
 
 // startDocumentServers serves `servers` in-memory providers of perServer

@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -26,9 +25,9 @@ import (
 	"github.com/a2c-smcp/smcp-go/computer/config"
 	"github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/dpekit"
+	"github.com/a2c-smcp/smcp-go/e2e/internal/memdocs"
 	"github.com/a2c-smcp/smcp-go/examples/docserver"
 	"github.com/a2c-smcp/smcp-go/inspector"
-	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
 )
 
@@ -209,50 +208,14 @@ func dialInspector(t testing.TB, d *deployment, opts ...inspector.Option) (*insp
 	return in, ts.URL
 }
 
-// memoryDocs is an in-memory dpekit.Provider of n one-page documents.
-type memoryDocs struct{ docs []dpekit.Document }
-
-func (m *memoryDocs) Documents(context.Context) ([]dpekit.Document, error) { return m.docs, nil }
-
-func (m *memoryDocs) Document(_ context.Context, ref string) (dpekit.Document, error) {
-	i, ok := slices.BinarySearchFunc(m.docs, ref, func(d dpekit.Document, ref string) int {
-		switch {
-		case d.DocRef < ref:
-			return -1
-		case d.DocRef > ref:
-			return 1
-		}
-		return 0
-	})
-	if !ok {
-		return dpekit.Document{}, dpekit.ErrNotFound
-	}
-	return m.docs[i], nil
-}
-
-func (m *memoryDocs) Page(ctx context.Context, ref string, index int) (dpekit.Page, error) {
-	if _, err := m.Document(ctx, ref); err != nil || index != 0 {
-		return dpekit.Page{}, dpekit.ErrNotFound
-	}
-	return dpekit.Page{Title: ref, Elements: []protocol.DPEElement{{ElementID: "t1", Category: "text", Content: map[string]any{"text": "Body of " + ref}}}}, nil
-}
-
-func (m *memoryDocs) Element(ctx context.Context, ref, id string) (dpekit.Element, error) {
-	p, err := m.Page(ctx, ref, 0)
-	if err != nil || id != "t1" {
-		return dpekit.Element{}, dpekit.ErrNotFound
-	}
-	return dpekit.Element{DPEElement: p.Elements[0]}, nil
-}
-
 // memoryServer serves n documents over streamable HTTP on loopback.
 func memoryServer(t testing.TB, host string, n int) mcpServer {
 	t.Helper()
-	m := &memoryDocs{}
+	m := &memdocs.Provider{}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	kinds := []string{"pdf", "xlsx", "md", "csv"}
 	for i := range n {
-		m.docs = append(m.docs, dpekit.Document{
+		m.Docs = append(m.Docs, dpekit.Document{
 			DocRef: fmt.Sprintf("doc-%05d", i), Title: fmt.Sprintf("Report %05d", i),
 			FileType: kinds[i%len(kinds)], FileURI: fmt.Sprintf("file:///data/%05d", i), PageCount: 1,
 			Keywords: []string{"finance", fmt.Sprintf("q%d", i%4+1)}, Summary: "Generated document",
