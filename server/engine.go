@@ -395,7 +395,7 @@ func (w *holdingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.hijacked.Store(true)
-	return &heldConn{Conn: conn, release: w.release}, brw, nil
+	return &heldConn{Conn: newBatchedConn(conn), release: w.release}, brw, nil
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
@@ -409,6 +409,8 @@ func (hijackedWriter) Header() http.Header       { return http.Header{} }
 func (hijackedWriter) Write([]byte) (int, error) { return 0, http.ErrHijacked }
 func (hijackedWriter) WriteHeader(int)           {}
 
+// heldConn is a new websocket connection as the library sees it: reads
+// wait for release, writes are batched (writebatch.go).
 type heldConn struct {
 	net.Conn
 	release <-chan struct{}

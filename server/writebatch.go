@@ -1,0 +1,177 @@
+package server
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// This file holds the Server's write batching below the websocket library
+// (docs/performance.md, "One write(2) per frame").
+//
+// The Engine.IO transport writes every packet as its own websocket message,
+// and gorilla/websocket, with the 1 KB write buffer the library configures,
+// splits every message larger than that into 1 KB frames, each written to
+// the connection with a write(2) of its own: a 1 KB tool answer took two
+// system calls, a 9 KB tool list nine. A system call on a loopback or LAN
+// socket costs more than the routing itself, and it was the largest single
+// cost of the routed path (a quarter of the Server's CPU at 32 requests in
+// flight).
+//
+// batchedConn sits between the websocket library and the hijacked TCP
+// connection. Write copies the frame into a pending buffer and returns; a
+// flusher goroutine, started when the buffer goes from empty to non-empty
+// and gone once it is empty again, writes everything pending with one
+// write(2). Whatever the library writes while the flusher waits for the CPU
+// (the other frames of the message, the answers of a whole read batch) goes
+// out in the same system call. Nothing is delayed on purpose: the flusher
+// runs as soon as the scheduler gets to it.
+//
+// Limits: at most maxPendingWrite bytes wait; a Write beyond that blocks
+// until the flusher has handed the buffer to the kernel, so a peer that
+// stops reading stalls the library's writer exactly as a full socket buffer
+// did before (the Server's outgoing limit then applies, spec/protocol.md,
+// Limits). An idle connection holds no buffer and no goroutine. A write
+// error is returned by every later Write. Close lets the flusher write what
+// is pending, for at most closeFlushWait, then closes the connection.
+
+const (
+	// maxPendingWrite bounds the bytes waiting for the flusher per
+	// connection.
+	maxPendingWrite = 64 << 10
+	// closeFlushWait bounds how long a closed connection's pending bytes
+	// may take to reach the kernel.
+	closeFlushWait = 2 * time.Second
+	// pooledWriteBuffer is the capacity of the pending buffers kept for
+	// reuse; larger ones (a message bigger than that) are dropped.
+	pooledWriteBuffer = 2 * maxPendingWrite
+)
+
+// writeBuffers holds the pending buffers of flushers that ended, for the
+// next burst of any connection: an idle connection holds none.
+var writeBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 8<<10)
+	return &b
+}}
+
+type batchedConn struct {
+	net.Conn
+
+	mu       sync.Mutex
+	room     sync.Cond // signalled when pending shrinks, fails or closes
+	pending  *[]byte   // nil while nothing waits
+	flushing bool      // a flusher goroutine owns the connection's writes
+	err      error     // the first write error; every later Write returns it
+	closed   bool
+	deadline time.Time // the write deadline last passed to Conn
+}
+
+func newBatchedConn(c net.Conn) *batchedConn {
+	b := &batchedConn{Conn: c}
+	b.room.L = &b.mu
+	return b
+}
+
+// Write queues p for the flusher.
+func (b *batchedConn) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.err == nil && !b.closed && b.pending != nil && len(*b.pending) >= maxPendingWrite {
+		b.room.Wait()
+	}
+	switch {
+	case b.closed:
+		return 0, net.ErrClosed
+	case b.err != nil:
+		return 0, b.err
+	}
+	if b.pending == nil {
+		b.pending = writeBuffers.Get().(*[]byte)
+	}
+	*b.pending = append(*b.pending, p...)
+	if !b.flushing {
+		b.flushing = true
+		go b.flush()
+	}
+	return len(p), nil
+}
+
+// flush writes what is pending until nothing is, then exits.
+func (b *batchedConn) flush() {
+	b.mu.Lock()
+	for b.pending != nil && b.err == nil {
+		buf := b.pending
+		b.pending = nil
+		b.mu.Unlock()
+		_, err := b.Conn.Write(*buf)
+		releaseWriteBuffer(buf)
+		b.mu.Lock()
+		if err != nil {
+			b.err = err
+		}
+		b.room.Broadcast()
+	}
+	if b.pending != nil { // a write failed: what waits is lost with the connection
+		releaseWriteBuffer(b.pending)
+		b.pending = nil
+	}
+	b.flushing = false
+	closeNow := b.closed
+	b.room.Broadcast()
+	b.mu.Unlock()
+	if closeNow {
+		_ = b.Conn.Close()
+	}
+}
+
+func releaseWriteBuffer(buf *[]byte) {
+	if cap(*buf) > pooledWriteBuffer {
+		return
+	}
+	*buf = (*buf)[:0]
+	writeBuffers.Put(buf)
+}
+
+// SetWriteDeadline passes a changed deadline on to the connection, where
+// it bounds the flusher's writes.
+func (b *batchedConn) SetWriteDeadline(t time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil // the deadline Close set bounds the last flush
+	}
+	if t.Equal(b.deadline) {
+		return nil // the library sets the same (zero) deadline before every frame
+	}
+	b.deadline = t
+	return b.Conn.SetWriteDeadline(t)
+}
+
+// SetDeadline sets both deadlines, the write one through SetWriteDeadline.
+func (b *batchedConn) SetDeadline(t time.Time) error {
+	if err := b.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return b.Conn.SetReadDeadline(t)
+}
+
+// Close closes the connection once the flusher, if one runs, has written
+// what is pending (for at most closeFlushWait). Reads end at once.
+func (b *batchedConn) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return net.ErrClosed
+	}
+	b.closed = true
+	b.room.Broadcast()
+	if !b.flushing {
+		b.mu.Unlock()
+		return b.Conn.Close()
+	}
+	b.deadline = time.Now().Add(closeFlushWait)
+	_ = b.Conn.SetWriteDeadline(b.deadline)
+	b.mu.Unlock()
+	_ = b.Conn.SetReadDeadline(time.Now())
+	return nil
+}
