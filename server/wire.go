@@ -26,11 +26,83 @@ import (
 //     the payload limit each before any handler sees the packet.
 //
 // Every other packet type (CONNECT, DISCONNECT, CONNECT_ERROR) goes to the
-// library's decoder unchanged. Encoding is the library's: json.RawMessage
-// values are written as they are.
+// library's decoder unchanged. Encoding writes raw arguments as they are
+// (wireEncoder).
 type wireParser struct{}
 
-func (wireParser) NewEncoder() parser.Encoder { return parser.NewEncoder() }
+func (wireParser) NewEncoder() parser.Encoder { return wireEncoder{lib: parser.NewEncoder()} }
+
+// wireEncoder writes EVENT and ACK packets whose arguments are raw JSON
+// (what wireDecoder produced: a request forwarded to a Computer, an answer
+// relayed to an Agent) by concatenation, with no json.Marshal: marshalling a
+// json.RawMessage re-scans and compacts it, which cost a tenth of the
+// Server's CPU on the routed path (docs/performance.md). Every other packet
+// goes to the library's encoder.
+type wireEncoder struct{ lib parser.Encoder }
+
+func (e wireEncoder) Encode(p *parser.Packet) []types.BufferInterface {
+	if b, ok := encodeRaw(p); ok {
+		return []types.BufferInterface{types.NewStringBuffer(b)}
+	}
+	return e.lib.Encode(p)
+}
+
+// encodeRaw writes p as the library's encoder would when every argument is
+// a json.RawMessage, a string or a number, and reports false otherwise.
+// Raw arguments are written as they are: they are valid JSON, checked by
+// wireDecoder (json.Valid) or produced by encoding/json.
+func encodeRaw(p *parser.Packet) ([]byte, bool) {
+	if p.Type != parser.EVENT && p.Type != parser.ACK {
+		return nil, false
+	}
+	args, ok := p.Data.([]any)
+	if !ok {
+		return nil, false
+	}
+	size := 32 + len(p.Nsp)
+	for _, a := range args {
+		switch v := a.(type) {
+		case json.RawMessage:
+			size += len(v) + 1
+		case string:
+			size += len(v) + 3
+		case float64:
+			size += 24
+		default:
+			return nil, false
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, byte(p.Type)+'0')
+	if p.Nsp != "" && p.Nsp != "/" {
+		b = append(b, p.Nsp...)
+		b = append(b, ',')
+	}
+	if p.Id != nil {
+		b = strconv.AppendUint(b, *p.Id, 10)
+	}
+	b = append(b, '[')
+	for i, a := range args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch v := a.(type) {
+		case json.RawMessage:
+			if len(v) == 0 {
+				b = append(b, "null"...)
+			} else {
+				b = append(b, v...)
+			}
+		default: // a string (an event name) or a number
+			j, err := json.Marshal(v)
+			if err != nil {
+				return nil, false
+			}
+			b = append(b, j...)
+		}
+	}
+	return append(b, ']'), true
+}
 
 func (wireParser) NewDecoder() parser.Decoder {
 	d := &wireDecoder{EventEmitter: types.NewEventEmitter(), lib: parser.NewDecoder()}
@@ -59,7 +131,7 @@ func (d *wireDecoder) Add(data any) error {
 	if !ok {
 		return errBinaryPacket // a binary frame: SMCP sends text only
 	}
-	if s == "" {
+	if len(s) == 0 {
 		return errBadPacket
 	}
 	switch parser.PacketType(s[0] - '0') {
@@ -73,37 +145,38 @@ func (d *wireDecoder) Add(data any) error {
 	case parser.BINARY_EVENT, parser.BINARY_ACK:
 		return errBinaryPacket
 	}
-	return d.lib.Add(s)
+	return d.lib.Add(string(s))
 }
 
 func (d *wireDecoder) Destroy() { d.lib.Destroy() }
 
-// packetText returns the text of an Engine.IO message, or false for binary.
-func packetText(data any) (string, bool) {
+// packetText returns the bytes of an Engine.IO text message, or false for
+// binary. The result is the caller's: decodeRaw keeps slices of it.
+func packetText(data any) ([]byte, bool) {
 	switch v := data.(type) {
 	case string:
-		return v, true
+		return []byte(v), true
 	case *types.StringBuffer:
-		return v.String(), true
+		return bytes.Clone(v.Bytes()), true
 	case *strings.Reader:
-		var b strings.Builder
+		var b bytes.Buffer
 		if _, err := io.Copy(&b, v); err != nil {
-			return "", false
+			return nil, false
 		}
-		return b.String(), true
+		return b.Bytes(), true
 	}
-	return "", false
+	return nil, false
 }
 
 // decodeRaw decodes an EVENT or ACK packet whose header follows the
 // Socket.IO v5 text encoding: type digit, optional "/namespace,", optional
 // numeric ack id, then a JSON array. An EVENT's first element is decoded as
-// the event name; every other element stays raw.
-func decodeRaw(s string) (*parser.Packet, error) {
+// the event name; every other element stays raw, a slice of s.
+func decodeRaw(s []byte) (*parser.Packet, error) {
 	p := &parser.Packet{Type: parser.PacketType(s[0] - '0'), Nsp: "/"}
 	rest := s[1:]
-	if strings.HasPrefix(rest, "/") {
-		i := strings.IndexByte(rest, ',')
+	if len(rest) > 0 && rest[0] == '/' {
+		i := bytes.IndexByte(rest, ',')
 		if i < 0 {
 			// A namespace and nothing else: no payload, which EVENT and
 			// ACK require.
@@ -112,7 +185,7 @@ func decodeRaw(s string) (*parser.Packet, error) {
 		if i > maxNamespaceLength {
 			return nil, errBadPacket
 		}
-		p.Nsp, rest = rest[:i], rest[i+1:]
+		p.Nsp, rest = string(rest[:i]), rest[i+1:]
 	}
 	n := 0
 	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
@@ -122,31 +195,27 @@ func decodeRaw(s string) (*parser.Packet, error) {
 		if n > maxPacketIDLength {
 			return nil, errBadPacket
 		}
-		id, err := strconv.ParseUint(rest[:n], 10, 64)
+		id, err := strconv.ParseUint(string(rest[:n]), 10, 64)
 		if err != nil {
 			return nil, errBadPacket
 		}
 		p.Id = &id
 		rest = rest[n:]
 	}
-	var parts []json.RawMessage
-	if !strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "[") {
+	if !bytes.HasPrefix(bytes.TrimLeft(rest, jsonSpace), []byte("[")) {
 		return nil, errBadPacket // not an array (json.Unmarshal takes null for one)
 	}
-	if err := json.Unmarshal([]byte(rest), &parts); err != nil {
+	if !json.Valid(rest) {
 		return nil, errBadPacket
 	}
-	data := make([]any, len(parts))
-	for i, part := range parts {
-		data[i] = part
-	}
+	data := splitArray(rest)
 	if p.Type == parser.EVENT {
-		if len(parts) == 0 {
+		if len(data) == 0 {
 			return nil, errBadPacket
 		}
 		// The event name is a string, or a number as the library allows.
 		var name any
-		if err := json.Unmarshal(parts[0], &name); err != nil {
+		if err := json.Unmarshal(data[0].(json.RawMessage), &name); err != nil {
 			return nil, errBadPacket
 		}
 		switch n := name.(type) {
@@ -163,6 +232,63 @@ func decodeRaw(s string) (*parser.Packet, error) {
 	p.Data = data
 	return p, nil
 }
+
+const jsonSpace = " \t\r\n"
+
+// splitArray returns the elements of a JSON array, each as the
+// json.RawMessage of its bytes in b (a full slice: appending to one never
+// writes into the next). b must hold one valid JSON array, as json.Valid
+// has checked, so finding the top-level commas needs to follow only
+// strings and nesting.
+func splitArray(b []byte) []any {
+	b = bytes.TrimSpace(b)
+	b = b[1 : len(b)-1] // the brackets
+	if len(bytes.TrimSpace(b)) == 0 {
+		return []any{}
+	}
+	out := make([]any, 0, 2)
+	depth, start := 0, 0
+	inString, escaped := false, false
+	for i, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, rawElement(b, start, i))
+				start = i + 1
+			}
+		}
+	}
+	return append(out, rawElement(b, start, len(b)))
+}
+
+func rawElement(b []byte, start, end int) json.RawMessage {
+	for start < end && isJSONSpace(b[start]) {
+		start++
+	}
+	for end > start && isJSONSpace(b[end-1]) {
+		end--
+	}
+	return json.RawMessage(b[start:end:end])
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // decodeArg turns one event argument into the generic value the handlers
 // check: arguments from the wire arrive raw (wireParser), arguments from an

@@ -103,6 +103,70 @@ var wireSeeds = []string{
 	`0/smcp,{"token":"x"}`,
 	`1/smcp,`,
 	`2/` + strings.Repeat("n", 600) + `,["a"]`,
+	`2/smcp,5[ "a" , {"s":"x,]\\\"}{["} , [1,[2,{"k":[]}]] , "\\\\" ]`,
+	`3/smcp,6[ ]`,
+	`3/smcp,6[{"t":"\u005d,"}, -0.5e-3 ,false]`,
+}
+
+// checkEncodeRoundTrip encodes what wireParser decoded (arguments raw) with
+// wireParser's encoder and checks that the library's decoder reads it as
+// the original packet.
+func checkEncodeRoundTrip(t *testing.T, s string) {
+	d := wireParser{}.NewDecoder()
+	var got *parser.Packet
+	_ = d.On("decoded", func(args ...any) { got, _ = args[0].(*parser.Packet) })
+	if d.Add(s) != nil || got == nil {
+		return
+	}
+	want, err := libDecode(s)
+	require.NoError(t, err, "%q", s)
+	bufs := wireParser{}.NewEncoder().Encode(got)
+	require.Len(t, bufs, 1, "%q", s)
+	again, err := libDecode(bufs[0].String())
+	require.NoError(t, err, "%q encoded as %q", s, bufs[0].String())
+	require.Equal(t, want.Type, again.Type, "%q", s)
+	require.Equal(t, want.Nsp, again.Nsp, "%q", s)
+	require.Equal(t, want.Id, again.Id, "%q", s)
+	require.True(t, reflect.DeepEqual(want.Data, again.Data), "%q data: library %#v, after our encoder %#v", s, want.Data, again.Data)
+}
+
+func TestWireEncoderRoundTrip(t *testing.T) {
+	for _, s := range wireSeeds {
+		checkEncodeRoundTrip(t, s)
+	}
+}
+
+func TestWireEncoderMatchesLibrary(t *testing.T) {
+	id := uint64(42)
+	for _, p := range []*parser.Packet{
+		{Type: parser.EVENT, Nsp: "/smcp", Data: []any{"client:tool_call", json.RawMessage(`{"a":1}`)}},
+		{Type: parser.EVENT, Nsp: "/smcp", Id: &id, Data: []any{"x", json.RawMessage(`[1,"2"]`), json.RawMessage(`null`)}},
+		{Type: parser.ACK, Nsp: "/smcp", Id: &id, Data: []any{json.RawMessage(`{"ok":true}`)}},
+		{Type: parser.ACK, Nsp: "/", Id: &id, Data: []any{json.RawMessage(nil)}},
+		{Type: parser.EVENT, Nsp: "/", Data: []any{float64(7), json.RawMessage(`"a b"`)}},
+	} {
+		ours, ok := encodeRaw(p)
+		require.True(t, ok, "%+v", p)
+		lib := parser.NewEncoder().Encode(p)
+		require.Len(t, lib, 1)
+		require.Equal(t, lib[0].String(), string(ours), "%+v", p)
+	}
+	// Raw arguments are written as they are, where json.Marshal would
+	// compact them and escape <, > and &: the same value on every decoder.
+	p := &parser.Packet{Type: parser.ACK, Nsp: "/smcp", Id: &id, Data: []any{json.RawMessage(`{ "h" : "<&>" }`)}}
+	ours, ok := encodeRaw(p)
+	require.True(t, ok)
+	require.Equal(t, `3/smcp,42[{ "h" : "<&>" }]`, string(ours))
+	a, err := libDecode(string(ours))
+	require.NoError(t, err)
+	b, err := libDecode(parser.NewEncoder().Encode(p)[0].String())
+	require.NoError(t, err)
+	require.Equal(t, b.Data, a.Data)
+	// Anything else is the library's to encode.
+	_, ok = encodeRaw(&parser.Packet{Type: parser.EVENT, Nsp: "/smcp", Data: []any{"n", map[string]any{"a": 1}}})
+	require.False(t, ok)
+	_, ok = encodeRaw(&parser.Packet{Type: parser.CONNECT, Nsp: "/smcp", Data: map[string]any{"sid": "x"}})
+	require.False(t, ok)
 }
 
 func TestWireDecoderMatchesLibrary(t *testing.T) {
@@ -117,6 +181,7 @@ func FuzzWireDecoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		checkSameAsLibrary(t, s)
+		checkEncodeRoundTrip(t, s)
 	})
 }
 
