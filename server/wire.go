@@ -151,13 +151,15 @@ func (d *wireDecoder) Add(data any) error {
 func (d *wireDecoder) Destroy() { d.lib.Destroy() }
 
 // packetText returns the bytes of an Engine.IO text message, or false for
-// binary. The result is the caller's: decodeRaw keeps slices of it.
+// binary. decodeRaw keeps slices of them: a *types.StringBuffer is the
+// engine's decoded message, made for this packet alone and not written
+// again, so its bytes are used without a copy.
 func packetText(data any) ([]byte, bool) {
 	switch v := data.(type) {
 	case string:
 		return []byte(v), true
 	case *types.StringBuffer:
-		return bytes.Clone(v.Bytes()), true
+		return v.Bytes(), true
 	case *strings.Reader:
 		var b bytes.Buffer
 		if _, err := io.Copy(&b, v); err != nil {

@@ -139,3 +139,57 @@ func TestBatchedConnPeerNotReading(t *testing.T) {
 	}
 	require.Eventually(t, b.idle, closeFlushWait+5*time.Second, 10*time.Millisecond)
 }
+
+func TestBatchedConnReads(t *testing.T) {
+	c, peer := tcpPair(t)
+	b := newBatchedConn(c)
+	require.NotNil(t, b.raw, "a TCP connection reads through its file descriptor")
+	var want bytes.Buffer
+	go func() {
+		for i := 0; i < 3000; i++ {
+			chunk := bytes.Repeat([]byte{byte('A' + i%26)}, 1+(i*37)%3000)
+			want.Write(chunk)
+			if _, err := peer.Write(chunk); err != nil {
+				return
+			}
+		}
+		peer.Close()
+	}()
+	var got bytes.Buffer
+	p := make([]byte, 1024) // the websocket library's read size
+	for {
+		n, err := b.Read(p)
+		got.Write(p[:n])
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+	}
+	require.True(t, bytes.Equal(want.Bytes(), got.Bytes()), "got %d bytes, want %d", got.Len(), want.Len())
+	require.Nil(t, b.rbuf, "a drained connection holds no read buffer")
+}
+
+func TestBatchedConnReadDeadline(t *testing.T) {
+	c, _ := tcpPair(t)
+	b := newBatchedConn(c)
+	require.NoError(t, b.SetReadDeadline(time.Now().Add(50*time.Millisecond)))
+	_, err := b.Read(make([]byte, 1024))
+	var ne net.Error
+	require.True(t, errors.As(err, &ne) && ne.Timeout(), "got %v", err)
+	require.Nil(t, b.rbuf)
+	// Close ends a blocked read at once.
+	require.NoError(t, b.SetReadDeadline(time.Time{}))
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Read(make([]byte, 1024))
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, b.Close())
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the read")
+	}
+}

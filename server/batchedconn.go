@@ -1,13 +1,16 @@
 package server
 
 import (
+	"io"
 	"net"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
-// This file holds the Server's write batching below the websocket library
-// (docs/performance.md, "One write(2) per frame").
+// This file holds the Server's write batching and read buffering below the
+// websocket library (docs/performance.md, "System calls").
 //
 // The Engine.IO transport writes every packet as its own websocket message,
 // and gorilla/websocket, with the 1 KB write buffer the library configures,
@@ -19,7 +22,7 @@ import (
 // flight).
 //
 // batchedConn sits between the websocket library and the hijacked TCP
-// connection. Write copies the frame into a pending buffer and returns; a
+// connection (it also buffers reads, see Read below). Write copies the frame into a pending buffer and returns; a
 // flusher goroutine, started when the buffer goes from empty to non-empty
 // and gone once it is empty again, writes everything pending with one
 // write(2). Whatever the library writes while the flusher waits for the CPU
@@ -54,8 +57,23 @@ var writeBuffers = sync.Pool{New: func() any {
 	return &b
 }}
 
+// readBuffers holds the read buffers of connections whose buffered bytes
+// were all consumed.
+var readBuffers = sync.Pool{New: func() any {
+	b := make([]byte, readBufferSize)
+	return &b
+}}
+
+// readBufferSize is how much one read(2) takes from the kernel.
+const readBufferSize = 32 << 10
+
 type batchedConn struct {
 	net.Conn
+	raw syscall.RawConn // nil when the connection has no file descriptor (TLS)
+
+	// Read side, used by the connection's single reader.
+	rbuf *[]byte // bytes read from the kernel and not yet consumed; nil when none
+	roff int
 
 	mu       sync.Mutex
 	room     sync.Cond // signalled when pending shrinks, fails or closes
@@ -69,7 +87,79 @@ type batchedConn struct {
 func newBatchedConn(c net.Conn) *batchedConn {
 	b := &batchedConn{Conn: c}
 	b.room.L = &b.mu
+	if sc, ok := c.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			b.raw = raw
+		}
+	}
 	return b
+}
+
+// Read serves the websocket library's small reads (its buffer is 1 KB, so a
+// 1 KB message took two or three read(2)) from one larger read of what the
+// kernel holds. The buffer is taken from a pool only once the connection is
+// readable, inside the runtime's readiness callback, and returned once
+// consumed: a connection waiting for data holds none, so idle connections
+// cost nothing more.
+func (b *batchedConn) Read(p []byte) (int, error) {
+	if b.rbuf != nil {
+		n := copy(p, (*b.rbuf)[b.roff:])
+		b.roff += n
+		if b.roff == len(*b.rbuf) {
+			releaseReadBuffer(b.rbuf)
+			b.rbuf = nil
+		}
+		return n, nil
+	}
+	if b.raw == nil || len(p) >= readBufferSize {
+		return b.Conn.Read(p)
+	}
+	var (
+		buf  *[]byte
+		n    int
+		rerr error
+	)
+	err := b.raw.Read(func(fd uintptr) bool {
+		buf = readBuffers.Get().(*[]byte)
+		for {
+			n, rerr = syscall.Read(int(fd), (*buf)[:readBufferSize])
+			if rerr != syscall.EINTR {
+				break
+			}
+		}
+		if rerr == syscall.EAGAIN {
+			readBuffers.Put(buf)
+			buf = nil
+			return false // wait until readable, then try again
+		}
+		return true
+	})
+	switch {
+	case err != nil: // closed, or past the read deadline
+		if buf != nil {
+			readBuffers.Put(buf)
+		}
+		return 0, err
+	case rerr != nil:
+		readBuffers.Put(buf)
+		return 0, &net.OpError{Op: "read", Net: b.LocalAddr().Network(), Source: b.LocalAddr(), Addr: b.RemoteAddr(), Err: os.NewSyscallError("read", rerr)}
+	case n <= 0:
+		readBuffers.Put(buf)
+		return 0, io.EOF
+	}
+	*buf = (*buf)[:n]
+	c := copy(p, *buf)
+	if c == n {
+		releaseReadBuffer(buf)
+	} else {
+		b.rbuf, b.roff = buf, c
+	}
+	return c, nil
+}
+
+func releaseReadBuffer(buf *[]byte) {
+	*buf = (*buf)[:readBufferSize]
+	readBuffers.Put(buf)
 }
 
 // Write queues p for the flusher.
@@ -102,14 +192,15 @@ func (b *batchedConn) flush() {
 	for b.pending != nil && b.err == nil {
 		buf := b.pending
 		b.pending = nil
+		b.room.Broadcast() // room for a writer waiting on a full buffer
 		b.mu.Unlock()
 		_, err := b.Conn.Write(*buf)
 		releaseWriteBuffer(buf)
 		b.mu.Lock()
 		if err != nil {
 			b.err = err
+			b.room.Broadcast()
 		}
-		b.room.Broadcast()
 	}
 	if b.pending != nil { // a write failed: what waits is lost with the connection
 		releaseWriteBuffer(b.pending)
