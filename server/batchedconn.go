@@ -53,7 +53,7 @@ const (
 // writeBuffers holds the pending buffers of flushers that ended, for the
 // next burst of any connection: an idle connection holds none.
 var writeBuffers = sync.Pool{New: func() any {
-	b := make([]byte, 0, 8<<10)
+	b := make([]byte, 0, 2<<10) // grows with use; a burst of handshakes needs little
 	return &b
 }}
 
@@ -74,6 +74,7 @@ type batchedConn struct {
 	// Read side, used by the connection's single reader.
 	rbuf *[]byte // bytes read from the kernel and not yet consumed; nil when none
 	roff int
+	busy bool // the last read filled its buffer: read through a pooled one
 
 	mu       sync.Mutex
 	room     sync.Cond // signalled when pending shrinks, fails or closes
@@ -97,10 +98,11 @@ func newBatchedConn(c net.Conn) *batchedConn {
 
 // Read serves the websocket library's small reads (its buffer is 1 KB, so a
 // 1 KB message took two or three read(2)) from one larger read of what the
-// kernel holds. The buffer is taken from a pool only once the connection is
-// readable, inside the runtime's readiness callback, and returned once
-// consumed: a connection waiting for data holds none, so idle connections
-// cost nothing more.
+// kernel holds, once the connection is busy (its last read filled the
+// buffer it was given). The larger buffer is taken from a pool only once the
+// connection is readable, inside the runtime's readiness callback, and
+// returned once consumed: a connection waiting for data holds none, and a
+// quiet one never takes one, so idle connections cost nothing more.
 func (b *batchedConn) Read(p []byte) (int, error) {
 	if b.rbuf != nil {
 		n := copy(p, (*b.rbuf)[b.roff:])
@@ -111,8 +113,12 @@ func (b *batchedConn) Read(p []byte) (int, error) {
 		}
 		return n, nil
 	}
-	if b.raw == nil || len(p) >= readBufferSize {
-		return b.Conn.Read(p)
+	if b.raw == nil || len(p) >= readBufferSize || !b.busy {
+		// A connection that is not busy reads into the caller's buffer:
+		// handshakes and occasional small messages never take a pooled one.
+		n, err := b.Conn.Read(p)
+		b.busy = n == len(p) // the read filled p: more is probably waiting
+		return n, err
 	}
 	var (
 		buf  *[]byte
@@ -147,6 +153,7 @@ func (b *batchedConn) Read(p []byte) (int, error) {
 		readBuffers.Put(buf)
 		return 0, io.EOF
 	}
+	b.busy = n == readBufferSize
 	*buf = (*buf)[:n]
 	c := copy(p, *buf)
 	if c == n {
