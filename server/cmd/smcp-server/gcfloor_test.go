@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPercentFor(t *testing.T) {
+	const mb = 1 << 20
+	require.Equal(t, 100, percentFor(40*mb, 0, 32*mb), "a large live heap keeps Go's default")
+	require.Equal(t, 100, percentFor(16*mb, 0, 32*mb))
+	require.Equal(t, 300, percentFor(8*mb, 0, 32*mb))
+	require.Equal(t, 100, percentFor(8*mb, 16*mb, 32*mb), "roots count in the goal: 1,000 connections' stacks")
+	require.Equal(t, 200, percentFor(4*mb, 8*mb, 28*mb))
+	require.Equal(t, 800, percentFor(1, 0, 32*mb), "the runtime's minimum heap, 4 MB × GOGC/100, stays within the floor")
+	require.Equal(t, 800, percentFor(0, 0, 32*mb))
+	require.Equal(t, 100, percentFor(0, 0, 1*mb))
+}
+
+// The tuning follows the collections of the real runtime, and the
+// operator's GOGC or a zero floor turns it off.
+func TestGCFloorTunesAfterCollections(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	startGCFloor(context.Background(), 1<<20, func(string) string { return "50" })
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	require.Equal(t, uint64(100), gogc(), "GOGC set: left alone")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	startGCFloor(ctx, 1<<30, func(string) string { return "" })
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return gogc() > 100
+	}, 5*time.Second, 20*time.Millisecond)
+	cancel()
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return gogc() == 100
+	}, 5*time.Second, 20*time.Millisecond, "back to the default once the context ends")
+}
+
+func gogc() uint64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
