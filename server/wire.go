@@ -301,8 +301,7 @@ func decodeArg(v any) (any, error) {
 		return v, nil
 	}
 	var out any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&out); err != nil {
+	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
