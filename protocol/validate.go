@@ -72,7 +72,8 @@ func isManifest(file string) bool { return file == "events.json" || file == "err
 
 // embeddedLoader keeps validation hermetic: a schema is read from the copy
 // embedded in this package, and a reference to anything else is an error
-// instead of a network or file access.
+// instead of a network or file access. A top-level allOf of plain object
+// schemas is merged as it is read (flattenAllOf).
 type embeddedLoader struct{}
 
 func (embeddedLoader) Load(url string) (any, error) {
@@ -80,12 +81,18 @@ func (embeddedLoader) Load(url string) (any, error) {
 	if !ok || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("schema %s is not embedded in the protocol module", url)
 	}
-	b, err := schemaFS.ReadFile("schema/" + name)
+	b, err := readSchema(name)
 	if err != nil {
 		return nil, fmt.Errorf("schema %s is not embedded in the protocol module", url)
 	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return flattenAllOf(doc, readSchema), nil
 }
+
+func readSchema(name string) ([]byte, error) { return schemaFS.ReadFile("schema/" + name) }
 
 func (set *schemaSet) get(file string) (*jsonschema.Schema, error) {
 	if s, ok := set.ready.Load(file); ok {
