@@ -142,6 +142,7 @@ type Conn struct {
 
 	mu        sync.Mutex
 	connects  int
+	failures  int        // failed attempts since the last connection
 	first     chan error // the first connection's outcome
 	lastErr   error
 	closed    bool
@@ -360,11 +361,12 @@ func (c *Conn) onConnect() {
 		return
 	}
 	c.connects++
-	n := c.connects
+	n, failed := c.connects, c.failures
+	c.failures = 0
 	c.mu.Unlock()
 	c.watch.reset()
 	if n > 1 {
-		c.log.Info("reconnected", "url", c.url, "sid", c.sock.Id())
+		c.log.Info("reconnected", "url", c.url, "sid", c.sock.Id(), "failed_attempts", failed)
 	}
 	if c.hooks.Connected != nil {
 		c.hooks.Connected(n)
@@ -426,11 +428,21 @@ func (c *Conn) attemptFailed(err error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.lastErr = ce
+	c.failures++
+	n := c.failures
 	c.mu.Unlock()
 	if closed {
 		return
 	}
-	c.log.Warn("connection attempt failed; retrying with backoff", "url", c.url, "error", err.Error())
+	// While a Server stays down the attempts go on every few seconds: the
+	// 1st, 2nd, 4th, 8th... failure is a warning, the others are debug
+	// lines, so that an outage of an hour leaves a dozen warnings, not
+	// thousands.
+	level := slog.LevelDebug
+	if n&(n-1) == 0 {
+		level = slog.LevelWarn
+	}
+	c.log.Log(c.ctx, level, "connection attempt failed; retrying with backoff", "url", c.url, "error", err.Error(), "attempts", n)
 	if c.hooks.AttemptFailed != nil {
 		c.hooks.AttemptFailed(ce)
 	}

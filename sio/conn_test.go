@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,4 +166,53 @@ func settled() (uint64, int) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc, runtime.NumGoroutine()
+}
+
+// syncBuffer is a log sink shared by the Conn's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestOutageLogsThinOut: while the Server stays down, the failed attempts
+// are warnings only at the 1st, 2nd, 4th, 8th... one; the rest are debug
+// lines.
+func TestOutageLogsThinOut(t *testing.T) {
+	io := socket.NewServer(nil, nil)
+	io.Of("/smcp", nil)
+	mux := http.NewServeMux()
+	mux.Handle("/socket.io/", io.ServeHandler(nil))
+	hs := httptest.NewServer(mux)
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c, err := sio.New(hs.URL+"/smcp", sio.Hooks{}, sio.WithLogger(log), sio.WithBackoff(5*time.Millisecond, 10*time.Millisecond))
+	require.NoError(t, err)
+	defer c.Close(0)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, c.Connect(ctx))
+	hs.CloseClientConnections()
+	hs.Close()
+	io.Close(nil)
+	require.Eventually(t, func() bool { return strings.Count(logs.String(), "connection attempt failed") >= 10 }, wait, 10*time.Millisecond)
+	var warned []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "connection attempt failed") && strings.Contains(line, "level=WARN") {
+			_, n, _ := strings.Cut(line, "attempts=")
+			warned = append(warned, n)
+		}
+	}
+	require.Equal(t, []string{"1", "2", "4", "8"}, warned[:4], "warnings at powers of two only")
 }
