@@ -136,7 +136,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	duration(&s.maxToolTimeout, "max-tool-call-timeout", server.DefaultMaxToolCallTimeout, "largest timeout a client:tool_call may ask for (over it: 400)")
 	duration(&s.connectTimeout, "connect-timeout", server.DefaultConnectTimeout, "how long a connection may take to be admitted to /smcp")
 	duration(&s.nodeLease, "node-lease", server.DefaultNodeLease, "with --redis: how long a node's sessions outlive its last heartbeat")
-	duration(&s.memoryRelease, "memory-release-interval", time.Second, "how often to check for a quiet process holding freed heap, which is then returned to the OS (0: the Go runtime's own pace)")
+	duration(&s.memoryRelease, "memory-release-interval", 500*time.Millisecond, "how often to check for a quiet process holding freed heap, which is then returned to the OS (0: the Go runtime's own pace)")
 
 	integer := func(p *int64, name string, def int64, usage string) {
 		if v := getenv(envName(name)); v != "" {

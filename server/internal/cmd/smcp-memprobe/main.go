@@ -50,12 +50,13 @@ func main() {
 	bin := flag.String("server", "", "path of the smcp-server binary")
 	scenario := flag.String("scenario", "idle", "idle, churn, binary, slow or bignames")
 	clients := flag.Int("clients", 1000, "idle clients")
+	officeSize := flag.Int("office-size", 10, "idle: clients per office, the first an Agent (1: each a Computer in its own office, as benchcompare's idle phase)")
 	cycles := flag.Int("cycles", 30000, "churn: open/close cycles")
 	warmup := flag.Int("warmup", 300, "churn: warm-up cycles before the measured ones")
 	settle := flag.Duration("settle", 30*time.Second, "churn: how long to wait with no connection before the last figure")
 	profile := flag.String("profile", "", "write the server's heap profile here (idle; churn: with suffixes .first and .churned)")
 	flag.Parse()
-	if err := run(*bin, *scenario, *clients, *cycles, *warmup, *settle, *profile); err != nil {
+	if err := run(*bin, *scenario, *clients, *officeSize, *cycles, *warmup, *settle, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "smcp-memprobe:", err)
 		os.Exit(1)
 	}
@@ -314,13 +315,13 @@ func (c *client) idle() {
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
 
-func run(bin, scenario string, n, cycles, warmup int, settle time.Duration, profile string) error {
+func run(bin, scenario string, n, officeSize, cycles, warmup int, settle time.Duration, profile string) error {
 	if bin == "" {
 		return errors.New("-server is required")
 	}
 	switch scenario {
 	case "idle":
-		return idle(bin, n, profile)
+		return idle(bin, n, officeSize, profile)
 	case "churn":
 		return churn(bin, cycles, warmup, settle, profile)
 	case "binary", "slow", "bignames":
@@ -329,7 +330,7 @@ func run(bin, scenario string, n, cycles, warmup int, settle time.Duration, prof
 	return fmt.Errorf("unknown scenario %q", scenario)
 }
 
-func idle(bin string, n int, profile string) error {
+func idle(bin string, n, officeSize int, profile string) error {
 	s, err := start(bin, profile != "", "--max-office-size", "16")
 	if err != nil {
 		return err
@@ -355,10 +356,10 @@ func idle(bin string, n int, profile string) error {
 			return fmt.Errorf("client %d: %w", i, err)
 		}
 		role, name := "computer", fmt.Sprintf("c%d", i)
-		if i%10 == 0 {
+		if officeSize > 1 && i%officeSize == 0 {
 			role, name = "agent", fmt.Sprintf("a%d", i)
 		}
-		if err := c.join(role, name, fmt.Sprintf("office-%d", i/10)); err != nil {
+		if err := c.join(role, name, fmt.Sprintf("office-%d", i/officeSize)); err != nil {
 			return fmt.Errorf("client %d: %w", i, err)
 		}
 		conns = append(conns, c)
@@ -377,7 +378,11 @@ func idle(bin string, n int, profile string) error {
 		return err
 	}
 	per := func(a, b int64) float64 { return float64(a-b) / float64(n) / 1024 }
-	fmt.Printf("idle: %d joined idle websocket clients (offices of 1 Agent + 9 Computers)\n", n)
+	if officeSize > 1 {
+		fmt.Printf("idle: %d joined idle websocket clients (offices of 1 Agent + %d Computers)\n", n, officeSize-1)
+	} else {
+		fmt.Printf("idle: %d joined idle websocket clients (Computers, each in its own office)\n", n)
+	}
 	fmt.Printf("  RSS        %s -> %s: %.1f KB per connection\n", mb(base.rss), mb(got.rss), per(got.rss, base.rss))
 	fmt.Printf("  live heap  %s -> %s: %.1f KB per connection\n", mb(base.heap), mb(got.heap), per(got.heap, base.heap))
 	fmt.Printf("  goroutines %d -> %d: %.1f per connection\n", base.goroutines, got.goroutines, float64(got.goroutines-base.goroutines)/float64(n))
