@@ -25,12 +25,12 @@ import (
 //     reused;
 //   - what a release would return — the heap not live at the last
 //     collection (garbage, or new objects) plus the free spans kept — is at
-//     least 256 KB and a quarter of the live heap, so the release is worth
+//     least 256 KB and an eighth of the live heap, so the release is worth
 //     its collection, whose cost grows with the live heap.
 //
-// A busy process never releases. A quiet one needs at least 25 ticks to
-// gather a quarter of its live heap again, so it releases at most that
-// often, and at most four times as often as the collector would run
+// A busy process never releases. A quiet one needs at least 13 ticks to
+// gather an eighth of its live heap again, so it releases at most that
+// often, and at most eight times as often as the collector would run
 // anyway (once the garbage equals the live heap, at GOGC=100).
 type memoryReleaser struct {
 	log       *slog.Logger
@@ -70,7 +70,7 @@ func (r *memoryReleaser) tick() bool {
 	allocs, live, reclaimable := r.read()
 	recent := allocs - r.lastAlloc
 	r.lastAlloc = allocs
-	if recent >= max(live/100, minQuietBytes) || reclaimable < max(live/4, minReleaseBytes) {
+	if recent >= max(live/100, minQuietBytes) || reclaimable < max(live/8, minReleaseBytes) {
 		return false
 	}
 	debug.FreeOSMemory()

@@ -23,7 +23,10 @@ import (
 //	after GC   after a forced collection;
 //	settled    after -settle more seconds with no connection, which is
 //	           what a deployment sees between bursts.
-func churn(bin string, n, warmup int, settle time.Duration, profile string) error {
+//
+// With -rounds above 1 the churn is repeated, and the settled RSS printed
+// after each round.
+func churn(bin string, n, warmup, rounds int, settle time.Duration, profile string) error {
 	s, err := start(bin, profile != "")
 	if err != nil {
 		return err
@@ -84,6 +87,24 @@ func churn(bin string, n, warmup int, settle time.Duration, profile string) erro
 	fmt.Printf("  RSS: fresh %s; after the first connections %s; after %d warm-up cycles %s\n", mb(fresh.rss), mb(first.rss), warmup, mb(warm.rss))
 	fmt.Printf("  after churn %s, after GC %s, %s later %s: %s of the first connections' figure, %s of the warmed-up one\n",
 		mb(churned.rss), mb(gced.rss), settle, mb(later.rss), pct(later, first), pct(later, warm))
+	// Further rounds tell retention that grows with the cycles (a leak)
+	// from high-water marks reached once.
+	for r := 2; r <= rounds; r++ {
+		if err := churnRun(s.addr, n, fmt.Sprintf("round%d", r)); err != nil {
+			return err
+		}
+		time.Sleep(time.Second)
+		if _, err := s.settled(true); err != nil {
+			return err
+		}
+		time.Sleep(settle)
+		b, err := s.settled(true)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  after round %d (%d cycles in all), GC and %s: RSS %s (%s of the first connections' figure), live heap %s, goroutines %d, OS threads %d\n",
+			r, r*n, settle, mb(b.rss), pct(b, first), mb(b.mem["/gc/heap/live:bytes"]), b.goroutine, b.threads)
+	}
 	return nil
 }
 
