@@ -102,6 +102,9 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 		if err != nil {
 			return err
 		}
+		if err := s.saveProfile(profile, fmt.Sprintf(".round%d", r)); err != nil {
+			return err
+		}
 		fmt.Printf("  after round %d (%d cycles in all), GC and %s: RSS %s (%s of the first connections' figure), live heap %s, goroutines %d, OS threads %d\n",
 			r, r*n, settle, mb(b.rss), pct(b, first), mb(b.mem["/gc/heap/live:bytes"]), b.goroutine, b.threads)
 	}
