@@ -503,10 +503,14 @@ func Bench() error {
 }
 
 // Memory measures a real smcp-server process (server/internal/cmd/
-// smcp-memprobe): RSS, live heap and goroutines per joined idle connection
-// at 1,000 raw websocket clients, with the heap profile's largest holders,
-// then the peak RSS under the binary-packet, slow-reader and big-name
-// attacks. It is a measurement, not a test: it asserts nothing.
+// smcp-memprobe), as deployed (no heap profiling): RSS, live heap and
+// goroutines per joined idle connection at 1,000 raw websocket clients, in
+// offices of ten and each in its own office (as BenchCompare's idle phase),
+// with where the RSS goes; the heap profile's largest holders (a second run,
+// profiled); RSS before and after 30,000 connection churn cycles; then the
+// peak RSS under the binary-packet, slow-reader and big-name attacks. It is
+// a measurement, not a test: it asserts nothing (spec/decisions.md, Idle
+// memory per connection).
 func Memory() error {
 	dir := filepath.Join(".cache", "memory")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -520,11 +524,19 @@ func Memory() error {
 	if err := runIn("server", "go", "build", "-o", probe, "./internal/cmd/smcp-memprobe"); err != nil {
 		return err
 	}
+	for _, size := range []string{"10", "1"} {
+		if err := run(probe, "-server", bin, "-scenario", "idle", "-clients", "1000", "-office-size", size); err != nil {
+			return err
+		}
+	}
 	profile, _ := filepath.Abs(filepath.Join(dir, "idle-heap.pb.gz"))
 	if err := run(probe, "-server", bin, "-scenario", "idle", "-clients", "1000", "-profile", profile); err != nil {
 		return err
 	}
 	if err := run("go", "tool", "pprof", "-top", "-nodecount=15", "-sample_index=inuse_space", bin, profile); err != nil {
+		return err
+	}
+	if err := run(probe, "-server", bin, "-scenario", "churn", "-cycles", "30000", "-settle", "10s"); err != nil {
 		return err
 	}
 	for _, sc := range []string{"binary", "slow", "bignames"} {

@@ -26,8 +26,8 @@ type session struct {
 	closed bool          // disconnect cleanup ran
 	gone   chan struct{} // closed by the disconnect cleanup
 
-	inbound  map[*call]struct{} // requests routed to this session (a Computer)
-	outbound map[*call]struct{} // requests this session made (an Agent)
+	inbound  map[*call]struct{} // requests routed to this session (a Computer); nil until the first
+	outbound map[*call]struct{} // requests this session made (an Agent); nil until the first
 }
 
 // identity returns the session's registered name and role for log lines.

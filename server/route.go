@@ -107,6 +107,9 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 		return nil, protocol.NewUnavailable("this agent is not reading its connection")
 	}
 	c := &call{event: event, reqID: reqID, agent: sess, computer: target, computerName: computer, reply: r}
+	if target.inbound == nil {
+		target.inbound = map[*call]struct{}{}
+	}
 	target.inbound[c] = struct{}{}
 	s.startCallLocked(c, timeout)
 	return c, nil
@@ -118,6 +121,9 @@ func (s *Server) startCallLocked(c *call, timeout time.Duration) {
 	s.seq++
 	c.seq, c.started = s.seq, time.Now()
 	s.calls[c] = struct{}{}
+	if c.agent.outbound == nil {
+		c.agent.outbound = map[*call]struct{}{}
+	}
 	c.agent.outbound[c] = struct{}{}
 	c.timer = time.AfterFunc(timeout, func() {
 		s.m.timeout(c.event)

@@ -215,6 +215,26 @@ func connectError(e *protocol.Error) *socket.ExtendedError {
 	return socket.NewExtendedError(e.Message, map[string]any{"code": int(e.Code), "message": e.Message})
 }
 
+// forgetHandshake drops what the library keeps of an admitted socket's
+// handshake for the connection's life, which nothing reads once
+// authentication has: the socket's copies of the request's headers and
+// query and the auth payload (which may hold the API key), and the
+// connection's own request headers and parsed query, read only when a
+// socket is created (a second /smcp CONNECT on a connection closes it, and
+// the Server closes the connection when its /smcp socket goes). This saves
+// ~1.5 KB per session (spec/decisions.md, Idle memory per connection).
+func forgetHandshake(sock *socket.Socket) {
+	hs := sock.Handshake()
+	hs.Headers, hs.Query, hs.Auth = nil, nil, nil
+	if r := sock.Request(); r != nil {
+		h := r.Headers()
+		for _, k := range h.Keys() {
+			h.Remove(k)
+		}
+		r.Query().Replace(map[string][]string{})
+	}
+}
+
 // onConnection registers the handlers of one admitted socket.
 func (s *Server) onConnection(args ...any) {
 	sock, ok := args[0].(*socket.Socket)
@@ -226,15 +246,14 @@ func (s *Server) onConnection(args ...any) {
 	defer s.registered(sock.Conn().Id())
 	grant, _ := sock.Data().(*Grant)
 	sess := &session{
-		id:       string(sock.Id()),
-		sock:     sock,
-		conn:     s.conn(sock.Conn().Id()),
-		grant:    grant,
-		remote:   sock.Handshake().Address,
-		gone:     make(chan struct{}),
-		inbound:  map[*call]struct{}{},
-		outbound: map[*call]struct{}{},
+		id:     string(sock.Id()),
+		sock:   sock,
+		conn:   s.conn(sock.Conn().Id()),
+		grant:  grant,
+		remote: sock.Handshake().Address,
+		gone:   make(chan struct{}),
 	}
+	forgetHandshake(sock)
 	s.mu.Lock()
 	closing := s.closing
 	if !closing {

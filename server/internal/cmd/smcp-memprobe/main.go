@@ -2,11 +2,14 @@
 // (magefile.go, target Memory): it starts the binary given by -server with
 // a loopback debug listener, then runs one scenario with raw websocket
 // clients and prints the server's RSS (from /proc), its live heap after a
-// collection and its goroutine count (from the debug listener):
+// collection and its goroutine count (from the debug listener), with where
+// the RSS is (stats.go):
 //
 //	idle     -clients joined, idle clients (1 Agent and 9 Computers per
 //	         office); the figures are per connection, and a heap profile is
-//	         written to -profile.
+//	         written to -profile (profiling then adds to the figures).
+//	churn    -cycles connections opened and closed (churn.go): RSS at the
+//	         start, after the churn, after a collection and after -settle.
 //	binary   connections without a key send a binary packet header and
 //	         nine 8 MB binary frames each.
 //	slow     a Computer that stops reading; its Agent sends 300 tool calls
@@ -45,11 +48,16 @@ const stall = 5 * time.Second
 
 func main() {
 	bin := flag.String("server", "", "path of the smcp-server binary")
-	scenario := flag.String("scenario", "idle", "idle, binary, slow or bignames")
+	scenario := flag.String("scenario", "idle", "idle, churn, binary, slow or bignames")
 	clients := flag.Int("clients", 1000, "idle clients")
-	profile := flag.String("profile", "", "write the server's heap profile here (idle)")
+	officeSize := flag.Int("office-size", 10, "idle: clients per office, the first an Agent (1: each a Computer in its own office, as benchcompare's idle phase)")
+	cycles := flag.Int("cycles", 30000, "churn: open/close cycles")
+	warmup := flag.Int("warmup", 300, "churn: warm-up cycles before the measured ones")
+	rounds := flag.Int("rounds", 1, "churn: how many times to run the -cycles")
+	settle := flag.Duration("settle", 30*time.Second, "churn: how long to wait with no connection before the last figure")
+	profile := flag.String("profile", "", "write the server's heap profile here (idle; churn: with suffixes .first and .churned)")
 	flag.Parse()
-	if err := run(*bin, *scenario, *clients, *profile); err != nil {
+	if err := run(*bin, *scenario, *clients, *officeSize, *cycles, *warmup, *rounds, *settle, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "smcp-memprobe:", err)
 		os.Exit(1)
 	}
@@ -70,7 +78,13 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-func start(bin string, args ...string) (*server, error) {
+// start runs bin with a debug listener. The listener turns the runtime's
+// heap profiling on, which a deployment without it does not pay for (its
+// records grow with the allocation sites a run meets): unless profile is
+// set, the server runs with GODEBUG=memprofilerate=0 so that the figures
+// are a deployment's; with profile, with a fine sampling rate (one sample
+// per 4 KB) so that the profile names the holders precisely.
+func start(bin string, profile bool, args ...string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -80,7 +94,14 @@ func start(bin string, args ...string) (*server, error) {
 		return nil, err
 	}
 	cmd := exec.Command(bin, append([]string{"--listen", addr, "--debug-listen", debug, "--log-level", "error"}, args...)...)
-	cmd.Env = append(os.Environ(), "SMCP_API_KEYS="+key)
+	rate := "memprofilerate=0"
+	if profile {
+		rate = "memprofilerate=4096"
+	}
+	if g := os.Getenv("GODEBUG"); g != "" {
+		rate = g + "," + rate
+	}
+	cmd.Env = append(os.Environ(), "SMCP_API_KEYS="+key, "GODEBUG="+rate)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -143,15 +164,6 @@ func (s *server) heap() (int64, error) {
 	return 0, errors.New("no HeapAlloc in the heap profile")
 }
 
-func (s *server) goroutines() (int, error) {
-	body, err := s.get("/debug/pprof/goroutine?debug=1")
-	if err != nil {
-		return 0, err
-	}
-	first, _, _ := strings.Cut(body, "\n")
-	return strconv.Atoi(strings.TrimPrefix(first, "goroutine profile: total "))
-}
-
 func (s *server) get(path string) (string, error) {
 	resp, err := http.Get("http://" + s.debug + path)
 	if err != nil {
@@ -173,10 +185,11 @@ func (s *server) sample() (sample, error) {
 	if out.heap, err = s.heap(); err != nil {
 		return out, err
 	}
-	if out.goroutines, err = s.goroutines(); err != nil {
+	if out.rss, err = s.status("VmRSS"); err != nil {
 		return out, err
 	}
-	out.rss, err = s.status("VmRSS")
+	b, err := s.breakdown() // the goroutine count, without a goroutine profile's allocations
+	out.goroutines = b.goroutine
 	return out, err
 }
 
@@ -303,26 +316,32 @@ func (c *client) idle() {
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
 
-func run(bin, scenario string, n int, profile string) error {
+func run(bin, scenario string, n, officeSize, cycles, warmup, rounds int, settle time.Duration, profile string) error {
 	if bin == "" {
 		return errors.New("-server is required")
 	}
 	switch scenario {
 	case "idle":
-		return idle(bin, n, profile)
+		return idle(bin, n, officeSize, profile)
+	case "churn":
+		return churn(bin, cycles, warmup, rounds, settle, profile)
 	case "binary", "slow", "bignames":
 		return attack(bin, scenario)
 	}
 	return fmt.Errorf("unknown scenario %q", scenario)
 }
 
-func idle(bin string, n int, profile string) error {
-	s, err := start(bin, "--max-office-size", "16")
+func idle(bin string, n, officeSize int, profile string) error {
+	s, err := start(bin, profile != "", "--max-office-size", "16")
 	if err != nil {
 		return err
 	}
 	defer s.stop()
 	base, err := s.sample()
+	if err != nil {
+		return err
+	}
+	baseB, err := s.breakdown()
 	if err != nil {
 		return err
 	}
@@ -338,10 +357,10 @@ func idle(bin string, n int, profile string) error {
 			return fmt.Errorf("client %d: %w", i, err)
 		}
 		role, name := "computer", fmt.Sprintf("c%d", i)
-		if i%10 == 0 {
+		if officeSize > 1 && i%officeSize == 0 {
 			role, name = "agent", fmt.Sprintf("a%d", i)
 		}
-		if err := c.join(role, name, fmt.Sprintf("office-%d", i/10)); err != nil {
+		if err := c.join(role, name, fmt.Sprintf("office-%d", i/officeSize)); err != nil {
 			return fmt.Errorf("client %d: %w", i, err)
 		}
 		conns = append(conns, c)
@@ -355,11 +374,20 @@ func idle(bin string, n int, profile string) error {
 	if err != nil {
 		return err
 	}
+	gotB, err := s.breakdown()
+	if err != nil {
+		return err
+	}
 	per := func(a, b int64) float64 { return float64(a-b) / float64(n) / 1024 }
-	fmt.Printf("idle: %d joined idle websocket clients (offices of 1 Agent + 9 Computers)\n", n)
+	if officeSize > 1 {
+		fmt.Printf("idle: %d joined idle websocket clients (offices of 1 Agent + %d Computers)\n", n, officeSize-1)
+	} else {
+		fmt.Printf("idle: %d joined idle websocket clients (Computers, each in its own office)\n", n)
+	}
 	fmt.Printf("  RSS        %s -> %s: %.1f KB per connection\n", mb(base.rss), mb(got.rss), per(got.rss, base.rss))
 	fmt.Printf("  live heap  %s -> %s: %.1f KB per connection\n", mb(base.heap), mb(got.heap), per(got.heap, base.heap))
 	fmt.Printf("  goroutines %d -> %d: %.1f per connection\n", base.goroutines, got.goroutines, float64(got.goroutines-base.goroutines)/float64(n))
+	printTable(os.Stdout, []string{"before", "idle"}, []breakdown{baseB, gotB}, n)
 	if profile != "" {
 		body, err := s.get("/debug/pprof/heap?gc=1")
 		if err != nil {
@@ -387,7 +415,7 @@ func idle(bin string, n int, profile string) error {
 }
 
 func attack(bin, scenario string) error {
-	s, err := start(bin, "--stall-timeout", stall.String())
+	s, err := start(bin, false, "--stall-timeout", stall.String())
 	if err != nil {
 		return err
 	}

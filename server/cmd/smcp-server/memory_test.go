@@ -1,0 +1,29 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var sink []byte
+
+// TestMemoryReleaser checks the release conditions against the real
+// runtime: a burst leaves garbage, the next quiet tick returns it, and a
+// quiet process with nothing new to return is left alone.
+func TestMemoryReleaser(t *testing.T) {
+	r := newMemoryReleaser(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// A burst: 16 MB of short-lived buffers.
+	for range 1024 {
+		sink = make([]byte, 16<<10)
+	}
+	require.False(t, r.tick(), "a tick right after the burst sees it: not quiet")
+	require.True(t, r.tick(), "the next tick is quiet and finds the burst's garbage")
+	_, _, reclaimable := r.read()
+	require.Less(t, reclaimable, uint64(minReleaseBytes), "the release returned it")
+	require.False(t, r.tick(), "nothing left to return")
+	runtime.KeepAlive(sink)
+}
