@@ -395,7 +395,9 @@ func (w *holdingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.hijacked.Store(true)
-	return &heldConn{Conn: newBatchedConn(conn), release: w.release}, brw, nil
+	b := newBatchedConn(conn)
+	b.release = w.release
+	return b, brw, nil
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
@@ -408,15 +410,3 @@ type hijackedWriter struct{}
 func (hijackedWriter) Header() http.Header       { return http.Header{} }
 func (hijackedWriter) Write([]byte) (int, error) { return 0, http.ErrHijacked }
 func (hijackedWriter) WriteHeader(int)           {}
-
-// heldConn is a new websocket connection as the library sees it: reads
-// wait for release, writes are batched (writebatch.go).
-type heldConn struct {
-	net.Conn
-	release <-chan struct{}
-}
-
-func (c *heldConn) Read(p []byte) (int, error) {
-	<-c.release
-	return c.Conn.Read(p)
-}

@@ -105,9 +105,10 @@ func encodeRaw(p *parser.Packet) ([]byte, bool) {
 }
 
 func (wireParser) NewDecoder() parser.Decoder {
-	d := &wireDecoder{EventEmitter: types.NewEventEmitter(), lib: parser.NewDecoder()}
-	_ = d.lib.On("decoded", func(args ...any) { d.Emit("decoded", args...) })
-	return d
+	// One emitter: the library decoder's, which the client listens on and
+	// which emits what the library decodes; raw packets are emitted on it too.
+	lib := parser.NewDecoder()
+	return &wireDecoder{EventEmitter: lib, lib: lib}
 }
 
 // Limits of a packet header, the same as the library decoder's defaults.
