@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/redis/go-redis/v9"
+	clusteradapter "github.com/zishang520/socket.io/adapters/adapter/v3"
 	sioredis "github.com/zishang520/socket.io/adapters/redis/v3"
 	"github.com/zishang520/socket.io/adapters/redis/v3/adapter"
 	"github.com/zishang520/socket.io/servers/socket/v3"
@@ -147,7 +148,64 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	// a standalone Redis) per office a node has members in, which clients
 	// would control.
 	opts.SetSubscriptionMode(sioredis.StaticSubscriptionMode)
-	return cl, &adapter.ShardedRedisAdapterBuilder{Redis: rc, Opts: opts}, nil
+	return cl, &answerAdapterBuilder{redis: rc, opts: opts}, nil
+}
+
+// answerAdapter is the library's sharded Redis adapter with one change,
+// made through the prototype hook the adapter offers (it publishes through
+// its prototype's DoPublishResponse): a Computer's answer to a request from
+// another node is published as the JSON text the Computer sent, in a JSON
+// string, instead of as that text inlined, which the requesting node's
+// adapter would decode into generic values for the Server to encode again
+// for the Agent — most of the hop's CPU for a large answer. The requesting
+// node checks that every such string is one JSON value before relaying it
+// (answeredRemote). Every node of a cluster must run this version.
+type answerAdapter struct {
+	adapter.ShardedRedisAdapter
+}
+
+func (a *answerAdapter) DoPublishResponse(to clusteradapter.ServerId, r *clusteradapter.ClusterResponse) error {
+	if d, ok := r.Data.(*clusteradapter.BroadcastAck); ok && r.Type == clusteradapter.BROADCAST_ACK {
+		packet := make([]any, len(d.Packet))
+		for i, v := range d.Packet {
+			if raw, ok := v.(json.RawMessage); ok {
+				v = string(raw)
+			}
+			packet[i] = v
+		}
+		r.Data = &clusteradapter.BroadcastAck{RequestId: d.RequestId, Packet: packet}
+	}
+	return a.ShardedRedisAdapter.DoPublishResponse(to, r)
+}
+
+// answerAdapterBuilder builds an answerAdapter for a namespace.
+type answerAdapterBuilder struct {
+	redis *sioredis.RedisClient
+	opts  adapter.ShardedRedisAdapterOptionsInterface
+}
+
+func (b *answerAdapterBuilder) New(nsp socket.Namespace) socket.Adapter {
+	inner := adapter.MakeShardedRedisAdapter()
+	a := &answerAdapter{inner}
+	inner.Prototype(a)
+	inner.SetRedis(b.redis)
+	inner.SetOpts(b.opts)
+	inner.Construct(nsp)
+	return a
+}
+
+// fromNode reads the values of a Computer's answer relayed by another node
+// (answerAdapter): each must be a string holding one JSON value.
+func fromNode(args []any) ([]any, bool) {
+	out := make([]any, len(args))
+	for i, v := range args {
+		text, ok := v.(string)
+		if !ok || !json.Valid([]byte(text)) {
+			return nil, false
+		}
+		out[i] = json.RawMessage(text)
+	}
+	return out, true
 }
 
 // start subscribes to the other nodes' messages and runs the heartbeat.

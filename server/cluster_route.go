@@ -161,7 +161,12 @@ func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string
 // instead of a 404 that would be wrong or a wait for the timeout.
 func (s *Server) answeredRemote(c *call, args []any, err error) {
 	if len(args) > 0 {
-		s.answered(c, args)
+		vals, ok := fromNode(args)
+		if !ok {
+			s.finishLogged(c, protocol.NewInternal("the answer of computer %q came from its node unreadable", c.computerName))
+			return
+		}
+		s.answered(c, vals)
 		return
 	}
 	if err != nil {
