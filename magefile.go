@@ -223,7 +223,7 @@ const interopDir = "server/testdata/interop"
 // JavaScript socket.io-client (npm ci from the committed lock file), the
 // Python reference SDK a2c-smcp (pip into .cache/venv from the committed
 // requirements file), the Debian programs the tests drive (debianPeers:
-// headless Chromium, redis-server, haproxy) and the Rust SDK's peers
+// headless Chromium, redis-server, haproxy, nginx) and the Rust SDK's peers
 // (SetupRust).
 func Setup() error {
 	if err := setupDebianPeers(); err != nil {
@@ -247,12 +247,13 @@ func Setup() error {
 
 // debianPeers are the programs from Debian's packages that the tests drive:
 // headless Chromium for the inspector's browser tests, redis-server (Redis
-// ≥ 7, for sharded Pub/Sub) and haproxy (the load balancer configuration of
-// server/README.md) for the cluster tests.
+// ≥ 7, for sharded Pub/Sub), haproxy and nginx (the load balancer
+// configurations of server/README.md) for the cluster tests.
 var debianPeers = []struct{ bin, pkg string }{
 	{"chromium", "chromium"},
 	{"redis-server", "redis-server"},
 	{"haproxy", "haproxy"},
+	{"nginx", "nginx"},
 }
 
 // setupDebianPeers installs the missing debianPeers with apt-get when this
@@ -302,6 +303,7 @@ func interopEnv() []string {
 		"SMCP_INTEROP_CHROMIUM=" + peerPath("chromium"),
 		"SMCP_INTEROP_REDIS=" + peerPath("redis-server"),
 		"SMCP_INTEROP_HAPROXY=" + peerPath("haproxy"),
+		"SMCP_INTEROP_NGINX=" + peerPath("nginx"),
 	}, rustInteropEnv()...)
 }
 

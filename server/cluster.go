@@ -7,13 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/redis/go-redis/v9"
+	clusteradapter "github.com/zishang520/socket.io/adapters/adapter/v3"
 	sioredis "github.com/zishang520/socket.io/adapters/redis/v3"
 	"github.com/zishang520/socket.io/adapters/redis/v3/adapter"
 	"github.com/zishang520/socket.io/servers/socket/v3"
@@ -145,7 +148,64 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	// a standalone Redis) per office a node has members in, which clients
 	// would control.
 	opts.SetSubscriptionMode(sioredis.StaticSubscriptionMode)
-	return cl, &adapter.ShardedRedisAdapterBuilder{Redis: rc, Opts: opts}, nil
+	return cl, &answerAdapterBuilder{redis: rc, opts: opts}, nil
+}
+
+// answerAdapter is the library's sharded Redis adapter with one change,
+// made through the prototype hook the adapter offers (it publishes through
+// its prototype's DoPublishResponse): a Computer's answer to a request from
+// another node is published as the JSON text the Computer sent, in a JSON
+// string, instead of as that text inlined, which the requesting node's
+// adapter would decode into generic values for the Server to encode again
+// for the Agent — most of the hop's CPU for a large answer. The requesting
+// node checks that every such string is one JSON value before relaying it
+// (answeredRemote). Every node of a cluster must run this version.
+type answerAdapter struct {
+	adapter.ShardedRedisAdapter
+}
+
+func (a *answerAdapter) DoPublishResponse(to clusteradapter.ServerId, r *clusteradapter.ClusterResponse) error {
+	if d, ok := r.Data.(*clusteradapter.BroadcastAck); ok && r.Type == clusteradapter.BROADCAST_ACK {
+		packet := make([]any, len(d.Packet))
+		for i, v := range d.Packet {
+			if raw, ok := v.(json.RawMessage); ok {
+				v = string(raw)
+			}
+			packet[i] = v
+		}
+		r.Data = &clusteradapter.BroadcastAck{RequestId: d.RequestId, Packet: packet}
+	}
+	return a.ShardedRedisAdapter.DoPublishResponse(to, r)
+}
+
+// answerAdapterBuilder builds an answerAdapter for a namespace.
+type answerAdapterBuilder struct {
+	redis *sioredis.RedisClient
+	opts  adapter.ShardedRedisAdapterOptionsInterface
+}
+
+func (b *answerAdapterBuilder) New(nsp socket.Namespace) socket.Adapter {
+	inner := adapter.MakeShardedRedisAdapter()
+	a := &answerAdapter{inner}
+	inner.Prototype(a)
+	inner.SetRedis(b.redis)
+	inner.SetOpts(b.opts)
+	inner.Construct(nsp)
+	return a
+}
+
+// fromNode reads the values of a Computer's answer relayed by another node
+// (answerAdapter): each must be a string holding one JSON value.
+func fromNode(args []any) ([]any, bool) {
+	out := make([]any, len(args))
+	for i, v := range args {
+		text, ok := v.(string)
+		if !ok || !json.Valid([]byte(text)) {
+			return nil, false
+		}
+		out[i] = json.RawMessage(text)
+	}
+	return out, true
 }
 
 // start subscribes to the other nodes' messages and runs the heartbeat.
@@ -245,26 +305,65 @@ func (cl *cluster) loop() {
 }
 
 // checkTargets fails the requests in flight to Computers of nodes whose
-// lease has expired, whichever node reaps them.
+// lease has expired, whichever node reaps them: one lookup script per
+// heartbeat for every call routed to another node (none on the request's
+// path). A call's target is recorded the first time its name is found on a
+// Computer of the call's office; from then on its node's lease is checked.
+// A Computer that is not found (it left, or its node was reaped first) is
+// left to the server-side messages (computer_gone, computer_lost) and to
+// the call's timer.
 func (cl *cluster) checkTargets(ctx context.Context) {
-	cl.s.mu.Lock()
-	nodes := map[string]struct{}{}
-	for c := range cl.s.calls {
-		if c.computer == nil && c.remoteNode != "" {
-			nodes[c.remoteNode] = struct{}{}
+	s := cl.s
+	byName := map[string][]*call{}
+	byNode := map[string][]*call{}
+	s.mu.Lock()
+	for c := range s.calls {
+		switch {
+		case c.computer != nil:
+		case c.remoteNode != "":
+			byNode[c.remoteNode] = append(byNode[c.remoteNode], c)
+		default:
+			byName[c.computerName] = append(byName[c.computerName], c)
 		}
 	}
-	cl.s.mu.Unlock()
-	for node := range nodes {
-		n, err := cl.rdb.Exists(ctx, keyPrefix+"lease:"+node).Result()
-		if cl.note(err) != nil {
+	s.mu.Unlock()
+	names := slices.Sorted(maps.Keys(byName))
+	nodes := slices.Sorted(maps.Keys(byNode))
+	for len(names) > 0 || len(nodes) > 0 {
+		n, m := min(len(names), lookupBatch), min(len(nodes), lookupBatch)
+		found, live, err := cl.lookup(ctx, names[:n], nodes[:m])
+		if err != nil {
 			return
 		}
-		if n == 0 {
-			cl.s.failNode(node)
+		var down []string
+		s.mu.Lock()
+		for i, name := range names[:n] {
+			e := found[i].e
+			for _, c := range byName[name] {
+				if c.done || e == nil || e.Office != c.office || e.Role != protocol.RoleComputer {
+					continue
+				}
+				c.remoteNode, c.remoteSid = e.Node, e.Sid
+				if !found[i].alive {
+					down = append(down, e.Node)
+				}
+			}
 		}
+		s.mu.Unlock()
+		for i, node := range nodes[:m] {
+			if !live[i] {
+				down = append(down, node)
+			}
+		}
+		for _, node := range down {
+			s.failNode(node)
+		}
+		names, nodes = names[n:], nodes[m:]
 	}
 }
+
+// lookupBatch bounds the names and nodes one lookup script reads.
+const lookupBatch = 256
 
 // reap frees a node's sessions; the node that wins the reap tells their
 // offices (notify:leave_office reaches members on every node).
@@ -292,6 +391,11 @@ func (cl *cluster) reap(ctx context.Context, node string, self bool) {
 		p := map[string]any{"office_id": e.Office}
 		if e.Role == protocol.RoleComputer {
 			p["computer"] = e.Name
+			// The requests in flight to it fail here and on every node
+			// (a node that misses the message finds the lease expired
+			// at its next heartbeat, checkTargets).
+			cl.s.failLost(node, e.Sid, e.Name, e.Office)
+			cl.publish(msgLost, map[string]any{"sid": e.Sid, "name": e.Name, "office": e.Office, "dead": node})
 		} else {
 			p["agent"] = e.Name
 		}
@@ -348,27 +452,62 @@ func (cl *cluster) retryPending(context.Context) {
 	}
 }
 
-// lookup finds the session holding name on any node.
-func (cl *cluster) lookup(name string) (e *entry, alive bool, err error) {
+// located is a lookup's answer for one name: the session holding it on
+// any node (nil: none), and whether that node's lease is live.
+type located struct {
+	e     *entry
+	alive bool
+}
+
+// lookup finds the sessions holding names on any node, and whether the
+// leases of nodes are live, in one Redis round trip.
+func (cl *cluster) lookup(ctx context.Context, names, nodes []string) ([]located, []bool, error) {
+	args := make([]any, 0, 2+len(names)+len(nodes))
+	args = append(args, keyPrefix, len(names))
+	for _, n := range names {
+		args = append(args, n)
+	}
+	for _, n := range nodes {
+		args = append(args, n)
+	}
+	res, err := lookupScript.Run(ctx, cl.rdb, []string{keyPrefix + "nodes"}, args...).Slice()
+	if cl.note(err) != nil {
+		return nil, nil, err
+	}
+	if len(res) != 2*len(names)+len(nodes) {
+		return nil, nil, errors.New("lookup: unexpected answer")
+	}
+	found := make([]located, len(names))
+	for i, name := range names {
+		raw, ok := res[2*i].(string)
+		if !ok {
+			continue
+		}
+		e, err := decodeEntry(raw)
+		if err != nil {
+			cl.s.log.Warn("invalid cluster entry ignored", "name", clip(name, 64), "error", err.Error())
+			continue
+		}
+		n, _ := res[2*i+1].(int64)
+		found[i] = located{e, n == 1}
+	}
+	live := make([]bool, len(nodes))
+	for i := range nodes {
+		n, _ := res[2*len(names)+i].(int64)
+		live[i] = n == 1
+	}
+	return found, live, nil
+}
+
+// lookupName finds the session holding name on any node.
+func (cl *cluster) lookupName(name string) (*entry, bool, error) {
 	ctx, cancel := cl.op()
 	defer cancel()
-	res, err := lookupScript.Run(ctx, cl.rdb, []string{keyPrefix + "name:" + name}, keyPrefix, name).Slice()
-	if cl.note(err) != nil {
+	found, _, err := cl.lookup(ctx, []string{name}, nil)
+	if err != nil {
 		return nil, false, err
 	}
-	if len(res) != 2 {
-		return nil, false, errors.New("lookup: unexpected answer")
-	}
-	raw, ok := res[0].(string)
-	if !ok {
-		return nil, false, nil
-	}
-	if e, err = decodeEntry(raw); err != nil {
-		cl.s.log.Warn("invalid cluster entry ignored", "name", clip(name, 64), "error", err.Error())
-		return nil, false, nil
-	}
-	n, _ := res[1].(int64)
-	return e, n == 1, nil
+	return found[0].e, found[0].alive, nil
 }
 
 // members lists an office's live sessions on every node.
@@ -426,6 +565,7 @@ func (cl *cluster) resync(context.Context) {
 // message kinds between nodes.
 const (
 	msgGone = "computer_gone" // a Computer session ended: fail requests in flight to it
+	msgLost = "computer_lost" // a reaped node held this Computer: fail requests in flight to it
 )
 
 // publish tells the other nodes something; best effort (a node that misses
@@ -450,27 +590,37 @@ func (cl *cluster) onMessage(args ...any) {
 		cl.s.log.Warn("cluster message refused: malformed", "args", len(args))
 		return
 	}
-	switch kind {
-	case msgGone:
-		sid, _ := m["sid"].(string)
-		name, _ := m["name"].(string)
-		office, _ := m["office"].(string)
-		if sid == "" || len(sid) > 64 || name == "" || len(name) > maxFieldLen || office == "" || len(office) > maxFieldLen {
-			cl.s.log.Warn("cluster message refused: bad fields", "type", kind, "from", node)
-			return
-		}
-		// The call's target is that session when the lookup has run, else
-		// the Computer of that name in that office.
-		cl.s.failRemote(func(c *call) bool {
-			if c.remoteSid != "" {
-				return c.remoteSid == sid && c.remoteNode == node
-			}
-			return c.computerName == name && c.office == office
-		}, func(c *call) *protocol.Error {
-			return protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected")
-		})
-	default:
+	if kind != msgGone && kind != msgLost {
 		cl.s.log.Warn("cluster message refused: unknown type", "type", clip(kind, 32), "from", node)
+		return
+	}
+	sid, _ := m["sid"].(string)
+	name, _ := m["name"].(string)
+	office, _ := m["office"].(string)
+	dead, _ := m["dead"].(string)
+	if sid == "" || len(sid) > 64 || name == "" || len(name) > maxFieldLen || office == "" || len(office) > maxFieldLen ||
+		(kind == msgLost && !nodeIDPattern.MatchString(dead)) {
+		cl.s.log.Warn("cluster message refused: bad fields", "type", kind, "from", node)
+		return
+	}
+	if kind == msgLost {
+		cl.s.failLost(dead, sid, name, office)
+		return
+	}
+	cl.s.failRemote(matchTarget(node, sid, name, office), func(c *call) *protocol.Error {
+		return protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected")
+	})
+}
+
+// matchTarget matches the calls routed to the Computer session sid of node:
+// by session once the call's target is known (checkTargets), else by the
+// Computer's name in the call's office.
+func matchTarget(node, sid, name, office string) func(*call) bool {
+	return func(c *call) bool {
+		if c.remoteSid != "" {
+			return c.remoteSid == sid && c.remoteNode == node
+		}
+		return c.computerName == name && c.office == office
 	}
 }
 

@@ -17,9 +17,9 @@ import (
 // BenchmarkClusterRoute compares a routed client:get_finder (20-document
 // answer, about 7 KB) in a two-node cluster on one local redis-server with
 // the Agent and the Computer on the same node (the fast path: no Redis on
-// the way) and on different nodes (a Redis lookup, the request through the
-// sharded adapter's Pub/Sub, the client count and the ack back), at 1 and
-// 32 requests in flight. It reports the median latency and the
+// the way) and on different nodes (the request through the sharded
+// adapter's Pub/Sub, its server count, the remote node's client count and
+// the ack back), at 1 and 32 requests in flight. It reports the median latency and the
 // throughput, like BenchmarkRoute.
 func BenchmarkClusterRoute(b *testing.B) {
 	answer, err := json.Marshal(finderAnswer("bench", 20))

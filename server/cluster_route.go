@@ -110,10 +110,12 @@ func computerRoom(office, name string) socket.Room {
 // same checks and answers as on one node, then the Socket.IO adapter's
 // cross-node emit to the room of that office and name, whose single ack
 // comes back here. No Computer in the room on any node: 404, as for an
-// unknown name. The lookup of the node holding the Computer runs beside the
-// emit, off the request's path: it lets the request fail with 503 as soon
-// as that node's lease is found expired (cluster.go, checkTargets).
-func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, payload any, agent, computer, reqID string, r *reply, timeout time.Duration) {
+// unknown name. Nothing else reaches Redis on the request's path: which
+// node holds the Computer is looked up by the heartbeat, for the calls
+// still in flight then (cluster.go, checkTargets), so that the request
+// fails with 503 once that node's lease has expired. forward is the
+// request as the Agent sent it (its bytes when it came from the wire).
+func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, forward any, agent, computer, reqID string, r *reply, timeout time.Duration) {
 	c, perr := s.admitRemote(sess, info.Name, agent, computer, reqID, r, timeout)
 	if perr != nil {
 		s.refuse(sess, info.Name, reqID, r, perr)
@@ -122,27 +124,8 @@ func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, payload an
 	ack := socket.Ack(func(args []any, err error) { s.answeredRemote(c, args, err) })
 	// The adapter's own timer only frees its state: the Server's timer
 	// answers first.
-	if err := s.nsp.To(computerRoom(c.office, computer)).Timeout(timeout+time.Second).Emit(info.Name, payload, ack); err != nil {
+	if err := s.nsp.To(computerRoom(c.office, computer)).Timeout(timeout+time.Second).Emit(info.Name, forward, ack); err != nil {
 		s.finish(c, protocol.NewInternal("could not forward %s: %v", info.Name, err))
-		return
-	}
-	s.cl.spawn(func() { s.locate(c) })
-}
-
-// locate records which node holds the Computer of a call in flight, and
-// fails the call at once when that node's lease has expired.
-func (s *Server) locate(c *call) {
-	e, alive, err := s.cl.lookup(c.computerName)
-	if err != nil || e == nil || e.Office != c.office || e.Role != protocol.RoleComputer {
-		return // the emit's answer (or the timer) decides
-	}
-	s.mu.Lock()
-	if !c.done {
-		c.remoteNode, c.remoteSid = e.Node, e.Sid
-	}
-	s.mu.Unlock()
-	if !alive {
-		s.failNode(e.Node)
 	}
 }
 
@@ -178,14 +161,19 @@ func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string
 // instead of a 404 that would be wrong or a wait for the timeout.
 func (s *Server) answeredRemote(c *call, args []any, err error) {
 	if len(args) > 0 {
-		s.answered(c, args)
+		vals, ok := fromNode(args)
+		if !ok {
+			s.finishLogged(c, protocol.NewInternal("the answer of computer %q came from its node unreadable", c.computerName))
+			return
+		}
+		s.answered(c, vals)
 		return
 	}
 	if err != nil {
 		return // the adapter timed out: the Server's own timer answers
 	}
 	s.cl.spawn(func() {
-		e, alive, lerr := s.cl.lookup(c.computerName)
+		e, alive, lerr := s.cl.lookupName(c.computerName)
 		switch {
 		case lerr != nil:
 			s.finish(c, protocol.NewUnavailable("cluster state unreachable; try again"))
@@ -226,9 +214,17 @@ func (s *Server) failRemote(match func(*call) bool, fail func(*call) *protocol.E
 // failNode fails the calls routed to the Computers of a node whose lease
 // expired, with 503, instead of letting them wait for their timeout.
 func (s *Server) failNode(node string) {
-	s.failRemote(func(c *call) bool { return c.remoteNode == node }, func(c *call) *protocol.Error {
-		return protocol.NewUnavailable("computer %q is on a node that stopped answering", c.computerName).With("reason", "node_down")
-	})
+	s.failRemote(func(c *call) bool { return c.remoteNode == node }, nodeDown)
+}
+
+// failLost fails the calls routed to a Computer session of a node that was
+// reaped, with 503 as failNode.
+func (s *Server) failLost(node, sid, name, office string) {
+	s.failRemote(matchTarget(node, sid, name, office), nodeDown)
+}
+
+func nodeDown(c *call) *protocol.Error {
+	return protocol.NewUnavailable("computer %q is on a node that stopped answering", c.computerName).With("reason", "node_down")
 }
 
 // clusterShutdown tells the office members on other nodes that this node's

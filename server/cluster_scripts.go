@@ -80,15 +80,29 @@ end
 return 'ok'
 `)
 
-// lookupScript returns the entry holding a name and whether its node's
-// lease is live: {entry or false, 0|1}. ARGV: prefix, name.
+// lookupScript reads, in one step, the entries holding some names and
+// whether their nodes' leases are live, and whether some nodes' leases are
+// live: {entry or false, 0|1} per name, then 0|1 per node. ARGV: prefix,
+// the number of names, the names, the node ids.
 var lookupScript = redis.NewScript(`
-local p = ARGV[1]
-local cur = redis.call('GET', p .. 'name:' .. ARGV[2])
-if not cur then return {false, 0} end
-local ok, e = pcall(cjson.decode, cur)
-if not ok or type(e) ~= 'table' or type(e.node) ~= 'string' then return {cur, 0} end
-return {cur, redis.call('EXISTS', p .. 'lease:' .. e.node)}
+local p, n = ARGV[1], tonumber(ARGV[2])
+local out = {}
+for i = 3, 2 + n do
+  local cur = redis.call('GET', p .. 'name:' .. ARGV[i])
+  local live = 0
+  if cur then
+    local ok, e = pcall(cjson.decode, cur)
+    if ok and type(e) == 'table' and type(e.node) == 'string' then live = redis.call('EXISTS', p .. 'lease:' .. e.node) end
+  else
+    cur = false
+  end
+  table.insert(out, cur)
+  table.insert(out, live)
+end
+for i = 3 + n, #ARGV do
+  table.insert(out, redis.call('EXISTS', p .. 'lease:' .. ARGV[i]))
+end
+return out
 `)
 
 // membersScript lists an office's entries whose node is live, and whether

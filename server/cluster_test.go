@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 )
@@ -425,4 +427,69 @@ func TestClusterRedisRestart(t *testing.T) {
 	}, 3*wait, 200*time.Millisecond, "cross-node routing is back")
 	ok, reason = dial(t, n[1].url).join(protocol.RoleComputer, "local", "o2")
 	require.Contains(t, requireReason(t, ok, reason, protocol.CodeForbidden), "already registered")
+}
+
+// TestClusterForgedMessages publishes server-side messages straight to the
+// cluster's channel on Redis, as a compromised or buggy node could: the
+// ones with a field out of format or an unknown type are refused, so the
+// requests in flight they would have failed stay in flight until the
+// well-formed messages fail each with its own code. A long lease keeps the
+// heartbeat from recording the requests' targets meanwhile (with a
+// recorded target the malformed ones would not match anyway).
+func TestClusterForgedMessages(t *testing.T) {
+	r := startRedis(t)
+	n := startNodes(t, r, 2, server.WithNodeLease(60*time.Second))
+	c1 := dial(t, n[1].url).mustJoin(protocol.RoleComputer, "c1", "o1")
+	c2 := dial(t, n[1].url).mustJoin(protocol.RoleComputer, "c2", "o1")
+	agent := dial(t, n[0].url).mustJoin(protocol.RoleAgent, "a1", "o1")
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+	defer rdb.Close()
+	held := func(name string) (node, sid string) {
+		raw, err := rdb.Get(context.Background(), "{smcp}:name:"+name).Result()
+		require.NoError(t, err)
+		var e struct{ Node, Sid string }
+		require.NoError(t, json.Unmarshal([]byte(raw), &e))
+		return e.Node, e.Sid
+	}
+	node1, sid1 := held("c1")
+	_, sid2 := held("c2")
+
+	pending := map[string]chan []any{}
+	for _, c := range []struct {
+		p    *peer
+		name string
+	}{{c1, "c1"}, {c2, "c2"}} {
+		ch := make(chan []any, 1)
+		pending[c.name] = ch
+		go func() {
+			vals, _ := tryCall(agent, protocol.EventGetConfig, map[string]any{"agent": "a1", "computer": c.name, "req_id": "r-" + c.name}, 3*wait)
+			ch <- vals
+		}()
+		c.p.next(protocol.EventGetConfig) // in flight on node 1
+	}
+
+	const forger = "0123456789abcdef"
+	publish := func(msg map[string]any) {
+		raw, err := json.Marshal(map[string]any{
+			"uid": "forger", "nsp": protocol.Namespace, "type": 9, // SERVER_SIDE_EMIT
+			"data": map[string]any{"packet": []any{"smcp:cluster", msg}},
+		})
+		require.NoError(t, err)
+		require.NoError(t, rdb.SPublish(context.Background(), "smcp#"+protocol.Namespace+"#", raw).Err())
+	}
+	// Refused: each would fail a request if it were taken.
+	publish(map[string]any{"type": "computer_gone", "node": "not-a-node-id", "sid": sid1, "name": "c1", "office": "o1"})
+	publish(map[string]any{"type": "computer_lost", "node": forger, "sid": sid2, "name": "c2", "office": "o1", "dead": "not-a-node-id"})
+	publish(map[string]any{"type": "computer_lost", "node": forger, "sid": sid2, "name": "c2", "office": "o1"})
+	publish(map[string]any{"type": "computer_gone", "node": forger, "sid": sid1, "name": strings.Repeat("c", 300), "office": "o1"})
+	publish(map[string]any{"type": "fail_everything", "node": forger})
+	publish(map[string]any{"type": "computer_gone", "sid": sid1, "name": "c1", "office": "o1"})
+	// Taken: in order, after the refused ones.
+	publish(map[string]any{"type": "computer_lost", "node": forger, "sid": sid1, "name": "c1", "office": "o1", "dead": node1})
+	publish(map[string]any{"type": "computer_gone", "node": node1, "sid": sid2, "name": "c2", "office": "o1"})
+
+	e := requireError(t, <-pending["c1"], protocol.CodeUnavailable)
+	require.Equal(t, "node_down", e.Details["reason"])
+	e = requireError(t, <-pending["c2"], protocol.CodeNotFound)
+	require.Equal(t, "computer_disconnected", e.Details["reason"])
 }

@@ -9,6 +9,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.18.0
 	github.com/stretchr/testify v1.12.1
+	github.com/zishang520/socket.io/adapters/adapter/v3 v3.0.2
 	github.com/zishang520/socket.io/adapters/redis/v3 v3.0.2
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5
 	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.5
@@ -37,7 +38,6 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/xo/terminfo v1.2.0 // indirect
-	github.com/zishang520/socket.io/adapters/adapter/v3 v3.0.2 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect

@@ -18,7 +18,7 @@ type call struct {
 	agent        *session
 	computer     *session
 	computerName string
-	remoteNode   string // cluster mode: the node holding the Computer (computer is nil), once looked up
+	remoteNode   string // cluster mode: the node holding the Computer (computer is nil), once looked up (checkTargets)
 	remoteSid    string
 	office       string // cluster mode: the office the request was routed in
 	reply        *reply
@@ -53,9 +53,13 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 		}
 		timeout = time.Duration(secs*float64(time.Second)) + s.cfg.toolCallMargin
 	}
+	var forward any = payload
+	if raw != nil {
+		forward = raw // the bytes the Agent sent, already validated
+	}
 	c, err := s.admit(sess, info.Name, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
 	if err == errElsewhere {
-		s.routeRemote(sess, info, payload, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
+		s.routeRemote(sess, info, forward, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
 		return
 	}
 	if err != nil {
@@ -63,10 +67,6 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 		return
 	}
 	ack := socket.Ack(func(args []any, _ error) { s.answered(c, args) })
-	var forward any = payload
-	if raw != nil {
-		forward = raw // the bytes the Agent sent, already validated
-	}
 	if err := c.computer.sock.Emit(info.Name, forward, ack); err != nil {
 		s.finish(c, protocol.NewInternal("could not forward %s: %v", info.Name, err))
 	}
