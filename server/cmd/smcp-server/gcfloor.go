@@ -28,7 +28,7 @@ type gcFloor struct {
 }
 
 // defaultGCHeapFloor is --gc-heap-floor's default.
-const defaultGCHeapFloor = 32 << 20
+const defaultGCHeapFloor = 16 << 20
 
 // startGCFloor starts the tuning until ctx ends. floor 0 turns it off.
 func startGCFloor(ctx context.Context, floor uint64, getenv func(string) string) {

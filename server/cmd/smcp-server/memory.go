@@ -36,6 +36,10 @@ type memoryReleaser struct {
 	log       *slog.Logger
 	samples   []metrics.Sample
 	lastAlloc uint64
+	// residue is what the last release could not return (free pages the
+	// runtime keeps, seen up to 2 MB): only what a quiet process gathers
+	// beyond it counts, or it would release at every tick for nothing.
+	residue uint64
 }
 
 const (
@@ -70,11 +74,11 @@ func (r *memoryReleaser) tick() bool {
 	allocs, live, reclaimable := r.read()
 	recent := allocs - r.lastAlloc
 	r.lastAlloc = allocs
-	if recent >= max(live/100, minQuietBytes) || reclaimable < max(live/8, minReleaseBytes) {
+	if recent >= max(live/100, minQuietBytes) || reclaimable < r.residue+max(live/8, minReleaseBytes) {
 		return false
 	}
 	debug.FreeOSMemory()
-	r.lastAlloc, _, _ = r.read()
+	r.lastAlloc, _, r.residue = r.read()
 	r.log.Debug("returned free heap to the OS", "reclaimable_bytes", reclaimable, "live_bytes", live)
 	return true
 }

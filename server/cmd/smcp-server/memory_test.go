@@ -23,7 +23,10 @@ func TestMemoryReleaser(t *testing.T) {
 	require.False(t, r.tick(), "a tick right after the burst sees it: not quiet")
 	require.True(t, r.tick(), "the next tick is quiet and finds the burst's garbage")
 	_, _, reclaimable := r.read()
-	require.Less(t, reclaimable, uint64(minReleaseBytes), "the release returned it")
-	require.False(t, r.tick(), "nothing left to return")
+	// The runtime may keep a few free pages (up to 2 MB seen after other
+	// tests of this binary ran); the burst's 16 MB must be gone.
+	require.Less(t, reclaimable, uint64(4<<20), "the release returned the burst")
+	require.False(t, r.tick(), "nothing left to return beyond what the release could not")
+	require.False(t, r.tick(), "and the next quiet tick does not release again")
 	runtime.KeepAlive(sink)
 }
