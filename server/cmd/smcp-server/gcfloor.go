@@ -5,6 +5,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // gcFloor keeps the collector's heap goal at or above floor bytes while the
@@ -16,13 +20,21 @@ import (
 // After each collection gcFloor sets GOGC so that the next one starts no
 // earlier than at floor bytes of heap, and never lower than 100: with a
 // live heap above floor/2 nothing changes. The price is at most floor bytes
-// of garbage under load; once quiet, the memory releaser (memory.go, when
-// built in) returns it to the operating system.
+// of garbage under load; once quiet, the memory releaser (memory.go)
+// returns it to the operating system.
+//
+// The floor holds only while the Server routes requests (busy): routing
+// makes short-lived garbage, which a larger heap collects for less. A burst
+// of connections is different: its long-lived per-connection objects would
+// be spread over more pages among the garbage, and RSS after 30,000
+// connect/close cycles stayed 1–3 MB higher (spec/decisions.md, The
+// Server's connection layer and collector pacing).
 //
 // An operator's GOGC environment variable wins: gcFloor then does nothing.
 type gcFloor struct {
 	ctx     context.Context
 	floor   uint64
+	busy    func() bool
 	percent int
 	samples []metrics.Sample
 }
@@ -31,11 +43,11 @@ type gcFloor struct {
 const defaultGCHeapFloor = 16 << 20
 
 // startGCFloor starts the tuning until ctx ends. floor 0 turns it off.
-func startGCFloor(ctx context.Context, floor uint64, getenv func(string) string) {
+func startGCFloor(ctx context.Context, floor uint64, getenv func(string) string, busy func() bool) {
 	if floor == 0 || getenv("GOGC") != "" {
 		return
 	}
-	f := &gcFloor{ctx: ctx, floor: floor, percent: 100, samples: []metrics.Sample{
+	f := &gcFloor{ctx: ctx, floor: floor, busy: busy, percent: 100, samples: []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
 	}}
 	f.adjust()
@@ -77,11 +89,68 @@ const runtimeHeapMinimum = 4 << 20
 func (f *gcFloor) adjust() {
 	metrics.Read(f.samples)
 	live := f.samples[0].Value.Uint64()
-	p := percentFor(live, f.samples[1].Value.Uint64()+f.samples[2].Value.Uint64(), f.floor)
+	p := 100
+	if f.busy() {
+		p = percentFor(live, f.samples[1].Value.Uint64()+f.samples[2].Value.Uint64(), f.floor)
+	}
 	// Small moves are not worth a change of pacing.
 	if p == f.percent || (p > f.percent*9/10 && p < f.percent*11/10) {
 		return
 	}
 	f.percent = p
 	debug.SetGCPercent(p)
+}
+
+// routingLoad tells whether the Server routed at least minRoutingRate
+// requests a second over the last second, from its routed-requests
+// counter.
+type routingLoad struct {
+	reg  prometheus.Gatherer
+	last float64
+	busy atomic.Bool
+}
+
+const (
+	routedMetric   = "smcp_server_routed_requests_total"
+	minRoutingRate = 500 // requests a second
+)
+
+func watchRouting(ctx context.Context, reg prometheus.Gatherer) *routingLoad {
+	l := &routingLoad{reg: reg}
+	l.last = l.total()
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				n := l.total()
+				l.busy.Store(n-l.last >= minRoutingRate)
+				l.last = n
+			}
+		}
+	}()
+	return l
+}
+
+func (l *routingLoad) routing() bool { return l.busy.Load() }
+
+// total sums the routed-requests counter over its labels.
+func (l *routingLoad) total() float64 {
+	families, err := l.reg.Gather()
+	if err != nil {
+		return l.last
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != routedMetric {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			n += m.GetCounter().GetValue()
+		}
+	}
+	return n
 }

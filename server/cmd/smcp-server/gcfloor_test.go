@@ -5,9 +5,11 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,13 +29,25 @@ func TestPercentFor(t *testing.T) {
 // operator's GOGC or a zero floor turns it off.
 func TestGCFloorTunesAfterCollections(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	startGCFloor(context.Background(), 1<<20, func(string) string { return "50" })
+	startGCFloor(context.Background(), 1<<20, func(string) string { return "50" }, func() bool { return true })
 	runtime.GC()
 	time.Sleep(50 * time.Millisecond)
 	require.Equal(t, uint64(100), gogc(), "GOGC set: left alone")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	startGCFloor(ctx, 1<<30, func(string) string { return "" })
+	var busy atomic.Bool
+	busy.Store(true)
+	startGCFloor(ctx, 1<<30, func(string) string { return "" }, busy.Load)
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return gogc() > 100
+	}, 5*time.Second, 20*time.Millisecond)
+	busy.Store(false)
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return gogc() == 100
+	}, 5*time.Second, 20*time.Millisecond, "not routing: Go's default")
+	busy.Store(true)
 	require.Eventually(t, func() bool {
 		runtime.GC()
 		return gogc() > 100
@@ -49,4 +63,30 @@ func gogc() uint64 {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// TestRoutingLoad reads the routed-requests counter the Server registers:
+// busy while it grows by minRoutingRate a second, not once it stops.
+func TestRoutingLoad(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	routed := prometheus.NewCounterVec(prometheus.CounterOpts{Name: routedMetric}, []string{"event", "code"})
+	reg.MustRegister(routed)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := watchRouting(ctx, reg)
+	require.False(t, l.routing())
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+				routed.WithLabelValues("client:tool_call", "ok").Add(minRoutingRate / 50)
+			}
+		}
+	}()
+	require.Eventually(t, l.routing, 5*time.Second, 20*time.Millisecond)
+	close(stop)
+	require.Eventually(t, func() bool { return !l.routing() }, 5*time.Second, 20*time.Millisecond)
 }

@@ -152,7 +152,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	integer(&s.maxInFlight, "max-in-flight", server.DefaultMaxInFlight, "routed requests in flight per Agent and per Computer (over it: 429)")
 	integer(&s.maxOfficeSize, "max-office-size", server.DefaultMaxOfficeSize, "members of one office (over it: 4105)")
 	integer(&s.maxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "refused connects per connection before it is closed")
-	integer(&s.gcHeapFloor, "gc-heap-floor", defaultGCHeapFloor, "heap size below which the garbage collector does not start a cycle, while the live heap is small (0: Go's default pacing; ignored when GOGC is set)")
+	integer(&s.gcHeapFloor, "gc-heap-floor", defaultGCHeapFloor, "heap size below which the garbage collector does not start a cycle, while the Server routes 500+ requests a second and the live heap is small (0: Go's default pacing; ignored when GOGC is set)")
 
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -249,7 +249,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	startGCFloor(ctx, uint64(max(s.gcHeapFloor, 0)), getenv)
 	if s.debugListen == "" {
 		// Heap profiles are served only by the debug listener. Without it
 		// the runtime's sampling would only cost: its records are never
@@ -260,6 +259,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	startGCFloor(ctx, uint64(max(s.gcHeapFloor, 0)), getenv, watchRouting(ctx, reg).routing)
 	opts := []server.Option{
 		server.WithLogger(log),
 		server.WithMetrics(reg),
