@@ -33,10 +33,10 @@ type benchScenario struct {
 }
 
 var benchScenarios = []benchScenario{
-	{"tool_call, 1 KB answer, 1 in flight", "tool_call", 1, 1, 3000},
-	{"tool_call, 1 KB answer, 32 in flight", "tool_call", 1, 32, 10000},
-	{"get_tools, 9 KB answer, 32 in flight", "get_tools", 1, 32, 5000},
-	{"tool_call, 8 offices x 8 in flight", "tool_call", 8, 8, 10000},
+	{"tool_call, 1 KB answer, 1 in flight", "tool_call", 1, 1, 6000},
+	{"tool_call, 1 KB answer, 32 in flight", "tool_call", 1, 32, 20000},
+	{"get_tools, 9 KB answer, 32 in flight", "get_tools", 1, 32, 10000},
+	{"tool_call, 8 offices x 8 in flight", "tool_call", 8, 8, 20000},
 }
 
 // benchServer is one server under test: how to start it on a port.

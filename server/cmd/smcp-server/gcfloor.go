@@ -102,7 +102,8 @@ func (f *gcFloor) adjust() {
 }
 
 // routingLoad tells whether the Server routed at least minRoutingRate
-// requests a second over the last second, from its routed-requests
+// requests a second over the last tick (100 ms, so that the floor holds
+// within a fraction of a second of load), from its routed-requests
 // counter.
 type routingLoad struct {
 	reg  prometheus.Gatherer
@@ -113,13 +114,14 @@ type routingLoad struct {
 const (
 	routedMetric   = "smcp_server_routed_requests_total"
 	minRoutingRate = 500 // requests a second
+	routingTick    = 100 * time.Millisecond
 )
 
 func watchRouting(ctx context.Context, reg prometheus.Gatherer) *routingLoad {
 	l := &routingLoad{reg: reg}
 	l.last = l.total()
 	go func() {
-		t := time.NewTicker(time.Second)
+		t := time.NewTicker(routingTick)
 		defer t.Stop()
 		for {
 			select {
@@ -127,7 +129,7 @@ func watchRouting(ctx context.Context, reg prometheus.Gatherer) *routingLoad {
 				return
 			case <-t.C:
 				n := l.total()
-				l.busy.Store(n-l.last >= minRoutingRate)
+				l.busy.Store(n-l.last >= minRoutingRate*routingTick.Seconds())
 				l.last = n
 			}
 		}

@@ -257,12 +257,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// memory per connection).
 		runtime.MemProfileRate = 0
 	}
-	reg := prometheus.NewRegistry()
+	// The Server's own metrics have a registry of their own, which the
+	// collector pacing reads ten times a second without gathering the
+	// runtime and process metrics; /metrics serves both.
+	reg, srvReg := prometheus.NewRegistry(), prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	startGCFloor(ctx, uint64(max(s.gcHeapFloor, 0)), getenv, watchRouting(ctx, reg).routing)
+	startGCFloor(ctx, uint64(max(s.gcHeapFloor, 0)), getenv, watchRouting(ctx, srvReg).routing)
 	opts := []server.Option{
 		server.WithLogger(log),
-		server.WithMetrics(reg),
+		server.WithMetrics(srvReg),
 		server.WithRequestTimeout(s.requestTimeout),
 		server.WithToolCallMargin(s.toolCallMargin),
 		server.WithMaxPayloadBytes(s.maxPayload),
@@ -326,7 +329,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		_, _ = io.WriteString(w, `{"status":"ready"}`)
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(prometheus.Gatherers{reg, srvReg}, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
 		return err
