@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 )
@@ -69,11 +70,20 @@ func gogc() uint64 {
 // busy while it grows by minRoutingRate a second, not once it stops.
 func TestRoutingLoad(t *testing.T) {
 	reg := prometheus.NewRegistry()
+	tee := teeRouted(reg)
 	routed := prometheus.NewCounterVec(prometheus.CounterOpts{Name: routedMetric}, []string{"event", "code"})
-	reg.MustRegister(routed)
+	other := prometheus.NewCounter(prometheus.CounterOpts{Name: "smcp_server_other_total"})
+	tee.MustRegister(other, routed)
+	routed.WithLabelValues("client:tool_call", "ok").Add(3)
+	routed.WithLabelValues("client:get_tools", "404").Add(2)
+	other.Add(100)
+	all, err := reg.Gather()
+	require.NoError(t, err)
+	require.Len(t, all, 2, "everything is served by the main registry")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l := watchRouting(ctx, reg)
+	l := watchRouting(ctx, tee)
+	require.Equal(t, 5.0, l.total(), "the routed counter alone, over its labels")
 	require.False(t, l.routing())
 	stop := make(chan struct{})
 	go func() {
@@ -89,4 +99,13 @@ func TestRoutingLoad(t *testing.T) {
 	require.Eventually(t, l.routing, 5*time.Second, 20*time.Millisecond)
 	close(stop)
 	require.Eventually(t, func() bool { return !l.routing() }, 5*time.Second, 20*time.Millisecond)
+}
+
+// The Server's own routed-requests counter is the one the tee keeps.
+func TestRoutedTeeFindsTheServersCounter(t *testing.T) {
+	tee := teeRouted(prometheus.NewRegistry())
+	srv, err := server.New(server.WithAPIKeys("k"), server.WithMetrics(tee))
+	require.NoError(t, err)
+	defer srv.Close(context.Background())
+	require.NotNil(t, tee.routed.Load(), "no collector named %s was registered", routedMetric)
 }

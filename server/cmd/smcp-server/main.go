@@ -257,11 +257,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// memory per connection).
 		runtime.MemProfileRate = 0
 	}
-	// The Server's own metrics have a registry of their own, which the
-	// collector pacing reads ten times a second without gathering the
-	// runtime and process metrics; /metrics serves both.
-	reg, srvReg := prometheus.NewRegistry(), prometheus.NewRegistry()
+	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srvReg := teeRouted(reg)
 	startGCFloor(ctx, uint64(max(s.gcHeapFloor, 0)), getenv, watchRouting(ctx, srvReg).routing)
 	opts := []server.Option{
 		server.WithLogger(log),
@@ -329,7 +327,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		_, _ = io.WriteString(w, `{"status":"ready"}`)
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(prometheus.Gatherers{reg, srvReg}, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
 		return err
