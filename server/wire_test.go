@@ -106,6 +106,7 @@ var wireSeeds = []string{
 	`2/smcp,5[ "a" , {"s":"x,]\\\"}{["} , [1,[2,{"k":[]}]] , "\\\\" ]`,
 	`3/smcp,6[ ]`,
 	`3/smcp,6[{"t":"\u005d,"}, -0.5e-3 ,false]`,
+	`2/,[1,1e400]`, // beyond float64: raw it passes, decoded it does not
 }
 
 // checkEncodeRoundTrip encodes what wireParser decoded (arguments raw) with
@@ -119,7 +120,13 @@ func checkEncodeRoundTrip(t *testing.T, s string) {
 		return
 	}
 	want, err := libDecode(s)
-	require.NoError(t, err, "%q", s)
+	if err != nil || want == nil {
+		// The raw decoder keeps arguments undecoded, so it also takes
+		// numbers beyond float64 that the library's decoder refuses
+		// (checkSameAsLibrary compares the decoded values): the round trip
+		// is defined for packets both accept.
+		return
+	}
 	bufs := wireParser{}.NewEncoder().Encode(got)
 	require.Len(t, bufs, 1, "%q", s)
 	again, err := libDecode(bufs[0].String())
