@@ -166,20 +166,11 @@ const (
 func watchRouting(ctx context.Context, tee *routedTee) *routingLoad {
 	l := &routingLoad{tee: tee, ch: make(chan prometheus.Metric, 16)}
 	l.last = l.total()
-	go func() {
-		t := time.NewTicker(routingTick)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				n := l.total()
-				l.busy.Store(n-l.last >= minRoutingRate*routingTick.Seconds())
-				l.last = n
-			}
-		}
-	}()
+	go tickUntil(ctx, routingTick, func() {
+		n := l.total()
+		l.busy.Store(n-l.last >= minRoutingRate*routingTick.Seconds())
+		l.last = n
+	})
 	return l
 }
 

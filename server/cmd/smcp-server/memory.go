@@ -85,14 +85,19 @@ func (r *memoryReleaser) tick() bool {
 
 // run ticks every interval until ctx ends.
 func (r *memoryReleaser) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
+	tickUntil(ctx, every, func() { r.tick() })
+}
+
+// tickUntil calls fn every d until ctx ends.
+func tickUntil(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			r.tick()
+			fn()
 		}
 	}
 }
