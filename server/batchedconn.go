@@ -10,7 +10,7 @@ import (
 )
 
 // This file holds the Server's write batching and read buffering below the
-// websocket library (docs/performance.md, "System calls").
+// websocket library (docs/performance.md, "Second round").
 //
 // The Engine.IO transport writes every packet as its own websocket message,
 // and gorilla/websocket, with the 1 KB write buffer the library configures,

@@ -14,7 +14,7 @@ import (
 )
 
 // gcFloor keeps the collector's heap goal at or above floor bytes while the
-// live heap is small (docs/performance.md, "Collector pacing").
+// live heap is small (docs/performance.md, "Second round").
 //
 // At the default GOGC=100 the collector runs whenever the heap doubles. A
 // routing Server's live heap is a few megabytes: under load it collected
