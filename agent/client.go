@@ -52,10 +52,7 @@ type Client struct {
 	ctx      context.Context // the Client's lifetime, cancelled by Close
 	cancel   context.CancelFunc
 	closedCh chan struct{}
-	wg       sync.WaitGroup
 	closeMu  sync.Once
-	spawnMu  sync.Mutex
-	noSpawn  bool // Close began: goOwned starts nothing more
 
 	tools    *toolCache
 	notifier *notifier
@@ -250,31 +247,13 @@ func (c *Client) Close() error {
 		c.mu.Unlock()
 		c.cancel()
 		close(c.closedCh)
-		c.conn.Close(closeDrain)
-		c.spawnMu.Lock()
-		c.noSpawn = true
-		c.spawnMu.Unlock()
-		c.wg.Wait()
+		c.conn.Close(closeDrain) // waits for the goroutines started with c.conn.Go
 	})
 	return nil
 }
 
 // closeDrain bounds how long Close waits for queued packets to be written.
 const closeDrain = time.Second
-
-// goOwned runs fn on a goroutine owned by the Client, unless Close began.
-func (c *Client) goOwned(fn func()) {
-	c.spawnMu.Lock()
-	defer c.spawnMu.Unlock()
-	if c.noSpawn {
-		return
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		fn()
-	}()
-}
 
 // setStateLocked moves to st and opens or closes readyCh accordingly.
 func (c *Client) setStateLocked(st connState) {
@@ -332,7 +311,7 @@ func (c *Client) onConnect() {
 	c.mu.Unlock()
 	c.log.Info("reconnected; rejoining the office", "office", office, "sid", c.sock.Id())
 	// Never wait for an ack on the event queue: rejoin on our own goroutine.
-	c.goOwned(func() { c.rejoin(gen, office) })
+	c.conn.Go(func() { c.rejoin(gen, office) })
 }
 
 // rejoin joins office again after a reconnection, retrying a few times: the

@@ -101,7 +101,7 @@ func (n *notifier) register(sock *sio.Socket) {
 
 // start runs the dispatcher; it and the refreshes end with the Client's
 // context, and Close waits for them.
-func (n *notifier) start() { n.c.goOwned(n.dispatch) }
+func (n *notifier) start() { n.c.conn.Go(n.dispatch) }
 
 // receive runs on the Socket.IO event queue: validate, decode, enqueue.
 func (n *notifier) receive(event string, args []any) {
@@ -290,7 +290,7 @@ func (n *notifier) schedule(computer string, bits dirty) {
 		return
 	}
 	r.running = true
-	n.c.goOwned(func() { n.run(computer, r) })
+	n.c.conn.Go(func() { n.run(computer, r) })
 }
 
 // forget drops the work owed to a Computer that left.

@@ -256,7 +256,7 @@ func (c *Conn) Connect(ctx context.Context) error {
 	if err := c.probe(ctx); err != nil {
 		return err
 	}
-	c.goOwned(c.watchConnection)
+	c.Go(c.watchConnection)
 	// Socket.Connect dials synchronously (bounded by the engine's
 	// handshake timeout); Close cannot interrupt the dial, so this
 	// goroutine is not waited for: it ends with the dial.
@@ -341,7 +341,10 @@ func (c *Conn) flush(limit time.Duration) {
 	}
 }
 
-func (c *Conn) goOwned(fn func()) {
+// Go runs fn on a goroutine the Conn owns: Close waits for it to return
+// (so fn must end when the Conn's user closes, for example on its own
+// context). Once Close has begun, Go starts nothing.
+func (c *Conn) Go(fn func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
