@@ -19,6 +19,7 @@ import (
 	clusteradapter "github.com/zishang520/socket.io/adapters/adapter/v3"
 	sioredis "github.com/zishang520/socket.io/adapters/redis/v3"
 	"github.com/zishang520/socket.io/adapters/redis/v3/adapter"
+	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 )
 
@@ -79,6 +80,7 @@ type cluster struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	peers  atomic.Int64
+	pub    *publisher
 	up     atomic.Bool // the last Redis operation succeeded
 
 	lastAdapterErr atomic.Int64 // unix ns of the last adapter error logged
@@ -148,7 +150,13 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	// a standalone Redis) per office a node has members in, which clients
 	// would control.
 	opts.SetSubscriptionMode(sioredis.StaticSubscriptionMode)
-	return cl, &answerAdapterBuilder{redis: rc, opts: opts}, nil
+	cl.pub = &publisher{rdb: cl.rdb, ctx: cl.ctx, fail: func(err error) {
+		if cl.ctx.Err() == nil {
+			_ = cl.note(err)
+			cl.s.log.Warn("cluster messages not sent", "error", err.Error())
+		}
+	}}
+	return cl, &answerAdapterBuilder{redis: rc, opts: opts, pub: cl.pub}, nil
 }
 
 // answerAdapter is the library's sharded Redis adapter with one change,
@@ -160,8 +168,28 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 // for the Agent — most of the hop's CPU for a large answer. The requesting
 // node checks that every such string is one JSON value before relaying it
 // (answeredRemote). Every node of a cluster must run this version.
+//
+// The second change: messages are handed to the node's publisher, which
+// sends them in order without making the adapter's goroutines wait for
+// Redis (cluster_publish.go). They are encoded as the library encodes them
+// (JSON; MessagePack only for binary data, which SMCP never carries and the
+// Server refuses, left to the library) to the same channels: the
+// namespace's main channel, and the requester's response channel.
 type answerAdapter struct {
 	adapter.ShardedRedisAdapter
+	pub     *publisher
+	channel string // the namespace's main channel
+}
+
+func (a *answerAdapter) DoPublish(m *clusteradapter.ClusterMessage) (clusteradapter.Offset, error) {
+	if parser.HasBinary(m.Data) {
+		return a.ShardedRedisAdapter.DoPublish(m)
+	}
+	payload, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("failed to encode message: %w", err)
+	}
+	return "", a.pub.publish(a.channel, payload)
 }
 
 func (a *answerAdapter) DoPublishResponse(to clusteradapter.ServerId, r *clusteradapter.ClusterResponse) error {
@@ -175,18 +203,27 @@ func (a *answerAdapter) DoPublishResponse(to clusteradapter.ServerId, r *cluster
 		}
 		r.Data = &clusteradapter.BroadcastAck{RequestId: d.RequestId, Packet: packet}
 	}
-	return a.ShardedRedisAdapter.DoPublishResponse(to, r)
+	if parser.HasBinary(r.Data) {
+		return a.ShardedRedisAdapter.DoPublishResponse(to, r)
+	}
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("failed to encode response: %w", err)
+	}
+	return a.pub.publish(a.channel+string(to)+"#", payload)
 }
 
 // answerAdapterBuilder builds an answerAdapter for a namespace.
 type answerAdapterBuilder struct {
 	redis *sioredis.RedisClient
 	opts  adapter.ShardedRedisAdapterOptionsInterface
+	pub   *publisher
 }
 
 func (b *answerAdapterBuilder) New(nsp socket.Namespace) socket.Adapter {
 	inner := adapter.MakeShardedRedisAdapter()
-	a := &answerAdapter{inner}
+	// The channel names of the library's sharded adapter.
+	a := &answerAdapter{ShardedRedisAdapter: inner, pub: b.pub, channel: channelPrefix + "#" + nsp.Name() + "#"}
 	inner.Prototype(a)
 	inner.SetRedis(b.redis)
 	inner.SetOpts(b.opts)
@@ -195,15 +232,22 @@ func (b *answerAdapterBuilder) New(nsp socket.Namespace) socket.Adapter {
 }
 
 // fromNode reads the values of a Computer's answer relayed by another node
-// (answerAdapter): each must be a string holding one JSON value.
+// (answerAdapter): each must be a string holding one JSON value. Raw
+// values come from a Computer on this node (wireParser), as is.
 func fromNode(args []any) ([]any, bool) {
 	out := make([]any, len(args))
 	for i, v := range args {
-		text, ok := v.(string)
-		if !ok || !json.Valid([]byte(text)) {
+		switch v := v.(type) {
+		case json.RawMessage:
+			out[i] = v
+		case string:
+			if !json.Valid([]byte(v)) {
+				return nil, false
+			}
+			out[i] = json.RawMessage(v)
+		default:
 			return nil, false
 		}
-		out[i] = json.RawMessage(text)
 	}
 	return out, true
 }
@@ -277,6 +321,17 @@ func (cl *cluster) heartbeat(ctx context.Context) ([]string, error) {
 		cl.resync(ctx)
 	}
 	return dead, nil
+}
+
+// sawPeers raises the number of live nodes to n when more nodes than that
+// answered a request; the next heartbeat counts them again.
+func (cl *cluster) sawPeers(n int64) {
+	for {
+		old := cl.peers.Load()
+		if old >= n || cl.peers.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 // loop renews the lease every third of it, retries failed releases, and
@@ -635,12 +690,14 @@ func (cl *cluster) ready(ctx context.Context) error {
 // close releases the node's sessions in Redis and stops the heartbeat;
 // the adapter is closed with the Socket.IO server, then the client.
 func (cl *cluster) close(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisOpTimeout)
+	defer cancel()
+	cl.pub.flush(rctx) // what the node told the others before closing
 	cl.mu.Lock()
 	cl.cancel()
 	cl.mu.Unlock()
 	cl.wg.Wait()
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisOpTimeout)
-	defer cancel()
+	cl.pub.flush(rctx) // a batch sent meanwhile ends with cl.ctx
 	cl.reap(rctx, cl.node, true)
 }
 

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // This file holds what the office and routing handlers do in cluster mode
@@ -106,27 +108,55 @@ func computerRoom(office, name string) socket.Room {
 	return socket.Room(fmt.Sprintf("computer:%d:%s:%d:%s", len(office), office, len(name), name))
 }
 
+// remoteWait is how long a request sent to another node waits for a node
+// to count its Computer before the cluster state is asked where it is, and
+// how long a Computer the state places on a live node, but that no node
+// counted, is given before the request fails as not confirmed.
+const remoteWait = time.Second
+
+// remote is what a node knows of a request it sent to the other nodes,
+// guarded by Server.mu.
+type remote struct {
+	expected int  // nodes expected to count: the live nodes when it was sent
+	reported int  // nodes that counted
+	reached  bool // a node counted the Computer: its answer is awaited
+	timer    *time.Timer
+}
+
 // routeRemote routes a request to a Computer that is not on this node: the
 // same checks and answers as on one node, then the Socket.IO adapter's
-// cross-node emit to the room of that office and name, whose single ack
-// comes back here. No Computer in the room on any node: 404, as for an
-// unknown name. Nothing else reaches Redis on the request's path: which
-// node holds the Computer is looked up by the heartbeat, for the calls
-// still in flight then (cluster.go, checkTargets), so that the request
-// fails with 503 once that node's lease has expired. forward is the
-// request as the Agent sent it (its bytes when it came from the wire).
+// cross-node broadcast with acknowledgement to the room of that office and
+// name (computerRoom), which exists on at most one node. Each node reports
+// how many of its clients it reached and the Computer's ack comes back
+// here; the answer is relayed as soon as it arrives. Nothing else reaches
+// Redis on the request's path: the adapter's own completeness check (every
+// subscribed node counted, every counted client answered) would first ask
+// Redis how many nodes there are, one more round trip per request, and
+// wait for the slowest node's count. The number of nodes comes from the
+// heartbeat instead (cluster.peers), and only decides when "no node has
+// it" is known. Then, or when no node has counted the Computer within
+// remoteWait, the cluster state says where it is (remoteMissed): nowhere
+// in this office is 404, as on one node; on a node whose lease expired is
+// 503 at once. Which node holds a Computer that was reached is looked up by
+// the heartbeat for the calls still in flight then (cluster.go,
+// checkTargets), so that the request fails with 503 once that node's lease
+// has expired. forward is the request as the Agent sent it (its bytes when
+// it came from the wire).
 func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, forward any, agent, computer, reqID string, r *reply, timeout time.Duration) {
 	c, perr := s.admitRemote(sess, info.Name, agent, computer, reqID, r, timeout)
 	if perr != nil {
 		s.refuse(sess, info.Name, reqID, r, perr)
 		return
 	}
-	ack := socket.Ack(func(args []any, err error) { s.answeredRemote(c, args, err) })
 	// The adapter's own timer only frees its state: the Server's timer
 	// answers first.
-	if err := s.nsp.To(computerRoom(c.office, computer)).Timeout(timeout+time.Second).Emit(info.Name, forward, ack); err != nil {
-		s.finish(c, protocol.NewInternal("could not forward %s: %v", info.Name, err))
-	}
+	t := timeout + time.Second
+	packet := &parser.Packet{Type: parser.EVENT, Data: []any{info.Name, forward}}
+	s.nsp.Adapter().BroadcastWithAck(packet, &socket.BroadcastOptions{
+		Rooms:  types.NewSet(computerRoom(c.office, computer)),
+		Except: types.NewSet[socket.Room](),
+		Flags:  &socket.BroadcastFlags{Timeout: &t},
+	}, func(n uint64) { s.remoteCounted(c, n) }, func(args []any, _ error) { s.remoteAnswered(c, args) })
 }
 
 func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string, r *reply, timeout time.Duration) (*call, *protocol.Error) {
@@ -138,7 +168,7 @@ func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string
 	if err := s.checkAgentLocked(sess, agent, event); err != nil {
 		return nil, err
 	}
-	if !s.cl.up.Load() { // the emit could not reach another node
+	if !s.cl.up.Load() || s.cl.pub.congested() { // the request could not reach another node
 		return nil, protocol.NewUnavailable("cluster state unreachable; try again")
 	}
 	if len(sess.outbound) >= s.cfg.maxInFlight {
@@ -148,30 +178,62 @@ func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string
 		return nil, protocol.NewUnavailable("this agent is not reading its connection")
 	}
 	c := &call{event: event, reqID: reqID, agent: sess, computerName: computer, office: sess.office, reply: r}
+	c.rem = &remote{expected: max(1, int(s.cl.peers.Load()))}
+	c.rem.timer = time.AfterFunc(remoteWait, func() { s.remoteMissed(c, false) })
 	s.startCallLocked(c, timeout)
 	return c, nil
 }
 
-// answeredRemote receives the adapter's merged acks: one entry per client
-// that answered. None: no node counted a Computer of that name in the
-// office. Then the lookup decides: no such Computer is 404, as on one
-// node; a Computer registered there on a live node means the adapter's
-// count missed it (Redis Pub/Sub delivers at most once), and the request
-// may or may not have reached it: 503 with reason "not_confirmed", at once,
-// instead of a 404 that would be wrong or a wait for the timeout.
-func (s *Server) answeredRemote(c *call, args []any, err error) {
-	if len(args) > 0 {
-		vals, ok := fromNode(args)
-		if !ok {
-			s.finishLogged(c, protocol.NewInternal("the answer of computer %q came from its node unreadable", c.computerName))
-			return
-		}
-		s.answered(c, vals)
+// remoteCounted receives one node's count of the clients it sent the
+// request to.
+func (s *Server) remoteCounted(c *call, n uint64) {
+	s.mu.Lock()
+	r := c.rem
+	if c.done || r.reached {
+		s.mu.Unlock()
 		return
 	}
-	if err != nil {
-		return // the adapter timed out: the Server's own timer answers
+	r.reported++
+	if r.reported > r.expected {
+		// A node joined since the last heartbeat: count it from now on.
+		s.cl.sawPeers(int64(r.reported))
 	}
+	if n > 0 {
+		r.reached = true
+		r.timer.Stop()
+	}
+	none := !r.reached && r.reported >= r.expected
+	if none {
+		r.timer.Stop()
+	}
+	s.mu.Unlock()
+	if none {
+		s.remoteMissed(c, true)
+	}
+}
+
+// remoteAnswered receives the Computer's ack: from another node, each value
+// is a string holding the JSON text the Computer sent (answerAdapter); from
+// this node (a Computer that joined here meanwhile), the raw values.
+func (s *Server) remoteAnswered(c *call, args []any) {
+	vals, ok := fromNode(args)
+	if !ok {
+		s.finishLogged(c, protocol.NewInternal("the answer of computer %q came from its node unreadable", c.computerName))
+		return
+	}
+	s.answered(c, vals)
+}
+
+// remoteMissed asks the cluster state where the Computer is when no node
+// has counted it: every node reported none (all), or remoteWait passed.
+// Nowhere in the office: 404, as on one node. On a node whose lease
+// expired: 503 at once. On a live node: the request may or may not reach
+// it (a node that joined since the last heartbeat, a Computer joining or
+// leaving, a message lost: Redis Pub/Sub delivers at most once); it is
+// given remoteWait more for a count, then fails with 503 "not_confirmed"
+// if every node had reported none, instead of a 404 that would be wrong
+// or a wait for its timeout. Otherwise the heartbeat watches its node.
+func (s *Server) remoteMissed(c *call, all bool) {
 	s.cl.spawn(func() {
 		e, alive, lerr := s.cl.lookupName(c.computerName)
 		switch {
@@ -184,11 +246,31 @@ func (s *Server) answeredRemote(c *call, args []any, err error) {
 				s.log.Warn("request failed: the computer's node lease has expired", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "node", e.Node)
 			}
 		default:
-			if s.finish(c, protocol.NewUnavailable("delivery of %s to computer %q could not be confirmed; try again", c.event, c.computerName).With("reason", "not_confirmed")) {
-				s.log.Warn("cross-node delivery not confirmed", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "node", e.Node)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if c.done || c.rem.reached {
+				return
+			}
+			c.remoteNode, c.remoteSid = e.Node, e.Sid
+			if all {
+				c.rem.timer = time.AfterFunc(remoteWait, func() { s.notConfirmed(c, e.Node) })
 			}
 		}
 	})
+}
+
+// notConfirmed fails a request no node counted although its Computer is
+// registered on a live node.
+func (s *Server) notConfirmed(c *call, node string) {
+	s.mu.Lock()
+	reached := c.rem.reached
+	s.mu.Unlock()
+	if reached {
+		return
+	}
+	if s.finish(c, protocol.NewUnavailable("delivery of %s to computer %q could not be confirmed; try again", c.event, c.computerName).With("reason", "not_confirmed")) {
+		s.log.Warn("cross-node delivery not confirmed", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "node", node)
+	}
 }
 
 // failRemote answers at once the calls routed to other nodes that match.

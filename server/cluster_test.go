@@ -493,3 +493,38 @@ func TestClusterForgedMessages(t *testing.T) {
 	e = requireError(t, <-pending["c2"], protocol.CodeNotFound)
 	require.Equal(t, "computer_disconnected", e.Details["reason"])
 }
+
+// TestClusterPeerCount routes across nodes while the number of live nodes
+// a node knows from its heartbeat is wrong, both ways: a node started after
+// the last heartbeat (the request reaches its Computer and is answered, not
+// refused as unconfirmed), and a node killed before its lease expired (a
+// request for a name no node has is answered 404 without waiting for the
+// lease or the request's timeout).
+func TestClusterPeerCount(t *testing.T) {
+	r := startRedis(t)
+	// A lease of a minute: no heartbeat corrects the count during the test.
+	opts := []server.Option{server.WithNodeLease(time.Minute), server.WithRequestTimeout(30 * time.Second)}
+	first := startNode(t, r, opts...)
+	agent := dial(t, first.url).mustJoin(protocol.RoleAgent, "a1", "o1")
+	late := startNodes(t, r, 2, opts...)
+	c1 := dial(t, late[0].url).mustJoin(protocol.RoleComputer, "c1", "o1")
+	agent.next(protocol.NotifyEnterOffice)
+	c1.answer(protocol.EventGetTools, toolsAnswer)
+	for i := range 3 {
+		vals, err := tryCall(agent, protocol.EventGetTools, getTools("a1", "c1", fmt.Sprint("late-", i)), 10*time.Second)
+		require.NoError(t, err)
+		_, isErr := errorCode(vals)
+		require.False(t, isErr, "answer from a node the sender had not counted: %v", vals)
+	}
+
+	late[1].kill()
+	start := time.Now()
+	vals, err := tryCall(agent, protocol.EventGetTools, getTools("a1", "ghost", "dead-counted"), 20*time.Second)
+	require.NoError(t, err)
+	requireError(t, vals, protocol.CodeNotFound)
+	t.Logf("404 with a dead node still counted after %v", time.Since(start).Round(time.Millisecond))
+	vals, err = tryCall(agent, protocol.EventGetTools, getTools("a1", "c1", "after-kill"), 10*time.Second)
+	require.NoError(t, err)
+	_, isErr := errorCode(vals)
+	require.False(t, isErr, "answer with a dead node still counted: %v", vals)
+}

@@ -20,7 +20,8 @@ type call struct {
 	computerName string
 	remoteNode   string // cluster mode: the node holding the Computer (computer is nil), once looked up (checkTargets)
 	remoteSid    string
-	office       string // cluster mode: the office the request was routed in
+	office       string  // cluster mode: the office the request was routed in
+	rem          *remote // cluster mode: a request sent to the other nodes
 	reply        *reply
 	timer        *time.Timer
 	started      time.Time
@@ -194,6 +195,9 @@ func (s *Server) finish(c *call, value any) bool {
 func (s *Server) removeCallLocked(c *call) {
 	c.done = true
 	c.timer.Stop()
+	if c.rem != nil {
+		c.rem.timer.Stop()
+	}
 	delete(s.calls, c)
 	delete(c.agent.outbound, c)
 	if c.computer != nil {
