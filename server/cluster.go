@@ -21,6 +21,7 @@ import (
 	"github.com/zishang520/socket.io/adapters/redis/v3/adapter"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
 // DefaultNodeLease is how long a cluster node holds its sessions without
@@ -81,9 +82,12 @@ type cluster struct {
 	wg     sync.WaitGroup
 	peers  atomic.Int64
 	pub    *publisher
-	up     atomic.Bool // the last Redis operation succeeded
+
+	recounting atomic.Bool // a heartbeat run by recount is under way
+	up         atomic.Bool // the last Redis operation succeeded
 
 	lastAdapterErr atomic.Int64 // unix ns of the last adapter error logged
+	lastPublishErr atomic.Int64 // unix ns of the last publisher error logged
 
 	mu      sync.Mutex
 	pending []entry // releases that failed while Redis was unreachable
@@ -151,27 +155,47 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	// would control.
 	opts.SetSubscriptionMode(sioredis.StaticSubscriptionMode)
 	cl.pub = &publisher{rdb: cl.rdb, ctx: cl.ctx, fail: func(err error) {
-		if cl.ctx.Err() == nil {
+		if cl.ctx.Err() != nil {
+			return
+		}
+		if !errors.Is(err, errPublishCongested) {
 			_ = cl.note(err)
+		}
+		if now := time.Now().UnixNano(); now-cl.lastPublishErr.Swap(now) > int64(time.Second) {
 			cl.s.log.Warn("cluster messages not sent", "error", err.Error())
 		}
 	}}
 	return cl, &answerAdapterBuilder{redis: rc, opts: opts, pub: cl.pub}, nil
 }
 
-// answerAdapter is the library's sharded Redis adapter with one change,
+// answerAdapter is the library's sharded Redis adapter with two changes,
 // made through the prototype hook the adapter offers (it publishes through
-// its prototype's DoPublishResponse): a Computer's answer to a request from
-// another node is published as the JSON text the Computer sent, in a JSON
-// string, instead of as that text inlined, which the requesting node's
-// adapter would decode into generic values for the Server to encode again
-// for the Agent — most of the hop's CPU for a large answer. The requesting
-// node checks that every such string is one JSON value before relaying it
-// (answeredRemote). Every node of a cluster must run this version.
+// its prototype's DoPublish and DoPublishResponse).
 //
-// The second change: messages are handed to the node's publisher, which
-// sends them in order without making the adapter's goroutines wait for
-// Redis (cluster_publish.go). They are encoded as the library encodes them
+// A Computer's answer to a request from another node crosses as the JSON
+// text the Computer sent, as a MessagePack binary string, instead of that
+// text inlined in the adapter's JSON message: the requesting node's adapter
+// would decode it into generic values for the Server to encode again for
+// the Agent, and checks and copies the whole message twice before that.
+// The library's decoder reads MessagePack messages too (it tells them from
+// JSON by their first byte); the requesting node checks that every such
+// value is one JSON value before relaying it (fromNode). Every node of a
+// cluster must run this version.
+//
+// A node that reached the Computer holds its client count for countDelay
+// and drops it if the answer is published meanwhile: the requesting node
+// relays the answer without it, and needs the counts only to know when no
+// node has the Computer, or that a slow one was reached (routeRemote, the
+// Server's only cross-node emit with acknowledgement). That is one message
+// less per request, and the answer no longer waits behind the count's round
+// trip.
+//
+// Messages are handed to the node's publisher, which sends them in order,
+// as few round trips as possible (cluster_publish.go): routed requests and
+// the answers to other nodes' requests without making the adapter's
+// goroutines wait for Redis; the others (notifications, room changes,
+// server-side messages) before the call returns, as the library does, so
+// that what a client does next cannot overtake them. The others are encoded as the library encodes them
 // (JSON; MessagePack only for binary data, which SMCP never carries and the
 // Server refuses, left to the library) to the same channels: the
 // namespace's main channel, and the requester's response channel.
@@ -179,6 +203,9 @@ type answerAdapter struct {
 	adapter.ShardedRedisAdapter
 	pub     *publisher
 	channel string // the namespace's main channel
+
+	mu   sync.Mutex
+	held map[string]*time.Timer // counts held by request id (holdCount)
 }
 
 func (a *answerAdapter) DoPublish(m *clusteradapter.ClusterMessage) (clusteradapter.Offset, error) {
@@ -189,24 +216,85 @@ func (a *answerAdapter) DoPublish(m *clusteradapter.ClusterMessage) (clusteradap
 	if err != nil {
 		return "", fmt.Errorf("failed to encode message: %w", err)
 	}
-	return "", a.pub.publish(a.channel, payload)
+	if d, ok := m.Data.(*clusteradapter.BroadcastMessage); ok && m.Type == clusteradapter.BROADCAST && d.RequestId != nil {
+		return "", a.pub.publish(a.channel, payload) // a routed request: its answer is awaited
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
+	defer cancel()
+	return "", a.pub.publishWait(ctx, a.channel, payload)
 }
 
 func (a *answerAdapter) DoPublishResponse(to clusteradapter.ServerId, r *clusteradapter.ClusterResponse) error {
+	if d, ok := r.Data.(*clusteradapter.BroadcastClientCount); ok && r.Type == clusteradapter.BROADCAST_CLIENT_COUNT && d.ClientCount > 0 {
+		if a.holdCount(d.RequestId, func() { _ = a.publishResponse(to, r) }) {
+			return nil
+		}
+	}
+	if d, ok := r.Data.(*clusteradapter.BroadcastAck); ok && r.Type == clusteradapter.BROADCAST_ACK {
+		a.dropCount(d.RequestId)
+	}
+	return a.publishResponse(to, r)
+}
+
+// countDelay is how long a node holds the client count of a request it
+// delivered before publishing it: the answer usually comes first, and then
+// the count is never sent.
+const countDelay = 250 * time.Millisecond
+
+// maxHeldCounts bounds the counts held at once; past it they are published
+// at once.
+const maxHeldCounts = 1 << 16
+
+// holdCount keeps a positive count for countDelay, then publish runs it,
+// unless the answer was published first; false if too many are held.
+func (a *answerAdapter) holdCount(id string, publish func()) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.held) >= maxHeldCounts {
+		return false
+	}
+	if a.held == nil {
+		a.held = map[string]*time.Timer{}
+	}
+	a.held[id] = time.AfterFunc(countDelay, func() {
+		a.mu.Lock()
+		_, ok := a.held[id]
+		delete(a.held, id)
+		a.mu.Unlock()
+		if ok {
+			publish()
+		}
+	})
+	return true
+}
+
+func (a *answerAdapter) dropCount(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t, ok := a.held[id]; ok {
+		t.Stop()
+		delete(a.held, id)
+	}
+}
+
+func (a *answerAdapter) publishResponse(to clusteradapter.ServerId, r *clusteradapter.ClusterResponse) error {
+	var payload []byte
+	var err error
 	if d, ok := r.Data.(*clusteradapter.BroadcastAck); ok && r.Type == clusteradapter.BROADCAST_ACK {
 		packet := make([]any, len(d.Packet))
 		for i, v := range d.Packet {
 			if raw, ok := v.(json.RawMessage); ok {
-				v = string(raw)
+				v = []byte(raw)
 			}
 			packet[i] = v
 		}
 		r.Data = &clusteradapter.BroadcastAck{RequestId: d.RequestId, Packet: packet}
-	}
-	if parser.HasBinary(r.Data) {
+		payload, err = utils.MsgPack().Encode(r)
+	} else if parser.HasBinary(r.Data) {
 		return a.ShardedRedisAdapter.DoPublishResponse(to, r)
+	} else {
+		payload, err = json.Marshal(r)
 	}
-	payload, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("failed to encode response: %w", err)
 	}
@@ -232,7 +320,7 @@ func (b *answerAdapterBuilder) New(nsp socket.Namespace) socket.Adapter {
 }
 
 // fromNode reads the values of a Computer's answer relayed by another node
-// (answerAdapter): each must be a string holding one JSON value. Raw
+// (answerAdapter): each must be a binary string holding one JSON value. Raw
 // values come from a Computer on this node (wireParser), as is.
 func fromNode(args []any) ([]any, bool) {
 	out := make([]any, len(args))
@@ -240,8 +328,8 @@ func fromNode(args []any) ([]any, bool) {
 		switch v := v.(type) {
 		case json.RawMessage:
 			out[i] = v
-		case string:
-			if !json.Valid([]byte(v)) {
+		case []byte:
+			if !json.Valid(v) {
 				return nil, false
 			}
 			out[i] = json.RawMessage(v)
@@ -259,6 +347,8 @@ func (cl *cluster) start() error {
 	}
 	cl.wg.Add(1)
 	go cl.loop()
+	// The others count this node at once, not at their next heartbeat.
+	cl.publish(msgHello, map[string]any{})
 	return nil
 }
 
@@ -321,6 +411,21 @@ func (cl *cluster) heartbeat(ctx context.Context) ([]string, error) {
 		cl.resync(ctx)
 	}
 	return dead, nil
+}
+
+// recount runs a heartbeat now, to count the live nodes again after a node
+// said it started (routeRemote relies on the count to know when no node has
+// a Computer); at most one at a time.
+func (cl *cluster) recount() {
+	if !cl.recounting.CompareAndSwap(false, true) {
+		return
+	}
+	cl.spawn(func() {
+		defer cl.recounting.Store(false)
+		ctx, cancel := cl.op()
+		defer cancel()
+		_, _ = cl.heartbeat(ctx)
+	})
 }
 
 // sawPeers raises the number of live nodes to n when more nodes than that
@@ -619,8 +724,9 @@ func (cl *cluster) resync(context.Context) {
 
 // message kinds between nodes.
 const (
-	msgGone = "computer_gone" // a Computer session ended: fail requests in flight to it
-	msgLost = "computer_lost" // a reaped node held this Computer: fail requests in flight to it
+	msgGone  = "computer_gone" // a Computer session ended: fail requests in flight to it
+	msgLost  = "computer_lost" // a reaped node held this Computer: fail requests in flight to it
+	msgHello = "node_started"  // a node joined the cluster: count the live nodes again
 )
 
 // publish tells the other nodes something; best effort (a node that misses
@@ -643,6 +749,10 @@ func (cl *cluster) onMessage(args ...any) {
 	node, _ := m["node"].(string)
 	if m == nil || !nodeIDPattern.MatchString(node) {
 		cl.s.log.Warn("cluster message refused: malformed", "args", len(args))
+		return
+	}
+	if kind == msgHello {
+		cl.recount()
 		return
 	}
 	if kind != msgGone && kind != msgLost {

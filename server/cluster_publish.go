@@ -36,6 +36,13 @@ type publisher struct {
 	bytes   int
 	running bool
 	idle    chan struct{} // closed when the queue drains, for flush
+	next    *sent         // what the queued messages' waiters wait for
+}
+
+// sent is closed once a batch was sent; err is then its outcome.
+type sent struct {
+	done chan struct{}
+	err  error
 }
 
 type pubMsg struct {
@@ -45,19 +52,46 @@ type pubMsg struct {
 
 // publish queues one message; it fails only when too much is pending.
 func (p *publisher) publish(channel string, payload []byte) error {
+	_, err := p.enqueue(channel, payload, false)
+	return err
+}
+
+// publishWait queues one message and waits until it was sent, with the
+// others of its batch, or ctx ends. Messages whose order matters to
+// clients (notifications, room changes, server-side messages) go this way,
+// so that what a client did after them cannot overtake them.
+func (p *publisher) publishWait(ctx context.Context, channel string, payload []byte) error {
+	w, err := p.enqueue(channel, payload, true)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-w.done:
+		return w.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *publisher) enqueue(channel string, payload []byte, wait bool) (*sent, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bytes+len(payload) > maxPublishPending {
-		return errPublishCongested
+		p.fail(errPublishCongested)
+		return nil, errPublishCongested
 	}
 	p.queue = append(p.queue, pubMsg{channel, payload})
 	p.bytes += len(payload)
+	if wait && p.next == nil {
+		p.next = &sent{done: make(chan struct{})}
+	}
+	w := p.next
 	if !p.running {
 		p.running = true
 		p.idle = make(chan struct{})
 		go p.run()
 	}
-	return nil
+	return w, nil
 }
 
 // congested reports whether more than half the pending bound is in use.
@@ -72,6 +106,8 @@ func (p *publisher) run() {
 	for {
 		p.mu.Lock()
 		batch, p.queue = p.queue, batch[:0]
+		w := p.next
+		p.next = nil
 		p.bytes = 0
 		if len(batch) == 0 {
 			p.running = false
@@ -92,6 +128,10 @@ func (p *publisher) run() {
 		}
 		if err != nil {
 			p.fail(err)
+		}
+		if w != nil {
+			w.err = err
+			close(w.done)
 		}
 		clear(batch)
 	}

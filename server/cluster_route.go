@@ -216,6 +216,12 @@ func (s *Server) remoteCounted(c *call, n uint64) {
 // is a string holding the JSON text the Computer sent (answerAdapter); from
 // this node (a Computer that joined here meanwhile), the raw values.
 func (s *Server) remoteAnswered(c *call, args []any) {
+	s.mu.Lock()
+	if r := c.rem; !c.done && !r.reached && r.reported >= r.expected {
+		// Every node counted had none: this one was not counted.
+		s.cl.sawPeers(int64(r.reported + 1))
+	}
+	s.mu.Unlock()
 	vals, ok := fromNode(args)
 	if !ok {
 		s.finishLogged(c, protocol.NewInternal("the answer of computer %q came from its node unreadable", c.computerName))
