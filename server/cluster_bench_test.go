@@ -18,9 +18,9 @@ import (
 // answer, about 7 KB) in a two-node cluster on one local redis-server with
 // the Agent and the Computer on the same node (the fast path: no Redis on
 // the way) and on different nodes (the request through the sharded
-// adapter's Pub/Sub, its server count, the remote node's client count and
-// the ack back), at 1 and 32 requests in flight. It reports the median latency and the
-// throughput, like BenchmarkRoute.
+// adapter's Pub/Sub, the ack back the same way), at 1 and 32 requests in
+// flight. It reports the median latency, the throughput, like
+// BenchmarkRoute, and the Redis commands per request.
 func BenchmarkClusterRoute(b *testing.B) {
 	answer, err := json.Marshal(finderAnswer("bench", 20))
 	require.NoError(b, err)
