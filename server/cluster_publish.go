@@ -76,6 +76,9 @@ func (p *publisher) publishWait(ctx context.Context, channel string, payload []b
 func (p *publisher) enqueue(channel string, payload []byte, wait bool) (*sent, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ctx.Err(); err != nil {
+		return nil, err // the node is closing
+	}
 	if p.bytes+len(payload) > maxPublishPending {
 		p.fail(errPublishCongested)
 		return nil, errPublishCongested

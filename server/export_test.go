@@ -1,5 +1,11 @@
 package server
 
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
 // WithTestHook runs hook at the start of every dispatched event, so tests can
 // make a handler panic.
 func WithTestHook(hook func(event string)) Option {
@@ -19,3 +25,24 @@ func (s *Server) KillNode() {
 
 // NodeID is a cluster node's id.
 func (s *Server) NodeID() string { return s.cl.node }
+
+// Publisher is the cluster's publisher (cluster_publish.go) for tests.
+type Publisher = publisher
+
+// NewPublisher makes a publisher on rdb; failures go to fail.
+func NewPublisher(ctx context.Context, rdb *redis.Client, fail func(error)) *Publisher {
+	return &publisher{rdb: rdb, ctx: ctx, fail: fail}
+}
+
+func (p *publisher) Publish(channel string, payload []byte) error {
+	return p.publish(channel, payload)
+}
+
+func (p *publisher) PublishWait(ctx context.Context, channel string, payload []byte) error {
+	return p.publishWait(ctx, channel, payload)
+}
+
+func (p *publisher) Flush(ctx context.Context) { p.flush(ctx) }
+
+// MaxPublishPending is the publisher's bound on pending bytes.
+const MaxPublishPending = maxPublishPending

@@ -1,0 +1,82 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPublisher sends messages through the cluster's publisher to a real
+// redis-server: every message arrives once, in the order each goroutine
+// handed them over, and publishWait returns only once its message left; past
+// the pending bound a message is refused, never queued without limit; after
+// the node's context ends nothing more is accepted.
+func TestPublisher(t *testing.T) {
+	r := startRedis(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+	defer rdb.Close()
+	sub := rdb.SSubscribe(ctx, "a", "b")
+	defer sub.Close()
+	_, err := sub.Receive(ctx) // the subscription is in place
+	require.NoError(t, err)
+	_, err = sub.Receive(ctx)
+	require.NoError(t, err)
+
+	var failed []error
+	var mu sync.Mutex
+	p := server.NewPublisher(ctx, rdb, func(err error) { mu.Lock(); failed = append(failed, err); mu.Unlock() })
+
+	const senders, each = 8, 250
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				ch := "a"
+				if g%2 == 1 {
+					ch = "b"
+				}
+				assert.NoError(t, p.Publish(ch, fmt.Appendf(nil, "%d:%d", g, i)))
+			}
+		}()
+	}
+	wg.Wait()
+	// A waited message is in Redis when publishWait returns: the
+	// subscriber sees it after all of the above.
+	require.NoError(t, p.PublishWait(ctx, "a", []byte("last")))
+
+	next := make([]int, senders)
+	for n := 0; n < senders*each; n++ {
+		m, err := sub.ReceiveTimeout(ctx, 10*time.Second)
+		require.NoError(t, err)
+		msg := m.(*redis.Message)
+		var g, i int
+		_, err = fmt.Sscanf(msg.Payload, "%d:%d", &g, &i)
+		require.NoError(t, err, msg.Payload)
+		require.Equal(t, next[g], i, "sender %d out of order", g)
+		next[g]++
+	}
+	m, err := sub.ReceiveTimeout(ctx, 10*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "last", m.(*redis.Message).Payload)
+
+	// The bound: a payload larger than the pending limit is refused.
+	require.Error(t, p.Publish("a", make([]byte, server.MaxPublishPending+1)))
+	mu.Lock()
+	require.Len(t, failed, 1)
+	mu.Unlock()
+
+	p.Flush(ctx)
+	cancel()
+	require.Error(t, p.Publish("a", []byte("after close")))
+}
