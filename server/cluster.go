@@ -168,7 +168,7 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	return cl, &answerAdapterBuilder{redis: rc, opts: opts, pub: cl.pub}, nil
 }
 
-// answerAdapter is the library's sharded Redis adapter with two changes,
+// answerAdapter is the library's sharded Redis adapter with three changes,
 // made through the prototype hook the adapter offers (it publishes through
 // its prototype's DoPublish and DoPublishResponse).
 //
@@ -191,14 +191,15 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 // trip.
 //
 // Messages are handed to the node's publisher, which sends them in order,
-// as few round trips as possible (cluster_publish.go): routed requests and
-// the answers to other nodes' requests without making the adapter's
+// in as few round trips as possible (cluster_publish.go): routed requests
+// and the answers to other nodes' requests without making the adapter's
 // goroutines wait for Redis; the others (notifications, room changes,
 // server-side messages) before the call returns, as the library does, so
-// that what a client does next cannot overtake them. The others are encoded as the library encodes them
-// (JSON; MessagePack only for binary data, which SMCP never carries and the
-// Server refuses, left to the library) to the same channels: the
-// namespace's main channel, and the requester's response channel.
+// that what a client does next cannot overtake them. Those are encoded as
+// the library encodes them (JSON; MessagePack only for binary data, which
+// SMCP never carries and the Server refuses, left to the library), to the
+// same channels: the namespace's main channel, and the requester's response
+// channel.
 type answerAdapter struct {
 	adapter.ShardedRedisAdapter
 	pub     *publisher
