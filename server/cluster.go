@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
 	clusteradapter "github.com/zishang520/socket.io/adapters/adapter/v3"
 	sioredis "github.com/zishang520/socket.io/adapters/redis/v3"
 	"github.com/zishang520/socket.io/adapters/redis/v3/adapter"
@@ -213,12 +214,25 @@ func (a *answerAdapter) DoPublish(m *clusteradapter.ClusterMessage) (clusteradap
 	if parser.HasBinary(m.Data) {
 		return a.ShardedRedisAdapter.DoPublish(m)
 	}
+	if d, ok := m.Data.(*clusteradapter.BroadcastMessage); ok && m.Type == clusteradapter.BROADCAST && d.RequestId != nil && d.Packet != nil {
+		// A routed request: its answer is awaited.
+		if args, ok := d.Packet.Data.([]any); ok {
+			packet := *d.Packet
+			packet.Data = toNode(args)
+			data := *d
+			data.Packet = &packet
+			msg := *m
+			msg.Data = &data
+			payload, err := utils.MsgPack().Encode(&msg)
+			if err != nil {
+				return "", fmt.Errorf("failed to encode message: %w", err)
+			}
+			return "", a.pub.publish(a.channel, payload)
+		}
+	}
 	payload, err := json.Marshal(m)
 	if err != nil {
 		return "", fmt.Errorf("failed to encode message: %w", err)
-	}
-	if d, ok := m.Data.(*clusteradapter.BroadcastMessage); ok && m.Type == clusteradapter.BROADCAST && d.RequestId != nil {
-		return "", a.pub.publish(a.channel, payload) // a routed request: its answer is awaited
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
@@ -282,14 +296,7 @@ func (a *answerAdapter) publishResponse(to clusteradapter.ServerId, r *clusterad
 	var payload []byte
 	var err error
 	if d, ok := r.Data.(*clusteradapter.BroadcastAck); ok && r.Type == clusteradapter.BROADCAST_ACK {
-		packet := make([]any, len(d.Packet))
-		for i, v := range d.Packet {
-			if raw, ok := v.(json.RawMessage); ok {
-				v = []byte(raw)
-			}
-			packet[i] = v
-		}
-		r.Data = &clusteradapter.BroadcastAck{RequestId: d.RequestId, Packet: packet}
+		r.Data = &clusteradapter.BroadcastAck{RequestId: d.RequestId, Packet: toNode(d.Packet)}
 		payload, err = utils.MsgPack().Encode(r)
 	} else if parser.HasBinary(r.Data) {
 		return a.ShardedRedisAdapter.DoPublishResponse(to, r)
@@ -320,20 +327,60 @@ func (b *answerAdapterBuilder) New(nsp socket.Namespace) socket.Adapter {
 	return a
 }
 
+// nodeJSON is a JSON text that crosses nodes inside the adapter's
+// MessagePack messages as an extension value of its own (type nodeJSONExt),
+// so that the receiving node gets the text itself, never decoded into
+// generic values and encoded again: a request's arguments on their way to
+// the Computer, the Computer's answer on its way back. Decoding one checks
+// that it is exactly one JSON value: a node is trusted no more than a
+// client (a message that fails is dropped, as the library drops any
+// message it cannot decode).
+type nodeJSON []byte
+
+// nodeJSONExt is nodeJSON's MessagePack extension type; the library's
+// adapter registers none.
+const nodeJSONExt = 83
+
+func init() { msgpack.RegisterExt(nodeJSONExt, (*nodeJSON)(nil)) }
+
+func (j *nodeJSON) MarshalMsgpack() ([]byte, error) { return *j, nil }
+
+func (j *nodeJSON) UnmarshalMsgpack(b []byte) error {
+	if !json.Valid(b) {
+		return errors.New("a JSON text from another node is not one JSON value")
+	}
+	*j = append((*j)[:0], b...)
+	return nil
+}
+
+// MarshalJSON writes the text as it is, should the library's JSON encoder
+// meet it.
+func (j nodeJSON) MarshalJSON() ([]byte, error) { return j, nil }
+
+// toNode returns args with every json.RawMessage as a nodeJSON.
+func toNode(args []any) []any {
+	out := make([]any, len(args))
+	for i, v := range args {
+		if raw, ok := v.(json.RawMessage); ok {
+			j := nodeJSON(raw)
+			v = &j
+		}
+		out[i] = v
+	}
+	return out
+}
+
 // fromNode reads the values of a Computer's answer relayed by another node
-// (answerAdapter): each must be a binary string holding one JSON value. Raw
-// values come from a Computer on this node (wireParser), as is.
+// (answerAdapter): each must be a nodeJSON, checked when it was decoded.
+// Raw values come from a Computer on this node (wireParser), as is.
 func fromNode(args []any) ([]any, bool) {
 	out := make([]any, len(args))
 	for i, v := range args {
 		switch v := v.(type) {
 		case json.RawMessage:
 			out[i] = v
-		case []byte:
-			if !json.Valid(v) {
-				return nil, false
-			}
-			out[i] = json.RawMessage(v)
+		case *nodeJSON:
+			out[i] = json.RawMessage(*v)
 		default:
 			return nil, false
 		}

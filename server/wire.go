@@ -48,7 +48,8 @@ func (e wireEncoder) Encode(p *parser.Packet) []types.BufferInterface {
 }
 
 // encodeRaw writes p as the library's encoder would when every argument is
-// a json.RawMessage, a string or a number, and reports false otherwise.
+// a json.RawMessage (or a nodeJSON: a request relayed by another node), a
+// string or a number, and reports false otherwise.
 // Raw arguments are written as they are: they are valid JSON, checked by
 // wireDecoder (json.Valid) or produced by encoding/json.
 func encodeRaw(p *parser.Packet) ([]byte, bool) {
@@ -64,6 +65,8 @@ func encodeRaw(p *parser.Packet) ([]byte, bool) {
 		switch v := a.(type) {
 		case json.RawMessage:
 			size += len(v) + 1
+		case *nodeJSON: // a request from another node, checked
+			size += len(*v) + 1
 		case string:
 			size += len(v) + 3
 		case float64:
@@ -85,6 +88,9 @@ func encodeRaw(p *parser.Packet) ([]byte, bool) {
 	for i, a := range args {
 		if i > 0 {
 			b = append(b, ',')
+		}
+		if j, ok := a.(*nodeJSON); ok {
+			a = json.RawMessage(*j)
 		}
 		switch v := a.(type) {
 		case json.RawMessage:
