@@ -296,7 +296,14 @@ func (a *answerAdapter) publishResponse(to clusteradapter.ServerId, r *clusterad
 	var payload []byte
 	var err error
 	if d, ok := r.Data.(*clusteradapter.BroadcastAck); ok && r.Type == clusteradapter.BROADCAST_ACK {
-		r.Data = &clusteradapter.BroadcastAck{RequestId: d.RequestId, Packet: toNode(d.Packet)}
+		packet := make([]any, len(d.Packet))
+		for i, v := range d.Packet {
+			if raw, ok := v.(json.RawMessage); ok {
+				v = []byte(raw) // a binary string: fromNode checks it
+			}
+			packet[i] = v
+		}
+		r.Data = &clusteradapter.BroadcastAck{RequestId: d.RequestId, Packet: packet}
 		payload, err = utils.MsgPack().Encode(r)
 	} else if parser.HasBinary(r.Data) {
 		return a.ShardedRedisAdapter.DoPublishResponse(to, r)
@@ -327,19 +334,22 @@ func (b *answerAdapterBuilder) New(nsp socket.Namespace) socket.Adapter {
 	return a
 }
 
-// nodeJSON is a JSON text that crosses nodes inside the adapter's
-// MessagePack messages as an extension value of its own (type nodeJSONExt),
-// so that the receiving node gets the text itself, never decoded into
-// generic values and encoded again: a request's arguments on their way to
-// the Computer, the Computer's answer on its way back. Decoding one checks
-// that it is exactly one JSON value: a node is trusted no more than a
-// client (a message that fails is dropped, as the library drops any
-// message it cannot decode).
+// nodeJSON is the JSON text of a routed request crossing nodes inside the
+// adapter's MessagePack message as an extension value of its own (type
+// nodeJSONExt), so that the Computer's node gets the text itself, never
+// decoded into generic values and encoded again (wireEncoder writes it
+// unchanged). Decoding one checks that it is exactly one JSON value: a node
+// is trusted no more than a client. A message that fails is dropped, as the
+// library drops any message it cannot decode, and counted: the heartbeat
+// logs the count (nodeJSONRefused).
 type nodeJSON []byte
 
 // nodeJSONExt is nodeJSON's MessagePack extension type; the library's
 // adapter registers none.
 const nodeJSONExt = 83
+
+// nodeJSONRefused counts the nodeJSON values that were not one JSON value.
+var nodeJSONRefused atomic.Int64
 
 func init() { msgpack.RegisterExt(nodeJSONExt, (*nodeJSON)(nil)) }
 
@@ -347,6 +357,7 @@ func (j *nodeJSON) MarshalMsgpack() ([]byte, error) { return *j, nil }
 
 func (j *nodeJSON) UnmarshalMsgpack(b []byte) error {
 	if !json.Valid(b) {
+		nodeJSONRefused.Add(1)
 		return errors.New("a JSON text from another node is not one JSON value")
 	}
 	*j = append((*j)[:0], b...)
@@ -371,7 +382,7 @@ func toNode(args []any) []any {
 }
 
 // fromNode reads the values of a Computer's answer relayed by another node
-// (answerAdapter): each must be a nodeJSON, checked when it was decoded.
+// (answerAdapter): each must be a binary string holding one JSON value.
 // Raw values come from a Computer on this node (wireParser), as is.
 func fromNode(args []any) ([]any, bool) {
 	out := make([]any, len(args))
@@ -379,8 +390,11 @@ func fromNode(args []any) ([]any, bool) {
 		switch v := v.(type) {
 		case json.RawMessage:
 			out[i] = v
-		case *nodeJSON:
-			out[i] = json.RawMessage(*v)
+		case []byte:
+			if !json.Valid(v) {
+				return nil, false
+			}
+			out[i] = json.RawMessage(v)
 		default:
 			return nil, false
 		}
@@ -498,6 +512,9 @@ func (cl *cluster) loop() {
 		case <-cl.ctx.Done():
 			return
 		case <-t.C:
+		}
+		if n := nodeJSONRefused.Swap(0); n > 0 {
+			cl.s.log.Warn("cluster messages refused: a relayed request was not one JSON value", "count", n)
 		}
 		ctx, cancel := cl.op()
 		dead, err := cl.heartbeat(ctx)

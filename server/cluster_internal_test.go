@@ -10,16 +10,17 @@ import (
 )
 
 // TestFromNode checks what a node accepts as a Computer's answer relayed
-// by another node (answerAdapter): one JSON text per value, carried as a
-// nodeJSON, nothing else.
+// by another node (answerAdapter): one JSON text per value as a binary
+// string, nothing else.
 func TestFromNode(t *testing.T) {
-	a, b := nodeJSON(`{"req_id":"r1","tools":[]}`), nodeJSON(`"text"`)
-	vals, ok := fromNode([]any{&a, &b})
+	vals, ok := fromNode([]any{[]byte(`{"req_id":"r1","tools":[]}`), []byte(`"text"`)})
 	require.True(t, ok)
 	require.Equal(t, []any{json.RawMessage(`{"req_id":"r1","tools":[]}`), json.RawMessage(`"text"`)}, vals)
 	for _, bad := range [][]any{
-		{`{"req_id":"r1"}`},             // a string: what the previous version sent
-		{[]byte(`{"req_id":"r1"}`)},     // a binary string
+		{[]byte(`{"req_id":`)},          // truncated
+		{[]byte(`{"a":1} {"b":2}`)},     // two values
+		{[]byte(``)},                    // empty
+		{`{"req_id":"r1"}`},             // a text string: the previous version's form
 		{map[string]any{"req_id": "r"}}, // not relayed as text
 		{42.0},
 		{nil},
@@ -29,9 +30,10 @@ func TestFromNode(t *testing.T) {
 	}
 }
 
-// TestNodeJSON sends JSON texts through MessagePack as the adapter's
-// messages carry them between nodes: they arrive as the same text, and a
-// text that is not exactly one JSON value fails to decode.
+// TestNodeJSON sends a request's JSON text through MessagePack as the
+// adapter's messages carry it between nodes: it arrives as the same text, a
+// text that is not exactly one JSON value fails to decode and is counted,
+// and the encoder writes it to the Computer unchanged.
 func TestNodeJSON(t *testing.T) {
 	args := []any{"client:get_tools", json.RawMessage(`{"agent":"a1","req_id":"r1","computer":"c1"}`), 42.0}
 	b, err := msgpack.Marshal(toNode(args))
@@ -43,12 +45,15 @@ func TestNodeJSON(t *testing.T) {
 	require.IsType(t, (*nodeJSON)(nil), got[1])
 	require.Equal(t, `{"agent":"a1","req_id":"r1","computer":"c1"}`, string(*got[1].(*nodeJSON)))
 
+	before := nodeJSONRefused.Load()
 	for _, bad := range []string{`{"req_id":`, `{"a":1} {"b":2}`, ``, "\"\x00\""} {
 		j := nodeJSON(bad)
 		b, err := msgpack.Marshal([]any{&j})
 		require.NoError(t, err)
-		require.Error(t, msgpack.Unmarshal(b, &got), "%q", bad)
+		var into []any
+		require.Error(t, msgpack.Unmarshal(b, &into), "%q", bad)
 	}
+	require.Equal(t, int64(4), nodeJSONRefused.Load()-before)
 
 	// The encoder writes a request from another node as its text.
 	j := nodeJSON(`{"req_id":"r2"}`)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/server"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 )
 
@@ -527,4 +529,40 @@ func TestClusterPeerCount(t *testing.T) {
 	require.NoError(t, err)
 	_, isErr := errorCode(vals)
 	require.False(t, isErr, "answer with a dead node still counted: %v", vals)
+}
+
+// TestClusterForgedRequest publishes routed requests in the adapter's
+// MessagePack form straight to Redis, as a rogue node would: a request whose
+// JSON text is not one JSON value never reaches the Computer, and the same
+// message with a valid text does (so the first one was refused, not lost);
+// the refusal is logged at the node's next heartbeat.
+func TestClusterForgedRequest(t *testing.T) {
+	r := startRedis(t)
+	var logs syncBuffer
+	n := startNodes(t, r, 1, server.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), server.WithNodeLease(time.Second))
+	c1 := dial(t, n[0].url).mustJoin(protocol.RoleComputer, "c1", "o1")
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+	defer rdb.Close()
+	publish := func(text string) {
+		// The JSON text as the Server's MessagePack extension (type 83).
+		ext := append([]byte{0xc7, byte(len(text)), 83}, text...)
+		raw, err := msgpack.Marshal(map[string]any{
+			"uid": "forger", "nsp": protocol.Namespace, "type": 3, // BROADCAST
+			"data": map[string]any{
+				"packet":    map[string]any{"type": 2, "nsp": protocol.Namespace, "data": []any{protocol.EventGetConfig, msgpack.RawMessage(ext)}},
+				"requestId": "forged",
+				"opts":      map[string]any{"rooms": []string{"computer:2:o1:2:c1"}},
+			},
+		})
+		require.NoError(t, err)
+		require.NoError(t, rdb.SPublish(context.Background(), "smcp#"+protocol.Namespace+"#", raw).Err())
+	}
+	publish(`{"agent":"a1","computer":"c1","req_id":"bad"`)
+	publish(`{"agent":"a1","computer":"c1","req_id":"good"}`)
+	got := c1.next(protocol.EventGetConfig).(map[string]any)
+	require.Equal(t, "good", got["req_id"])
+	c1.noEvent(protocol.EventGetConfig)
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "a relayed request was not one JSON value")
+	}, wait, 50*time.Millisecond, "no log line for the refused request")
 }
