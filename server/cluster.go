@@ -84,8 +84,9 @@ type cluster struct {
 	peers  atomic.Int64
 	pub    *publisher
 
-	recounting atomic.Bool // a heartbeat run by recount is under way
-	up         atomic.Bool // the last Redis operation succeeded
+	recountMu    sync.Mutex  // one recount at a time
+	recountAgain atomic.Bool // a node started since the last recount began
+	up           atomic.Bool // the last Redis operation succeeded
 
 	lastAdapterErr atomic.Int64 // unix ns of the last adapter error logged
 	lastPublishErr atomic.Int64 // unix ns of the last publisher error logged
@@ -477,13 +478,18 @@ func (cl *cluster) heartbeat(ctx context.Context) ([]string, error) {
 
 // recount runs a heartbeat now, to count the live nodes again after a node
 // said it started (routeRemote relies on the count to know when no node has
-// a Computer); at most one at a time.
+// a Computer): one at a time, and once more after it when another node
+// started meanwhile.
 func (cl *cluster) recount() {
-	if !cl.recounting.CompareAndSwap(false, true) {
-		return
+	if cl.recountAgain.Swap(true) {
+		return // a recount that has not started its count yet will see it
 	}
 	cl.spawn(func() {
-		defer cl.recounting.Store(false)
+		cl.recountMu.Lock()
+		defer cl.recountMu.Unlock()
+		if !cl.recountAgain.Swap(false) {
+			return
+		}
 		ctx, cancel := cl.op()
 		defer cancel()
 		_, _ = cl.heartbeat(ctx)
