@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
@@ -20,7 +22,8 @@ import (
 // the way) and on different nodes (the request through the sharded
 // adapter's Pub/Sub, the ack back the same way), at 1 and 32 requests in
 // flight. It reports the median latency, the throughput, like
-// BenchmarkRoute, and the Redis commands per request.
+// BenchmarkRoute, and the Redis commands per request; first, the bare
+// Redis Pub/Sub round trip that every cross-node request contains.
 func BenchmarkClusterRoute(b *testing.B) {
 	answer, err := json.Marshal(finderAnswer("bench", 20))
 	require.NoError(b, err)
@@ -37,6 +40,51 @@ func BenchmarkClusterRoute(b *testing.B) {
 		a.call(b, protocol.EventJoinOffice, []byte(`{"role":"agent","name":"a1","office_id":"o1"}`))
 		return a, r
 	}
+	// What no cross-node request can beat: one round trip through Redis
+	// Pub/Sub with the same client library, a small message one way and
+	// the answer's bytes back, each published on its own goroutine as the
+	// nodes' publisher does, no Socket.IO at all.
+	b.Run("setup=pubsub-round-trip/inflight=1", func(b *testing.B) {
+		r := startRedis(b)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		mk := func() *redis.Client {
+			return redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+		}
+		a, n := mk(), mk()
+		defer a.Close()
+		defer n.Close()
+		toA, toN := a.SSubscribe(ctx, "toA"), n.SSubscribe(ctx, "toN")
+		defer toA.Close()
+		defer toN.Close()
+		for _, s := range []*redis.PubSub{toA, toN} {
+			_, err := s.Receive(ctx)
+			require.NoError(b, err)
+		}
+		go func() {
+			for {
+				if _, err := toN.ReceiveMessage(ctx); err != nil {
+					return
+				}
+				go n.SPublish(ctx, "toA", answer)
+			}
+		}()
+		latencies := make([]time.Duration, b.N)
+		b.ResetTimer()
+		start := time.Now()
+		for i := range b.N {
+			t0 := time.Now()
+			go a.SPublish(ctx, "toN", "request")
+			_, err := toA.ReceiveMessage(ctx)
+			require.NoError(b, err)
+			latencies[i] = time.Since(t0)
+		}
+		elapsed := time.Since(start)
+		b.StopTimer()
+		slices.Sort(latencies)
+		b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	})
 	for _, inflight := range []int{1, 32} {
 		for _, cross := range []bool{false, true} {
 			name := "same-node"
