@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -79,6 +82,12 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	if err != nil {
 		return err
 	}
+	// Read last: gathering the metrics makes garbage the figures above
+	// would count.
+	left, err := s.sessions()
+	if err != nil {
+		return err
+	}
 	fmt.Printf("churn: %d open/close cycles in %s (a third each: refused without a key, authenticated, joined and left), 8 at a time\n", n, took.Round(time.Millisecond))
 	printTable(os.Stdout, []string{"fresh", "first", "warm", "churned", "after GC", fmt.Sprintf("+%s", settle)}, []breakdown{fresh, first, warm, churned, gced, later}, 0)
 	pct := func(b, base breakdown) string {
@@ -87,6 +96,7 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	fmt.Printf("  RSS: fresh %s; after the first connections %s; after %d warm-up cycles %s\n", mb(fresh.rss), mb(first.rss), warmup, mb(warm.rss))
 	fmt.Printf("  after churn %s, after GC %s, %s later %s: %s of the first connections' figure, %s of the warmed-up one\n",
 		mb(churned.rss), mb(gced.rss), settle, mb(later.rss), pct(later, first), pct(later, warm))
+	fmt.Printf("  sessions left in the Server's tables (smcp_server_connections): %d\n", left)
 	// Further rounds tell retention that grows with the cycles (a leak)
 	// from high-water marks reached once.
 	for r := 2; r <= rounds; r++ {
@@ -199,4 +209,33 @@ func (s *server) saveProfile(profile, suffix string) error {
 		return err
 	}
 	return os.WriteFile(profile+suffix+".smaps", smaps, 0o644)
+}
+
+// sessions returns the sessions the server still holds, from its
+// smcp_server_connections gauge (by role) at /metrics.
+func (s *server) sessions() (int, error) {
+	resp, err := http.Get("http://" + s.addr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	n, seen := 0, false
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, "smcp_server_connections{"); ok {
+			_, v, _ := strings.Cut(rest, "} ")
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/metrics: %q: %w", line, err)
+			}
+			n, seen = n+int(f), true
+		}
+	}
+	if !seen {
+		return 0, errors.New("/metrics has no smcp_server_connections")
+	}
+	return n, nil
 }
