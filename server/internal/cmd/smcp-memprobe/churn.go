@@ -89,7 +89,10 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 		return err
 	}
 	fmt.Printf("churn: %d open/close cycles in %s (a third each: refused without a key, authenticated, joined and left), 8 at a time\n", n, took.Round(time.Millisecond))
-	printTable(os.Stdout, []string{"fresh", "first", "warm", "churned", "after GC", fmt.Sprintf("+%s", settle)}, []breakdown{fresh, first, warm, churned, gced, later}, 0)
+	names := []string{"fresh", "first", "warm", "churned", "after GC", fmt.Sprintf("+%s", settle)}
+	all := []breakdown{fresh, first, warm, churned, gced, later}
+	printTable(os.Stdout, names, all, 0)
+	printMappings(os.Stdout, names, all, 1)
 	pct := func(b, base breakdown) string {
 		return fmt.Sprintf("%+.1f %%", 100*float64(b.rss-base.rss)/float64(base.rss))
 	}

@@ -3,13 +3,15 @@
 // a loopback debug listener, then runs one scenario with raw websocket
 // clients and prints the server's RSS (from /proc), its live heap after a
 // collection and its goroutine count (from the debug listener), with where
-// the RSS is (stats.go):
+// the RSS is: the runtime's memory classes (stats.go) and the resident size
+// of the process's mappings by kind (mappings.go):
 //
 //	idle     -clients joined, idle clients (1 Agent and 9 Computers per
 //	         office); the figures are per connection, and a heap profile is
 //	         written to -profile (profiling then adds to the figures).
 //	churn    -cycles connections opened and closed (churn.go): RSS at the
-//	         start, after the churn, after a collection and after -settle.
+//	         start, after the churn, after a collection and after -settle,
+//	         and the sessions the server still holds at the end.
 //	binary   connections without a key send a binary packet header and
 //	         nine 8 MB binary frames each.
 //	slow     a Computer that stops reading; its Agent sends 300 tool calls
@@ -388,6 +390,7 @@ func idle(bin string, n, officeSize int, profile string) error {
 	fmt.Printf("  live heap  %s -> %s: %.1f KB per connection\n", mb(base.heap), mb(got.heap), per(got.heap, base.heap))
 	fmt.Printf("  goroutines %d -> %d: %.1f per connection\n", base.goroutines, got.goroutines, float64(got.goroutines-base.goroutines)/float64(n))
 	printTable(os.Stdout, []string{"before", "idle"}, []breakdown{baseB, gotB}, n)
+	printMappings(os.Stdout, []string{"before", "idle"}, []breakdown{baseB, gotB}, 0)
 	if profile != "" {
 		body, err := s.get("/debug/pprof/heap?gc=1")
 		if err != nil {
