@@ -102,6 +102,7 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	fmt.Printf("  sessions left in the Server's tables (smcp_server_connections): %d\n", left)
 	// Further rounds tell retention that grows with the cycles (a leak)
 	// from high-water marks reached once.
+	roundNames, roundBs := []string{"first", "round 1"}, []breakdown{first, later}
 	for r := 2; r <= rounds; r++ {
 		if err := churnRun(s.addr, n, fmt.Sprintf("round%d", r)); err != nil {
 			return err
@@ -120,6 +121,12 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 		}
 		fmt.Printf("  after round %d (%d cycles in all), GC and %s: RSS %s (%s of the first connections' figure), live heap %s, goroutines %d, OS threads %d\n",
 			r, r*n, settle, mb(b.rss), pct(b, first), mb(b.mem["/gc/heap/live:bytes"]), b.goroutine, b.threads)
+		roundNames, roundBs = append(roundNames, fmt.Sprintf("round %d", r)), append(roundBs, b)
+	}
+	if rounds > 1 {
+		fmt.Printf("  each round after GC and %s:\n", settle)
+		printTable(os.Stdout, roundNames, roundBs, 0)
+		printMappings(os.Stdout, roundNames, roundBs, 1)
 	}
 	return nil
 }
