@@ -59,11 +59,11 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	if err := s.saveProfile(profile, ".first"); err != nil {
 		return err
 	}
-	began := time.Now()
+	began, cpu0 := time.Now(), s.cpuTicks()
 	if err := churnRun(s.addr, n, "churn"); err != nil {
 		return err
 	}
-	took := time.Since(began)
+	took, cpu := time.Since(began), s.cpuTicks()-cpu0
 	churned, err := s.settled(false)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	if err != nil {
 		return err
 	}
-	fmt.Printf("churn: %d open/close cycles in %s (a third each: refused without a key, authenticated, joined and left), 8 at a time\n", n, took.Round(time.Millisecond))
+	fmt.Printf("churn: %d open/close cycles in %s, server CPU %d ticks (a third each: refused without a key, authenticated, joined and left), 8 at a time\n", n, took.Round(time.Millisecond), cpu)
 	names := []string{"fresh", "first", "warm", "churned", "after GC", fmt.Sprintf("+%s", settle)}
 	all := []breakdown{fresh, first, warm, churned, gced, later}
 	printTable(os.Stdout, names, all, 0)
@@ -248,4 +248,25 @@ func (s *server) sessions() (int, error) {
 		return 0, errors.New("/metrics has no smcp_server_connections")
 	}
 	return n, nil
+}
+
+// cpuTicks returns the CPU time the server has used, user and system, in
+// clock ticks (/proc/<pid>/stat; 100 a second on Linux), or -1.
+func (s *server) cpuTicks() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	// The fields after the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64) // utime, field 14
+	k, err2 := strconv.ParseInt(f[12], 10, 64) // stime, field 15
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return u + k
 }
