@@ -14,7 +14,7 @@ import (
 
 // churn opens and closes n connections against a fresh server, a third of
 // each kind (refused for lack of a key; authenticated; authenticated with a
-// join and a leave), on 8 connections at a time, and prints the server's
+// join and a leave), on workers connections at a time (-concurrency), and prints the server's
 // memory at each step:
 //
 //	fresh      the process before any connection (the debug listener's
@@ -29,7 +29,7 @@ import (
 //
 // With -rounds above 1 the churn is repeated, and the settled RSS printed
 // after each round.
-func churn(bin string, n, warmup, rounds int, settle time.Duration, profile string) error {
+func churn(bin string, n, warmup, rounds, workers int, settle time.Duration, profile string) error {
 	s, err := start(bin, profile != "")
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	if err != nil {
 		return err
 	}
-	if err := churnRun(s.addr, warmup, "warmup"); err != nil {
+	if err := churnRun(s.addr, warmup, workers, "warmup"); err != nil {
 		return err
 	}
 	warm, err := s.settled(true)
@@ -60,7 +60,7 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 		return err
 	}
 	began, cpu0 := time.Now(), s.cpuTicks()
-	if err := churnRun(s.addr, n, "churn"); err != nil {
+	if err := churnRun(s.addr, n, workers, "churn"); err != nil {
 		return err
 	}
 	took, cpu := time.Since(began), s.cpuTicks()-cpu0
@@ -88,7 +88,7 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	if err != nil {
 		return err
 	}
-	fmt.Printf("churn: %d open/close cycles in %s, server CPU %d ticks (a third each: refused without a key, authenticated, joined and left), 8 at a time\n", n, took.Round(time.Millisecond), cpu)
+	fmt.Printf("churn: %d open/close cycles in %s, server CPU %d ticks (a third each: refused without a key, authenticated, joined and left), %d at a time\n", n, took.Round(time.Millisecond), cpu, workers)
 	names := []string{"fresh", "first", "warm", "churned", "after GC", fmt.Sprintf("+%s", settle)}
 	all := []breakdown{fresh, first, warm, churned, gced, later}
 	printTable(os.Stdout, names, all, 0)
@@ -104,7 +104,7 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	// from high-water marks reached once.
 	roundNames, roundBs := []string{"first", "round 1"}, []breakdown{first, later}
 	for r := 2; r <= rounds; r++ {
-		if err := churnRun(s.addr, n, fmt.Sprintf("round%d", r)); err != nil {
+		if err := churnRun(s.addr, n, workers, fmt.Sprintf("round%d", r)); err != nil {
 			return err
 		}
 		time.Sleep(time.Second)
@@ -131,9 +131,9 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	return nil
 }
 
-// churnRun runs n cycles on 8 connections at a time, the kinds in turn.
-func churnRun(addr string, n int, prefix string) error {
-	const workers = 8
+// churnRun runs n cycles on workers connections at a time, the kinds in
+// turn.
+func churnRun(addr string, n, workers int, prefix string) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {

@@ -56,10 +56,11 @@ func main() {
 	cycles := flag.Int("cycles", 30000, "churn: open/close cycles")
 	warmup := flag.Int("warmup", 300, "churn: warm-up cycles before the measured ones")
 	rounds := flag.Int("rounds", 1, "churn: how many times to run the -cycles")
+	concurrency := flag.Int("concurrency", 8, "churn: connections open at a time")
 	settle := flag.Duration("settle", 30*time.Second, "churn: how long to wait with no connection before the last figure")
 	profile := flag.String("profile", "", "write the server's heap profile here (idle; churn: with suffixes .first and .churned)")
 	flag.Parse()
-	if err := run(*bin, *scenario, *clients, *officeSize, *cycles, *warmup, *rounds, *settle, *profile); err != nil {
+	if err := run(*bin, *scenario, *clients, *officeSize, *cycles, *warmup, *rounds, *concurrency, *settle, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "smcp-memprobe:", err)
 		os.Exit(1)
 	}
@@ -318,7 +319,7 @@ func (c *client) idle() {
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
 
-func run(bin, scenario string, n, officeSize, cycles, warmup, rounds int, settle time.Duration, profile string) error {
+func run(bin, scenario string, n, officeSize, cycles, warmup, rounds, concurrency int, settle time.Duration, profile string) error {
 	if bin == "" {
 		return errors.New("-server is required")
 	}
@@ -326,7 +327,7 @@ func run(bin, scenario string, n, officeSize, cycles, warmup, rounds int, settle
 	case "idle":
 		return idle(bin, n, officeSize, profile)
 	case "churn":
-		return churn(bin, cycles, warmup, rounds, settle, profile)
+		return churn(bin, cycles, warmup, rounds, concurrency, settle, profile)
 	case "binary", "slow", "bignames":
 		return attack(bin, scenario)
 	}
