@@ -302,7 +302,8 @@ func (s *Server) onConnection(args ...any) {
 	// the listener above exists (the library marks the socket disconnected,
 	// then emits "disconnect" to the listeners it has at that moment).
 	// Whichever way each race goes, the calls below or the listener remove
-	// it; disconnected runs once per session.
+	// it; disconnected runs once per session (spec/decisions.md, Socket.IO
+	// library defects).
 	if sock.Conn().ReadyState() != "open" {
 		sock.Disconnect(false)
 	}

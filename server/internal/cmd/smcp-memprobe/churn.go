@@ -14,8 +14,8 @@ import (
 
 // churn opens and closes n connections against a fresh server, a third of
 // each kind (refused for lack of a key; authenticated; authenticated with a
-// join and a leave), on workers connections at a time (-concurrency), and prints the server's
-// memory at each step:
+// join and a leave), on workers connections at a time (-concurrency), and
+// prints the server's memory at each step:
 //
 //	fresh      the process before any connection (the debug listener's
 //	           own requests have run);
