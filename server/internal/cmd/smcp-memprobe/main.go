@@ -415,6 +415,24 @@ func idle(bin string, n, officeSize int, profile string) error {
 	}
 	conns = nil
 	wg.Wait()
+	// What the peak leaves once every client is gone: tables sized for
+	// the peak (a Go map never shrinks), and the runtime's high-water marks.
+	var gone sample
+	for range 50 { // the server ends the closed connections' goroutines asynchronously
+		time.Sleep(200 * time.Millisecond)
+		if gone, err = s.sample(); err != nil || gone.goroutines <= base.goroutines {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	left, err := s.sessions()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  all closed, after GC: RSS %s, live heap %s (%+.0f KB of the figure before), goroutines %d, sessions left %d\n",
+		mb(gone.rss), mb(gone.heap), float64(gone.heap-base.heap)/1024, gone.goroutines, left)
 	return nil
 }
 
