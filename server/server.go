@@ -48,9 +48,11 @@ type Server struct {
 	sessions map[socket.SocketId]*session
 	names    map[string]*session              // namespace-wide name registry
 	offices  map[string]map[*session]struct{} // office id → members
-	calls    map[*call]struct{}               // routed requests in flight
-	drained  chan struct{}                    // closed when closing and every call answered (settled)
-	seq      uint64
+	// The tables' peaks, to rebuild them once far below (tables.go).
+	sessionsPeak, namesPeak, officesPeak peak
+	calls                                map[*call]struct{} // routed requests in flight
+	drained                              chan struct{}      // closed when closing and every call answered (settled)
+	seq                                  uint64
 }
 
 // New returns a Server configured by opts. Authentication must be configured
@@ -258,6 +260,7 @@ func (s *Server) onConnection(args ...any) {
 	closing := s.closing
 	if !closing {
 		s.sessions[sock.Id()] = sess
+		s.sessionsPeak.grew(len(s.sessions))
 	}
 	s.mu.Unlock()
 	if closing {
