@@ -166,10 +166,12 @@ func (s *Server) applyJoinLocked(sess *session, role protocol.Role, name, office
 	}
 	sess.role, sess.name, sess.office = role, name, office
 	s.names[name] = sess
+	s.namesPeak.grew(len(s.names))
 	members := s.offices[office]
 	if members == nil {
 		members = map[*session]struct{}{}
 		s.offices[office] = members
+		s.officesPeak.grew(len(s.offices))
 	}
 	members[sess] = struct{}{}
 	sess.sock.Join(socket.Room(office))
@@ -221,11 +223,13 @@ func (s *Server) leaveLocked(sess *session) {
 	s.broadcastLocked(office, sess, protocol.NotifyLeaveOffice, presence(sess))
 	if s.names[sess.name] == sess {
 		delete(s.names, sess.name)
+		s.names = shrunk(s.names, &s.namesPeak)
 	}
 	if members := s.offices[office]; members != nil {
 		delete(members, sess)
 		if len(members) == 0 {
 			delete(s.offices, office)
+			s.offices = shrunk(s.offices, &s.officesPeak)
 		}
 	}
 	sess.sock.Leave(socket.Room(office))
@@ -337,6 +341,7 @@ func (s *Server) disconnected(sess *session, reason string) {
 		s.leaveLocked(sess)
 	}
 	delete(s.sessions, sess.sock.Id())
+	s.sessions = shrunk(s.sessions, &s.sessionsPeak)
 	failed := s.detachCallsLocked(sess)
 	s.mu.Unlock()
 

@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -11,8 +14,8 @@ import (
 
 // churn opens and closes n connections against a fresh server, a third of
 // each kind (refused for lack of a key; authenticated; authenticated with a
-// join and a leave), on 8 connections at a time, and prints the server's
-// memory at each step:
+// join and a leave), on workers connections at a time (-concurrency), and
+// prints the server's memory at each step:
 //
 //	fresh      the process before any connection (the debug listener's
 //	           own requests have run);
@@ -26,7 +29,7 @@ import (
 //
 // With -rounds above 1 the churn is repeated, and the settled RSS printed
 // after each round.
-func churn(bin string, n, warmup, rounds int, settle time.Duration, profile string) error {
+func churn(bin string, n, warmup, rounds, workers int, settle time.Duration, profile string) error {
 	s, err := start(bin, profile != "")
 	if err != nil {
 		return err
@@ -46,7 +49,7 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	if err != nil {
 		return err
 	}
-	if err := churnRun(s.addr, warmup, "warmup"); err != nil {
+	if err := churnRun(s.addr, warmup, workers, "warmup"); err != nil {
 		return err
 	}
 	warm, err := s.settled(true)
@@ -56,11 +59,11 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	if err := s.saveProfile(profile, ".first"); err != nil {
 		return err
 	}
-	began := time.Now()
-	if err := churnRun(s.addr, n, "churn"); err != nil {
+	began, cpu0 := time.Now(), s.cpuTicks()
+	if err := churnRun(s.addr, n, workers, "churn"); err != nil {
 		return err
 	}
-	took := time.Since(began)
+	took, cpu := time.Since(began), s.cpuTicks()-cpu0
 	churned, err := s.settled(false)
 	if err != nil {
 		return err
@@ -79,18 +82,29 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 	if err != nil {
 		return err
 	}
-	fmt.Printf("churn: %d open/close cycles in %s (a third each: refused without a key, authenticated, joined and left), 8 at a time\n", n, took.Round(time.Millisecond))
-	printTable(os.Stdout, []string{"fresh", "first", "warm", "churned", "after GC", fmt.Sprintf("+%s", settle)}, []breakdown{fresh, first, warm, churned, gced, later}, 0)
+	// Read last: gathering the metrics makes garbage the figures above
+	// would count.
+	left, err := s.sessions()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("churn: %d open/close cycles in %s, server CPU %d ticks (a third each: refused without a key, authenticated, joined and left), %d at a time\n", n, took.Round(time.Millisecond), cpu, workers)
+	names := []string{"fresh", "first", "warm", "churned", "after GC", fmt.Sprintf("+%s", settle)}
+	all := []breakdown{fresh, first, warm, churned, gced, later}
+	printTable(os.Stdout, names, all, 0)
+	printMappings(os.Stdout, names, all, 1)
 	pct := func(b, base breakdown) string {
 		return fmt.Sprintf("%+.1f %%", 100*float64(b.rss-base.rss)/float64(base.rss))
 	}
 	fmt.Printf("  RSS: fresh %s; after the first connections %s; after %d warm-up cycles %s\n", mb(fresh.rss), mb(first.rss), warmup, mb(warm.rss))
 	fmt.Printf("  after churn %s, after GC %s, %s later %s: %s of the first connections' figure, %s of the warmed-up one\n",
 		mb(churned.rss), mb(gced.rss), settle, mb(later.rss), pct(later, first), pct(later, warm))
+	fmt.Printf("  sessions left in the Server's tables (smcp_server_connections): %d\n", left)
 	// Further rounds tell retention that grows with the cycles (a leak)
 	// from high-water marks reached once.
+	roundNames, roundBs := []string{"first", "round 1"}, []breakdown{first, later}
 	for r := 2; r <= rounds; r++ {
-		if err := churnRun(s.addr, n, fmt.Sprintf("round%d", r)); err != nil {
+		if err := churnRun(s.addr, n, workers, fmt.Sprintf("round%d", r)); err != nil {
 			return err
 		}
 		time.Sleep(time.Second)
@@ -107,13 +121,19 @@ func churn(bin string, n, warmup, rounds int, settle time.Duration, profile stri
 		}
 		fmt.Printf("  after round %d (%d cycles in all), GC and %s: RSS %s (%s of the first connections' figure), live heap %s, goroutines %d, OS threads %d\n",
 			r, r*n, settle, mb(b.rss), pct(b, first), mb(b.mem["/gc/heap/live:bytes"]), b.goroutine, b.threads)
+		roundNames, roundBs = append(roundNames, fmt.Sprintf("round %d", r)), append(roundBs, b)
+	}
+	if rounds > 1 {
+		fmt.Printf("  each round after GC and %s:\n", settle)
+		printTable(os.Stdout, roundNames, roundBs, 0)
+		printMappings(os.Stdout, roundNames, roundBs, 1)
 	}
 	return nil
 }
 
-// churnRun runs n cycles on 8 connections at a time, the kinds in turn.
-func churnRun(addr string, n int, prefix string) error {
-	const workers = 8
+// churnRun runs n cycles on workers connections at a time, the kinds in
+// turn.
+func churnRun(addr string, n, workers int, prefix string) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
@@ -199,4 +219,54 @@ func (s *server) saveProfile(profile, suffix string) error {
 		return err
 	}
 	return os.WriteFile(profile+suffix+".smaps", smaps, 0o644)
+}
+
+// sessions returns the sessions the server still holds, from its
+// smcp_server_connections gauge (by role) at /metrics.
+func (s *server) sessions() (int, error) {
+	resp, err := http.Get("http://" + s.addr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	n, seen := 0, false
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, "smcp_server_connections{"); ok {
+			_, v, _ := strings.Cut(rest, "} ")
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/metrics: %q: %w", line, err)
+			}
+			n, seen = n+int(f), true
+		}
+	}
+	if !seen {
+		return 0, errors.New("/metrics has no smcp_server_connections")
+	}
+	return n, nil
+}
+
+// cpuTicks returns the CPU time the server has used, user and system, in
+// clock ticks (/proc/<pid>/stat; 100 a second on Linux), or -1.
+func (s *server) cpuTicks() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	// The fields after the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64) // utime, field 14
+	k, err2 := strconv.ParseInt(f[12], 10, 64) // stime, field 15
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return u + k
 }

@@ -3,13 +3,15 @@
 // a loopback debug listener, then runs one scenario with raw websocket
 // clients and prints the server's RSS (from /proc), its live heap after a
 // collection and its goroutine count (from the debug listener), with where
-// the RSS is (stats.go):
+// the RSS is: the runtime's memory classes (stats.go) and the resident size
+// of the process's mappings by kind (mappings.go):
 //
 //	idle     -clients joined, idle clients (1 Agent and 9 Computers per
 //	         office); the figures are per connection, and a heap profile is
 //	         written to -profile (profiling then adds to the figures).
 //	churn    -cycles connections opened and closed (churn.go): RSS at the
-//	         start, after the churn, after a collection and after -settle.
+//	         start, after the churn, after a collection and after -settle,
+//	         and the sessions the server still holds at the end.
 //	binary   connections without a key send a binary packet header and
 //	         nine 8 MB binary frames each.
 //	slow     a Computer that stops reading; its Agent sends 300 tool calls
@@ -54,10 +56,11 @@ func main() {
 	cycles := flag.Int("cycles", 30000, "churn: open/close cycles")
 	warmup := flag.Int("warmup", 300, "churn: warm-up cycles before the measured ones")
 	rounds := flag.Int("rounds", 1, "churn: how many times to run the -cycles")
+	concurrency := flag.Int("concurrency", 8, "churn: connections open at a time")
 	settle := flag.Duration("settle", 30*time.Second, "churn: how long to wait with no connection before the last figure")
 	profile := flag.String("profile", "", "write the server's heap profile here (idle; churn: with suffixes .first and .churned)")
 	flag.Parse()
-	if err := run(*bin, *scenario, *clients, *officeSize, *cycles, *warmup, *rounds, *settle, *profile); err != nil {
+	if err := run(*bin, *scenario, *clients, *officeSize, *cycles, *warmup, *rounds, *concurrency, *settle, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "smcp-memprobe:", err)
 		os.Exit(1)
 	}
@@ -316,7 +319,7 @@ func (c *client) idle() {
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
 
-func run(bin, scenario string, n, officeSize, cycles, warmup, rounds int, settle time.Duration, profile string) error {
+func run(bin, scenario string, n, officeSize, cycles, warmup, rounds, concurrency int, settle time.Duration, profile string) error {
 	if bin == "" {
 		return errors.New("-server is required")
 	}
@@ -324,7 +327,7 @@ func run(bin, scenario string, n, officeSize, cycles, warmup, rounds int, settle
 	case "idle":
 		return idle(bin, n, officeSize, profile)
 	case "churn":
-		return churn(bin, cycles, warmup, rounds, settle, profile)
+		return churn(bin, cycles, warmup, rounds, concurrency, settle, profile)
 	case "binary", "slow", "bignames":
 		return attack(bin, scenario)
 	}
@@ -388,6 +391,7 @@ func idle(bin string, n, officeSize int, profile string) error {
 	fmt.Printf("  live heap  %s -> %s: %.1f KB per connection\n", mb(base.heap), mb(got.heap), per(got.heap, base.heap))
 	fmt.Printf("  goroutines %d -> %d: %.1f per connection\n", base.goroutines, got.goroutines, float64(got.goroutines-base.goroutines)/float64(n))
 	printTable(os.Stdout, []string{"before", "idle"}, []breakdown{baseB, gotB}, n)
+	printMappings(os.Stdout, []string{"before", "idle"}, []breakdown{baseB, gotB}, 0)
 	if profile != "" {
 		body, err := s.get("/debug/pprof/heap?gc=1")
 		if err != nil {
@@ -411,6 +415,24 @@ func idle(bin string, n, officeSize int, profile string) error {
 	}
 	conns = nil
 	wg.Wait()
+	// What the peak leaves once every client is gone: tables sized for
+	// the peak (a Go map never shrinks), and the runtime's high-water marks.
+	var gone sample
+	for range 50 { // the server ends the closed connections' goroutines asynchronously
+		time.Sleep(200 * time.Millisecond)
+		if gone, err = s.sample(); err != nil || gone.goroutines <= base.goroutines {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	left, err := s.sessions()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  all closed, after GC: RSS %s, live heap %s (%+.0f KB of the figure before), goroutines %d, sessions left %d\n",
+		mb(gone.rss), mb(gone.heap), float64(gone.heap-base.heap)/1024, gone.goroutines, left)
 	return nil
 }
 

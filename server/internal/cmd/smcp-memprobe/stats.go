@@ -22,7 +22,9 @@ type breakdown struct {
 	anon      int64 // Anonymous in smaps_rollup
 	file      int64 // Rss - Anonymous: the binary's text and data pages
 	goroutine int
-	threads   int64 // OS threads
+	threads   int64     // OS threads
+	maps      []mapping // /proc/<pid>/smaps (mappings.go)
+	exe       string    // the binary's path, as smaps names it
 }
 
 func (s *server) breakdown() (breakdown, error) {
@@ -51,6 +53,12 @@ func (s *server) breakdown() (breakdown, error) {
 		return b, err
 	}
 	b.threads >>= 10
+	if b.maps, err = readMappings(s.cmd.Process.Pid); err != nil {
+		return b, err
+	}
+	if b.exe, err = os.Readlink(fmt.Sprintf("/proc/%d/exe", s.cmd.Process.Pid)); err != nil {
+		return b, err
+	}
 	b.goroutine = int(b.mem["/sched/goroutines:goroutines"])
 	return b, nil
 }
@@ -88,8 +96,11 @@ func (b breakdown) rows() []int64 {
 		m("heap/unused"),
 		m("heap/free"),
 		m("heap/stacks"),
-		m("metadata/mspan/inuse") + m("metadata/mspan/free") + m("metadata/mcache/inuse") + m("metadata/mcache/free") + m("metadata/other"),
-		m("os-stacks") + m("other") + m("profiling/buckets"),
+		m("metadata/mspan/inuse") + m("metadata/mspan/free"),
+		m("metadata/mcache/inuse") + m("metadata/mcache/free"),
+		m("metadata/other"),
+		m("os-stacks"),
+		m("other") + m("profiling/buckets"),
 		m("total") - m("heap/released"),
 		b.mem["/gc/heap/goal:bytes"],
 	}
@@ -104,8 +115,11 @@ var rowNames = []string{
 	"heap: free slots in spans in use",
 	"heap: free spans not returned",
 	"goroutine stacks",
-	"runtime metadata (spans, caches, GC)",
-	"runtime other",
+	"runtime metadata: span structures",
+	"runtime metadata: per-P caches",
+	"runtime metadata: GC bits, arenas' index",
+	"OS thread stacks (cgo)",
+	"runtime other (profiling buckets incl.)",
 	"runtime total, not returned",
 	"heap goal of the next GC",
 }
