@@ -46,3 +46,12 @@ func (p *publisher) Flush(ctx context.Context) { p.flush(ctx) }
 
 // MaxPublishPending is the publisher's bound on pending bytes.
 const MaxPublishPending = maxPublishPending
+
+// RedisOptions is the go-redis configuration WithRedis makes of url.
+func RedisOptions(url string) (*redis.Options, error) {
+	var c config
+	if err := WithRedis(url)(&c); err != nil {
+		return nil, err
+	}
+	return c.redis, nil
+}
