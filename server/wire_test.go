@@ -107,6 +107,23 @@ var wireSeeds = []string{
 	`3/smcp,6[ ]`,
 	`3/smcp,6[{"t":"\u005d,"}, -0.5e-3 ,false]`,
 	`2/,[1,1e400]`, // beyond float64: raw it passes, decoded it does not
+	// What encoding/json takes and a stricter parser might not: lone
+	// surrogate escapes (JSON.stringify writes them), invalid UTF-8 bytes,
+	// a member name given twice (the last one wins).
+	`3/smcp,7[{"s":"\ud800 \udc00x"}]`,
+	"3/smcp,7[{\"s\":\"\xff\xfe\xc0\"}]",
+	`2/smcp,8["a",{"k":1,"k":{"x":2},"k":[3]}]`,
+	"3/smcp,9[\"raw \x01 control\"]",
+	`3/smcp,9[1,]`,
+	`3/smcp,9[,1]`,
+	`3/smcp,9[1 2]`,
+	`3/smcp,9[1]]`,
+	`3/smcp,9[[1],[2]`,
+	`3/smcp,9[01]`,
+	`3/smcp,9["a"` + "\t\r\n ]\n",
+	`3/smcp,9` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	`3/smcp,9` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999),
+	`3/smcp,9` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
 }
 
 // checkEncodeRoundTrip encodes what wireParser decoded (arguments raw) with
