@@ -44,9 +44,23 @@ type wireEncoder struct{ lib parser.Encoder }
 
 func (e wireEncoder) Encode(p *parser.Packet) []types.BufferInterface {
 	if b, ok := encodeRaw(p); ok {
-		return []types.BufferInterface{types.NewStringBuffer(b)}
+		return []types.BufferInterface{encodedPacket{types.NewStringBuffer(b).(*types.StringBuffer)}}
 	}
 	return e.lib.Encode(p)
+}
+
+// encodedPacket is a packet encodeRaw made. The library clones every
+// encoded packet before handing it to the engine (Client.WriteToEngine), a
+// copy of the whole message per write, a seventh of the bytes the Server
+// allocated on the routed path (docs/performance.md, "Third round"). Nothing
+// writes into an encoded packet's bytes afterwards (the engine and its
+// transports only read them), so a clone shares them: it is a
+// *types.StringBuffer of its own, with its own read offset, as every
+// consumer of the clone expects.
+type encodedPacket struct{ *types.StringBuffer }
+
+func (p encodedPacket) Clone() types.BufferInterface {
+	return types.NewStringBuffer(p.Bytes())
 }
 
 // encodeRaw writes p as the library's encoder would when every argument is

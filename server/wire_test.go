@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
+	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // libDecode runs the library's own decoder on one text packet.
@@ -214,4 +216,23 @@ func TestWireDecoderRefusesBinary(t *testing.T) {
 	require.ErrorIs(t, d.Add(`510-/smcp,["x",{"_placeholder":true,"num":0}]`), errBinaryPacket)
 	require.ErrorIs(t, d.Add(`61-/smcp,3[{"_placeholder":true,"num":0}]`), errBinaryPacket)
 	require.ErrorIs(t, d.Add([]byte{1, 2, 3}), errBinaryPacket)
+}
+
+// TestWireEncoderClone: the library clones every encoded packet before
+// writing it; a clone of the Server's encoded packet is a
+// *types.StringBuffer with the same bytes and a read offset of its own, so
+// that reading one (as the engine's parser does) leaves the others whole.
+func TestWireEncoderClone(t *testing.T) {
+	id := uint64(3)
+	bufs := wireParser{}.NewEncoder().Encode(&parser.Packet{Type: parser.ACK, Nsp: "/smcp", Id: &id, Data: []any{json.RawMessage(`{"ok":true}`)}})
+	require.Len(t, bufs, 1)
+	const want = `3/smcp,3[{"ok":true}]`
+	a, b := bufs[0].Clone(), bufs[0].Clone()
+	require.IsType(t, &types.StringBuffer{}, a)
+	all, err := io.ReadAll(a)
+	require.NoError(t, err)
+	require.Equal(t, want, string(all))
+	require.Equal(t, 0, a.Len())
+	require.Equal(t, want, b.String())
+	require.Equal(t, want, bufs[0].String())
 }
