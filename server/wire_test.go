@@ -236,3 +236,30 @@ func TestWireEncoderClone(t *testing.T) {
 	require.Equal(t, want, b.String())
 	require.Equal(t, want, bufs[0].String())
 }
+
+// BenchmarkWireDecode measures the Server's decoding of the packets of a
+// routed request (docs/performance.md): the Agent's request, and answers
+// of 1 KB and 9 KB as the Computer sends them.
+func BenchmarkWireDecode(b *testing.B) {
+	answer := func(n int) string {
+		v, err := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("r", n)}}, "isError": false})
+		require.NoError(b, err)
+		return `3/smcp,17[` + string(v) + `]`
+	}
+	for _, c := range []struct{ name, packet string }{
+		{"request", `2/smcp,17["client:tool_call",{"agent":"a1","req_id":"r-000017","computer":"c1","tool_name":"echo","params":{"text":"hello"},"timeout":30}]`},
+		{"answer-1KB", answer(1 << 10)},
+		{"answer-9KB", answer(9 << 10)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := []byte(c.packet)
+			b.SetBytes(int64(len(p)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decodeRaw(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
