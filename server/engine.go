@@ -347,10 +347,15 @@ func smcpPacketKind(data any) packetKind {
 // under the race detector). The library's handshake, up to and including
 // the Socket.IO layer attaching its listeners, runs inside ServeHTTP; the
 // hijacked connection's reads are held until ServeHTTP has returned, so
-// nothing the client sends is read before someone listens. Requests that
-// are not a new websocket connection are served as they are.
+// nothing the client sends is read before someone listens. An upgrade of a
+// long-polling connection (a websocket request with a sid) has the same
+// race: the transport starts reading when it is made, and the engine
+// listens for the client's probe only after that (socket.MaybeUpgrade), so
+// a probe read in between was lost and the upgrade given up after 10 s;
+// its reads are held the same way. Requests that are not a websocket
+// handshake are served as they are.
 func serveHoldingReads(h http.Handler, w http.ResponseWriter, r *http.Request) {
-	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || r.URL.Query().Get("sid") != "" {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		h.ServeHTTP(w, r)
 		return
 	}
