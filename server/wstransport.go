@@ -126,7 +126,8 @@ func (w *wsTransport) fail(err error) {
 	}
 }
 
-// message is the connection's reader.
+// message is the connection's reader, started by Construct; it ends when
+// a read fails, which closing the connection makes happen.
 func (w *wsTransport) message() {
 	defer func() {
 		if !w.writeQueue.IsShuttingDown() {
