@@ -97,6 +97,7 @@ func (g *connGate) wait(done <-chan struct{}) {
 // the count of refused namespace CONNECTs, and the outgoing accounting.
 type conn struct {
 	gate         *connGate
+	smcp         atomic.Pointer[session] // the /smcp session, once connected
 	eio          eio.Socket
 	authFailures atomic.Int32
 	out          outgoing
@@ -129,6 +130,23 @@ func (s *Server) onEngineConnection(args ...any) {
 		case smcpTraffic:
 			g.wait(s.ctx.Done())
 		}
+	})
+	// Emitted on the reader after "data", which has decoded the message and
+	// queued its handling: the reader waits here while the session holds
+	// too much (backlog.go).
+	limit := s.cfg.maxPayloadBytes
+	_ = ec.On("message", func(args ...any) {
+		sess := c.smcp.Load()
+		if sess == nil || len(args) == 0 {
+			return
+		}
+		n := dataLen(args[0])
+		if n == 0 {
+			return
+		}
+		sess.backlog.read(n)
+		sess.sock.Enqueue(func() { sess.backlog.handled(n) })
+		sess.backlog.wait(limit)
 	})
 	_ = ec.On("packetCreate", func(args ...any) {
 		if p, _ := args[0].(*engine.Packet); p != nil {

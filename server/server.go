@@ -256,6 +256,7 @@ func (s *Server) onConnection(args ...any) {
 		remote: sock.Handshake().Address,
 		gone:   make(chan struct{}),
 	}
+	sess.backlog.init()
 	forgetHandshake(sock)
 	s.mu.Lock()
 	closing := s.closing
@@ -266,6 +267,9 @@ func (s *Server) onConnection(args ...any) {
 	if closing {
 		sock.Disconnect(true)
 		return
+	}
+	if sess.conn != nil {
+		sess.conn.smcp.Store(sess) // the reader counts its messages from here on (backlog.go)
 	}
 	attrs := []any{"sid", sess.id, "remote", sess.remote}
 	if grant != nil {
