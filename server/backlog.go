@@ -4,25 +4,25 @@ import "sync"
 
 // backlog bounds what a peer can make a session hold between the
 // connection's reader and the session's handlers (spec/decisions.md,
-// Limits against hostile clients). The reader decodes a message and hands it to the socket's task
-// queue, the library's, which has no bound: a peer sending large requests
-// faster than their handling (schema check, routing) could fill memory with
-// messages read and not yet handled. Every message read for a session is
-// counted here until a task queued right behind it on the same queue runs;
-// while more than the limit waits, the reader stops reading, so the peer's
-// writes block on TCP flow control as they would on a slow Server.
+// Limits against hostile clients). The reader decodes a message and hands
+// it to the socket's task queue, the library's, which has no bound: a peer
+// sending large requests faster than their handling (schema check,
+// routing) could fill memory with messages read and not yet handled. Every
+// message read for a session is counted here until a task queued just
+// before its own on the same queue runs (the one being handled no longer
+// counts); while more than the limit waits, the reader stops reading, so
+// the peer's writes block on TCP flow control as they would on a slow
+// Server.
 //
-// One limit of the largest message (WithMaxPayloadBytes) keeps a full-size
+// A limit of one largest message (WithMaxPayloadBytes) keeps a full-size
 // message handled while the next one is read; a routed request of a few
-// KB never waits.
+// KB never waits. A session holds no channel unless its reader waits.
 type backlog struct {
 	mu      sync.Mutex
-	room    sync.Cond // signalled when pending shrinks or the backlog closes
 	pending int64
 	closed  bool
+	room    chan struct{} // made by a waiting reader, closed when pending shrinks or the backlog closes
 }
-
-func (b *backlog) init() { b.room.L = &b.mu }
 
 // read counts a message of n bytes handed to the session's queue.
 func (b *backlog) read(n int64) {
@@ -35,7 +35,7 @@ func (b *backlog) read(n int64) {
 func (b *backlog) handled(n int64) {
 	b.mu.Lock()
 	b.pending -= n
-	b.room.Broadcast()
+	b.wakeLocked()
 	b.mu.Unlock()
 }
 
@@ -44,7 +44,13 @@ func (b *backlog) handled(n int64) {
 func (b *backlog) wait(limit int64) {
 	b.mu.Lock()
 	for !b.closed && b.pending > limit {
-		b.room.Wait()
+		if b.room == nil {
+			b.room = make(chan struct{})
+		}
+		room := b.room
+		b.mu.Unlock()
+		<-room
+		b.mu.Lock()
 	}
 	b.mu.Unlock()
 }
@@ -54,6 +60,13 @@ func (b *backlog) wait(limit int64) {
 func (b *backlog) close() {
 	b.mu.Lock()
 	b.closed = true
-	b.room.Broadcast()
+	b.wakeLocked()
 	b.mu.Unlock()
+}
+
+func (b *backlog) wakeLocked() {
+	if b.room != nil {
+		close(b.room)
+		b.room = nil
+	}
 }

@@ -12,7 +12,6 @@ import (
 // the session ending.
 func TestBacklog(t *testing.T) {
 	var b backlog
-	b.init()
 	b.read(60)
 	b.wait(100) // within the limit: no wait
 

@@ -129,24 +129,8 @@ func (s *Server) onEngineConnection(args ...any) {
 			g.connecting()
 		case smcpTraffic:
 			g.wait(s.ctx.Done())
+			s.holdBack(c, dataLen(p.Data))
 		}
-	})
-	// Emitted on the reader after "data", which has decoded the message and
-	// queued its handling: the reader waits here while the session holds
-	// too much (backlog.go).
-	limit := s.cfg.maxPayloadBytes
-	_ = ec.On("message", func(args ...any) {
-		sess := c.smcp.Load()
-		if sess == nil || len(args) == 0 {
-			return
-		}
-		n := dataLen(args[0])
-		if n == 0 {
-			return
-		}
-		sess.backlog.read(n)
-		sess.sock.Enqueue(func() { sess.backlog.handled(n) })
-		sess.backlog.wait(limit)
 	})
 	_ = ec.On("packetCreate", func(args ...any) {
 		if p, _ := args[0].(*engine.Packet); p != nil {
@@ -179,6 +163,22 @@ func (s *Server) onEngineConnection(args ...any) {
 			go t.DoClose(nil)
 		}
 	})
+}
+
+// holdBack counts an /smcp message of n bytes, about to be decoded and
+// queued for its session's handlers, until the session's task queue
+// reaches it (a task queued now runs just before the message's own), and
+// holds the connection's reader while the session has more than the
+// payload limit waiting (backlog.go). It runs on the reader, before the
+// Socket.IO layer decodes the message.
+func (s *Server) holdBack(c *conn, n int64) {
+	sess := c.smcp.Load()
+	if sess == nil || n == 0 {
+		return
+	}
+	sess.backlog.read(n)
+	sess.sock.Enqueue(func() { sess.backlog.handled(n) })
+	sess.backlog.wait(s.cfg.maxPayloadBytes)
 }
 
 // registered opens the gate of the connection sock belongs to.

@@ -256,7 +256,6 @@ func (s *Server) onConnection(args ...any) {
 		remote: sock.Handshake().Address,
 		gone:   make(chan struct{}),
 	}
-	sess.backlog.init()
 	forgetHandshake(sock)
 	s.mu.Lock()
 	closing := s.closing
