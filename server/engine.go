@@ -97,6 +97,7 @@ func (g *connGate) wait(done <-chan struct{}) {
 // the count of refused namespace CONNECTs, and the outgoing accounting.
 type conn struct {
 	gate         *connGate
+	smcp         atomic.Pointer[session] // the /smcp session, once connected
 	eio          eio.Socket
 	authFailures atomic.Int32
 	out          outgoing
@@ -128,6 +129,7 @@ func (s *Server) onEngineConnection(args ...any) {
 			g.connecting()
 		case smcpTraffic:
 			g.wait(s.ctx.Done())
+			s.holdBack(c, dataLen(p.Data))
 		}
 	})
 	_ = ec.On("packetCreate", func(args ...any) {
@@ -161,6 +163,22 @@ func (s *Server) onEngineConnection(args ...any) {
 			go t.DoClose(nil)
 		}
 	})
+}
+
+// holdBack counts an /smcp message of n bytes, about to be decoded and
+// queued for its session's handlers, until the session's task queue
+// reaches it (a task queued now runs just before the message's own), and
+// holds the connection's reader while the session has more than the
+// payload limit waiting (backlog.go). It runs on the reader, before the
+// Socket.IO layer decodes the message.
+func (s *Server) holdBack(c *conn, n int64) {
+	sess := c.smcp.Load()
+	if sess == nil || n == 0 {
+		return
+	}
+	sess.backlog.read(n)
+	sess.sock.Enqueue(func() { sess.backlog.handled(n) })
+	sess.backlog.wait(s.cfg.maxPayloadBytes)
 }
 
 // registered opens the gate of the connection sock belongs to.
@@ -347,10 +365,15 @@ func smcpPacketKind(data any) packetKind {
 // under the race detector). The library's handshake, up to and including
 // the Socket.IO layer attaching its listeners, runs inside ServeHTTP; the
 // hijacked connection's reads are held until ServeHTTP has returned, so
-// nothing the client sends is read before someone listens. Requests that
-// are not a new websocket connection are served as they are.
+// nothing the client sends is read before someone listens. An upgrade of a
+// long-polling connection (a websocket request with a sid) has the same
+// race: the transport starts reading when it is made, and the engine
+// listens for the client's probe only after that (socket.MaybeUpgrade), so
+// a probe read in between was lost and the upgrade given up after 10 s;
+// its reads are held the same way. Requests that are not a websocket
+// handshake are served as they are.
 func serveHoldingReads(h http.Handler, w http.ResponseWriter, r *http.Request) {
-	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || r.URL.Query().Get("sid") != "" {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		h.ServeHTTP(w, r)
 		return
 	}

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/a2c-smcp/smcp-go/protocol v0.1.0
 	github.com/a2c-smcp/smcp-go/sio v0.1.0
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 	github.com/gorilla/websocket v1.5.3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

@@ -26,6 +26,8 @@ type session struct {
 	closed bool          // disconnect cleanup ran
 	gone   chan struct{} // closed by the disconnect cleanup
 
+	backlog backlog // messages read and not yet handled (backlog.go)
+
 	inbound  map[*call]struct{} // requests routed to this session (a Computer); nil until the first
 	outbound map[*call]struct{} // requests this session made (an Agent); nil until the first
 }
@@ -336,6 +338,10 @@ func (s *Server) disconnected(sess *session, reason string) {
 	}
 	sess.closed = true
 	close(sess.gone)
+	sess.backlog.close()
+	if sess.conn != nil {
+		sess.conn.smcp.CompareAndSwap(sess, nil)
+	}
 	name, office, role := sess.name, sess.office, sess.role
 	if sess.office != "" {
 		s.leaveLocked(sess)

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -163,7 +165,14 @@ func (s *Server) answered(c *call, args []any) {
 			return
 		}
 	}
-	if s.finish(c, args[0]) {
+	first := s.finish(c, args[0])
+	// Checked first: the arguments of a disabled Debug call are still
+	// built (a slice, boxed strings, the elapsed time formatted) on every
+	// routed request.
+	if !s.log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	if first {
 		s.log.Debug("request answered", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "elapsed", time.Since(c.started).String())
 	} else {
 		s.log.Debug("late answer dropped", "event", c.event, "req_id", c.reqID, "computer", c.computerName)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	eio "github.com/zishang520/socket.io/servers/engine/v3"
+	"github.com/zishang520/socket.io/servers/engine/v3/transports"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 )
@@ -95,6 +97,7 @@ func New(opts ...Option) (*Server, error) {
 	so.SetPingInterval(cfg.pingInterval)
 	so.SetPingTimeout(cfg.pingTimeout)
 	so.SetParser(wireParser{})
+	so.SetTransports(types.NewSet[transports.TransportCtor](eio.Polling, wsTransportBuilder{}))
 	so.SetConnectTimeout(cfg.connectTimeout)
 	if len(cfg.corsOrigins) > 0 {
 		var origin any = cfg.corsOrigins
@@ -266,6 +269,9 @@ func (s *Server) onConnection(args ...any) {
 	if closing {
 		sock.Disconnect(true)
 		return
+	}
+	if sess.conn != nil {
+		sess.conn.smcp.Store(sess) // the reader counts its messages from here on (backlog.go)
 	}
 	attrs := []any{"sid", sess.id, "remote", sess.remote}
 	if grant != nil {

@@ -7,7 +7,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 )
@@ -42,9 +44,23 @@ type wireEncoder struct{ lib parser.Encoder }
 
 func (e wireEncoder) Encode(p *parser.Packet) []types.BufferInterface {
 	if b, ok := encodeRaw(p); ok {
-		return []types.BufferInterface{types.NewStringBuffer(b)}
+		return []types.BufferInterface{encodedPacket{types.NewStringBuffer(b).(*types.StringBuffer)}}
 	}
 	return e.lib.Encode(p)
+}
+
+// encodedPacket is a packet encodeRaw made. The library clones every
+// encoded packet before handing it to the engine (Client.WriteToEngine), a
+// copy of the whole message per write, a seventh of the bytes the Server
+// allocated on the routed path (docs/performance.md, "Third round"). Nothing
+// writes into an encoded packet's bytes afterwards (the engine and its
+// transports only read them), so a clone shares them: it is a
+// *types.StringBuffer of its own, with its own read offset, as every
+// consumer of the clone expects.
+type encodedPacket struct{ *types.StringBuffer }
+
+func (p encodedPacket) Clone() types.BufferInterface {
+	return types.NewStringBuffer(p.Bytes())
 }
 
 // encodeRaw writes p as the library's encoder would when every argument is
@@ -211,13 +227,10 @@ func decodeRaw(s []byte) (*parser.Packet, error) {
 		p.Id = &id
 		rest = rest[n:]
 	}
-	if !bytes.HasPrefix(bytes.TrimLeft(rest, jsonSpace), []byte("[")) {
-		return nil, errBadPacket // not an array (json.Unmarshal takes null for one)
-	}
-	if !json.Valid(rest) {
+	data, ok := splitArray(rest)
+	if !ok {
 		return nil, errBadPacket
 	}
-	data := splitArray(rest)
 	if p.Type == parser.EVENT {
 		if len(data) == 0 {
 			return nil, errBadPacket
@@ -242,62 +255,68 @@ func decodeRaw(s []byte) (*parser.Packet, error) {
 	return p, nil
 }
 
-const jsonSpace = " \t\r\n"
+// arrayReader is what splitArray needs per packet, kept in a pool: the
+// jsontext decoder's state and the bytes.Buffer it reads from (which it
+// reads in place, without a copy).
+type arrayReader struct {
+	src bytes.Buffer
+	dec *jsontext.Decoder
+}
 
-// splitArray returns the elements of a JSON array, each as the
-// json.RawMessage of its bytes in b (a full slice: appending to one never
-// writes into the next). b must hold one valid JSON array, as json.Valid
-// has checked, so finding the top-level commas needs to follow only
-// strings and nesting.
-func splitArray(b []byte) []any {
-	b = bytes.TrimSpace(b)
-	b = b[1 : len(b)-1] // the brackets
-	if len(bytes.TrimSpace(b)) == 0 {
-		return []any{}
+var arrayReaders = sync.Pool{New: func() any { return new(arrayReader) }}
+
+// arrayOptions make jsontext check exactly what encoding/json's Valid
+// checks, which the library's decoder relies on: the grammar and the
+// nesting bound, but neither unique member names nor valid UTF-8 in
+// strings (a later member with the same name wins when the value is
+// decoded, as in every SDK's JSON parser).
+var arrayOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// splitArray checks that b is one JSON array, with nothing but whitespace
+// around it, and returns its elements, each as the json.RawMessage of its
+// bytes in b (a full slice: appending to one never writes into the next).
+// It reports false for anything else.
+//
+// One pass of jsontext both checks and splits: encoding/json's Valid
+// followed by a split at the top-level commas scanned every byte twice, at
+// a sixth of the Server's CPU on the routed path (docs/performance.md,
+// "Third round").
+func splitArray(b []byte) ([]any, bool) {
+	r := arrayReaders.Get().(*arrayReader)
+	defer func() {
+		r.src = bytes.Buffer{} // no reference to the packet stays in the pool
+		r.dec.Reset(&r.src)
+		arrayReaders.Put(r)
+	}()
+	r.src = *bytes.NewBuffer(b)
+	if r.dec == nil {
+		r.dec = jsontext.NewDecoder(&r.src, arrayOptions...)
+	} else {
+		r.dec.Reset(&r.src, arrayOptions...)
+	}
+	dec := r.dec
+	if dec.PeekKind() != '[' {
+		return nil, false
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, false
 	}
 	out := make([]any, 0, 2)
-	depth, start := 0, 0
-	inString, escaped := false, false
-	for i, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue() // fails on what PeekKind could not read
+		if err != nil {
+			return nil, false
 		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, rawElement(b, start, i))
-				start = i + 1
-			}
-		}
+		out = append(out, json.RawMessage(v[:len(v):len(v)]))
 	}
-	return append(out, rawElement(b, start, len(b)))
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, false // bytes after the array
+	}
+	return out, true
 }
-
-func rawElement(b []byte, start, end int) json.RawMessage {
-	for start < end && isJSONSpace(b[start]) {
-		start++
-	}
-	for end > start && isJSONSpace(b[end-1]) {
-		end--
-	}
-	return json.RawMessage(b[start:end:end])
-}
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // decodeArg turns one event argument into the generic value the handlers
 // check: arguments from the wire arrive raw (wireParser), arguments from an

@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
+	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // libDecode runs the library's own decoder on one text packet.
@@ -107,6 +109,23 @@ var wireSeeds = []string{
 	`3/smcp,6[ ]`,
 	`3/smcp,6[{"t":"\u005d,"}, -0.5e-3 ,false]`,
 	`2/,[1,1e400]`, // beyond float64: raw it passes, decoded it does not
+	// What encoding/json takes and a stricter parser might not: lone
+	// surrogate escapes (JSON.stringify writes them), invalid UTF-8 bytes,
+	// a member name given twice (the last one wins).
+	`3/smcp,7[{"s":"\ud800 \udc00x"}]`,
+	"3/smcp,7[{\"s\":\"\xff\xfe\xc0\"}]",
+	`2/smcp,8["a",{"k":1,"k":{"x":2},"k":[3]}]`,
+	"3/smcp,9[\"raw \x01 control\"]",
+	`3/smcp,9[1,]`,
+	`3/smcp,9[,1]`,
+	`3/smcp,9[1 2]`,
+	`3/smcp,9[1]]`,
+	`3/smcp,9[[1],[2]`,
+	`3/smcp,9[01]`,
+	`3/smcp,9["a"` + "\t\r\n ]\n",
+	`3/smcp,9` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	`3/smcp,9` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999),
+	`3/smcp,9` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
 }
 
 // checkEncodeRoundTrip encodes what wireParser decoded (arguments raw) with
@@ -197,4 +216,50 @@ func TestWireDecoderRefusesBinary(t *testing.T) {
 	require.ErrorIs(t, d.Add(`510-/smcp,["x",{"_placeholder":true,"num":0}]`), errBinaryPacket)
 	require.ErrorIs(t, d.Add(`61-/smcp,3[{"_placeholder":true,"num":0}]`), errBinaryPacket)
 	require.ErrorIs(t, d.Add([]byte{1, 2, 3}), errBinaryPacket)
+}
+
+// TestWireEncoderClone: the library clones every encoded packet before
+// writing it; a clone of the Server's encoded packet is a
+// *types.StringBuffer with the same bytes and a read offset of its own, so
+// that reading one (as the engine's parser does) leaves the others whole.
+func TestWireEncoderClone(t *testing.T) {
+	id := uint64(3)
+	bufs := wireParser{}.NewEncoder().Encode(&parser.Packet{Type: parser.ACK, Nsp: "/smcp", Id: &id, Data: []any{json.RawMessage(`{"ok":true}`)}})
+	require.Len(t, bufs, 1)
+	const want = `3/smcp,3[{"ok":true}]`
+	a, b := bufs[0].Clone(), bufs[0].Clone()
+	require.IsType(t, &types.StringBuffer{}, a)
+	all, err := io.ReadAll(a)
+	require.NoError(t, err)
+	require.Equal(t, want, string(all))
+	require.Equal(t, 0, a.Len())
+	require.Equal(t, want, b.String())
+	require.Equal(t, want, bufs[0].String())
+}
+
+// BenchmarkWireDecode measures the Server's decoding of the packets of a
+// routed request (docs/performance.md): the Agent's request, and answers
+// of 1 KB and 9 KB as the Computer sends them.
+func BenchmarkWireDecode(b *testing.B) {
+	answer := func(n int) string {
+		v, err := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("r", n)}}, "isError": false})
+		require.NoError(b, err)
+		return `3/smcp,17[` + string(v) + `]`
+	}
+	for _, c := range []struct{ name, packet string }{
+		{"request", `2/smcp,17["client:tool_call",{"agent":"a1","req_id":"r-000017","computer":"c1","tool_name":"echo","params":{"text":"hello"},"timeout":30}]`},
+		{"answer-1KB", answer(1 << 10)},
+		{"answer-9KB", answer(9 << 10)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := []byte(c.packet)
+			b.SetBytes(int64(len(p)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decodeRaw(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
