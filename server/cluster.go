@@ -364,7 +364,7 @@ func init() { msgpack.RegisterExt(nodeJSONExt, (*nodeJSON)(nil)) }
 func (j *nodeJSON) MarshalMsgpack() ([]byte, error) { return *j, nil }
 
 func (j *nodeJSON) UnmarshalMsgpack(b []byte) error {
-	if !json.Valid(b) {
+	if !validJSON(b) {
 		nodeJSONRefused.Add(1)
 		return errors.New("a JSON text from another node is not one JSON value")
 	}
@@ -399,7 +399,7 @@ func fromNode(args []any) ([]any, bool) {
 		case json.RawMessage:
 			out[i] = v
 		case []byte:
-			if !json.Valid(v) {
+			if !validJSON(v) {
 				return nil, false
 			}
 			out[i] = json.RawMessage(v)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,4 +61,18 @@ func TestNodeJSON(t *testing.T) {
 	out, ok := encodeRaw(&parser.Packet{Type: parser.EVENT, Nsp: "/smcp", Data: []any{"client:get_tools", &j}})
 	require.True(t, ok)
 	require.Equal(t, `2/smcp,["client:get_tools",{"req_id":"r2"}]`, string(out))
+}
+
+// TestValidJSON checks that validJSON accepts exactly what encoding/json's
+// Valid accepts, on the edges a relayed text can have.
+func TestValidJSON(t *testing.T) {
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	for _, in := range []string{
+		`{}`, ` {"a":1} `, "\n[1,2]\t", `"text"`, `42`, `-0.5e+3`, `true`, `null`,
+		`{"a":1,"a":2}`, "\"\xff\"", `"\ud800"`, `"\u00e9"`, "\"\x00\"",
+		``, ` `, `{"a":1} {"b":2}`, `[1,]`, `{"a":1`, `01`, `1.`, `.5`, `tru`, `"a`,
+		`[1] x`, deep, strings.Repeat("[", 5000) + strings.Repeat("]", 5000),
+	} {
+		require.Equal(t, json.Valid([]byte(in)), validJSON([]byte(in)), "%.40q", in)
+	}
 }
