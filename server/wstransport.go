@@ -275,6 +275,24 @@ func (w *wsTransport) send(packets []*packet.Packet) {
 // write sends one websocket message: the type byte (when not 0), then b.
 func (w *wsTransport) write(mt int, compress bool, typ byte, b []byte) error {
 	w.socket.EnableWriteCompression(compress)
+	if w.PerMessageDeflate() == nil && len(b) < maxPooledMessageBuffer {
+		// One frame per message, as the bare Node relay sends: the
+		// websocket writer cuts a message it is given in pieces into
+		// frames of its 1 KB buffer (a 1 KB answer went out as two
+		// frames, a 9 KB one as a frame and an empty last one), which
+		// every client then has to join again. WriteMessage writes one
+		// frame of contiguous bytes; the type byte and the packet are put
+		// together in a pooled buffer for it.
+		if typ == 0 {
+			return w.socket.WriteMessage(mt, b)
+		}
+		bp := messageBuffers.Get().(*[]byte)
+		msg := append(append((*bp)[:0], typ), b...)
+		err := w.socket.WriteMessage(mt, msg)
+		*bp = msg[:0]
+		messageBuffers.Put(bp)
+		return err
+	}
 	wr, err := w.socket.NextWriter(mt)
 	if err != nil {
 		return err
