@@ -26,33 +26,16 @@ func TestPublisher(t *testing.T) {
 	// and then (TestRedisPubSubLoss).
 	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port), Protocol: 2})
 	defer rdb.Close()
-	sub := rdb.SSubscribe(ctx, "a", "b")
-	defer sub.Close()
-	_, err := sub.Receive(ctx) // the subscription is in place
-	require.NoError(t, err)
-	_, err = sub.Receive(ctx)
-	require.NoError(t, err)
+	sub := subscribeAB(ctx, t, rdb)
 
 	var failed []error
 	var mu sync.Mutex
 	p := server.NewPublisher(ctx, rdb, func(err error) { mu.Lock(); failed = append(failed, err); mu.Unlock() })
 
 	const senders, each = 8, 250
-	var wg sync.WaitGroup
-	for g := range senders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				ch := "a"
-				if g%2 == 1 {
-					ch = "b"
-				}
-				assert.NoError(t, p.Publish(ch, fmt.Appendf(nil, "%d:%d", g, i)))
-			}
-		}()
-	}
-	wg.Wait()
+	fromSenders(senders, each, func(int) (func(ch, msg string), func()) {
+		return func(ch, msg string) { assert.NoError(t, p.Publish(ch, []byte(msg))) }, func() {}
+	})
 	// A waited message is in Redis when publishWait returns: the
 	// subscriber sees it after all of the above.
 	require.NoError(t, p.PublishWait(ctx, "a", []byte("last")))
@@ -98,33 +81,22 @@ func TestRedisPubSubLoss(t *testing.T) {
 	ctx := context.Background()
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	sub := rdb.SSubscribe(ctx, "a", "b")
-	defer sub.Close()
-	for range 2 {
-		_, err := sub.Receive(ctx)
-		require.NoError(t, err)
-	}
+	sub := subscribeAB(ctx, t, rdb)
 	const senders, each = 8, 250
-	var wg sync.WaitGroup
-	for g := range senders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ch := []string{"a", "b"}[g%2]
-			pipe := rdb.Pipeline()
-			for i := range each {
-				pipe.SPublish(ctx, ch, fmt.Sprintf("%d:%d", g, i))
-				if i%7 == 6 {
-					_, err := pipe.Exec(ctx)
-					assert.NoError(t, err)
-					pipe = rdb.Pipeline()
-				}
-			}
+	fromSenders(senders, each, func(int) (func(ch, msg string), func()) {
+		pipe, n := rdb.Pipeline(), 0
+		exec := func() {
 			_, err := pipe.Exec(ctx)
 			assert.NoError(t, err)
-		}()
-	}
-	wg.Wait()
+			pipe = rdb.Pipeline()
+		}
+		return func(ch, msg string) {
+			pipe.SPublish(ctx, ch, msg)
+			if n++; n%7 == 0 {
+				exec()
+			}
+		}, exec
+	})
 	for n := 0; n < senders*each; {
 		m, err := sub.ReceiveTimeout(ctx, 10*time.Second)
 		require.NoError(t, err, "after %d messages", n)
@@ -132,4 +104,35 @@ func TestRedisPubSubLoss(t *testing.T) {
 			n++
 		}
 	}
+}
+
+// subscribeAB subscribes to the sharded channels "a" and "b" and waits for
+// both confirmations.
+func subscribeAB(ctx context.Context, t *testing.T, rdb *redis.Client) *redis.PubSub {
+	sub := rdb.SSubscribe(ctx, "a", "b")
+	t.Cleanup(func() { _ = sub.Close() })
+	for range 2 {
+		_, err := sub.Receive(ctx)
+		require.NoError(t, err)
+	}
+	return sub
+}
+
+// fromSenders runs senders goroutines; the g-th sends each messages "g:i",
+// in order of i, on channel "a" or "b" through the send that open(g)
+// returns, then calls done.
+func fromSenders(senders, each int, open func(g int) (send func(ch, msg string), done func())) {
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			send, done := open(g)
+			for i := range each {
+				send([]string{"a", "b"}[g%2], fmt.Sprintf("%d:%d", g, i))
+			}
+			done()
+		}()
+	}
+	wg.Wait()
 }

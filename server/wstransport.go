@@ -239,11 +239,7 @@ func (w *wsTransport) send(packets []*packet.Packet) {
 		}
 		if frame != nil && w.PerMessageDeflate() == nil {
 			// A broadcast encoded once for every receiver.
-			mt := ws.BinaryMessage
-			if _, ok := frame.(*types.StringBuffer); ok {
-				mt = ws.TextMessage
-			}
-			if err := w.write(mt, compress, 0, frame.Bytes()); err != nil {
+			if err := w.write(messageType(frame), compress, 0, frame.Bytes()); err != nil {
 				w.fail(err)
 				return
 			}
@@ -261,11 +257,7 @@ func (w *wsTransport) send(packets []*packet.Packet) {
 			w.fail(err)
 			return
 		}
-		mt := ws.BinaryMessage
-		if _, ok := data.(*types.StringBuffer); ok {
-			mt = ws.TextMessage
-		}
-		if err := w.write(mt, compress, 0, data.Bytes()); err != nil {
+		if err := w.write(messageType(data), compress, 0, data.Bytes()); err != nil {
 			w.fail(err)
 			return
 		}
@@ -273,6 +265,15 @@ func (w *wsTransport) send(packets []*packet.Packet) {
 }
 
 // write sends one websocket message: the type byte (when not 0), then b.
+// messageType is the websocket message type an encoded packet goes in: text
+// for the engine's text buffers, binary for the others.
+func messageType(b types.BufferInterface) int {
+	if _, ok := b.(*types.StringBuffer); ok {
+		return ws.TextMessage
+	}
+	return ws.BinaryMessage
+}
+
 func (w *wsTransport) write(mt int, compress bool, typ byte, b []byte) error {
 	w.socket.EnableWriteCompression(compress)
 	if w.PerMessageDeflate() == nil && len(b) < maxPooledMessageBuffer {
