@@ -213,8 +213,9 @@ func (s *Server) remoteCounted(c *call, n uint64) {
 }
 
 // remoteAnswered receives the Computer's ack: from another node, each value
-// is a string holding the JSON text the Computer sent (answerAdapter); from
-// this node (a Computer that joined here meanwhile), the raw values.
+// is a binary string holding the JSON text the Computer sent
+// (answerAdapter); from this node (a Computer that joined here meanwhile),
+// the raw values.
 func (s *Server) remoteAnswered(c *call, args []any) {
 	s.mu.Lock()
 	if r := c.rem; !c.done && !r.reached && r.reported >= r.expected {
@@ -242,7 +243,11 @@ func (s *Server) remoteAnswered(c *call, args []any) {
 func (s *Server) remoteMissed(c *call, all bool) {
 	s.cl.spawn(func() {
 		e, alive, lerr := s.cl.lookupName(c.computerName)
+		s.mu.Lock()
+		reached := c.done || c.rem.reached
+		s.mu.Unlock()
 		switch {
+		case reached: // answered, or a node counted it meanwhile
 		case lerr != nil:
 			s.finish(c, protocol.NewUnavailable("cluster state unreachable; try again"))
 		case e == nil || e.Office != c.office || e.Role != protocol.RoleComputer:
