@@ -135,21 +135,47 @@ func (s *server) stop() {
 	}
 }
 
-// status reads a "Vm…: N kB" line of /proc/<pid>/status, in bytes.
+// procFields reads the "Name: N" and "Name: N kB" lines of a /proc/<pid>
+// file (status, smaps_rollup): sizes in bytes, counts as they are.
+func procFields(pid int, file string) (map[string]int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/%s", pid, file))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]int64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSpace(rest)
+		kb, isKB := strings.CutSuffix(rest, " kB")
+		n, err := strconv.ParseInt(kb, 10, 64)
+		if err != nil {
+			continue
+		}
+		if isKB {
+			n <<= 10
+		}
+		out[name] = n
+	}
+	return out, sc.Err()
+}
+
+// status reads one field of /proc/<pid>/status ("VmRSS" in bytes,
+// "Threads" a count).
 func (s *server) status(field string) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	fields, err := procFields(s.cmd.Process.Pid, "status")
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10, err
-		}
+	n, ok := fields[field]
+	if !ok {
+		return 0, fmt.Errorf("no %s in /proc status", field)
 	}
-	return 0, fmt.Errorf("no %s in /proc status", field)
+	return n, nil
 }
 
 // heap returns the live heap after a collection (the heap profile with gc=1

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 )
 
@@ -43,16 +40,15 @@ func (s *server) breakdown() (breakdown, error) {
 		return b, errors.New("/debug/vars has no memory classes: smcp-server too old")
 	}
 	b.mem = vars.Memory
-	roll, err := smapsRollup(s.cmd.Process.Pid)
+	roll, err := procFields(s.cmd.Process.Pid, "smaps_rollup")
 	if err != nil {
 		return b, err
 	}
 	b.rss, b.anon = roll["Rss"], roll["Anonymous"]
 	b.file = b.rss - b.anon
-	if b.threads, err = s.status("Threads"); err != nil { // a count, which status scales as kB
+	if b.threads, err = s.status("Threads"); err != nil {
 		return b, err
 	}
-	b.threads >>= 10
 	if b.maps, err = readMappings(s.cmd.Process.Pid); err != nil {
 		return b, err
 	}
@@ -61,27 +57,6 @@ func (s *server) breakdown() (breakdown, error) {
 	}
 	b.goroutine = int(b.mem["/sched/goroutines:goroutines"])
 	return b, nil
-}
-
-// smapsRollup reads /proc/<pid>/smaps_rollup, in bytes.
-func smapsRollup(pid int) (map[string]int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := map[string]int64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil {
-			out[name] = kb << 10
-		}
-	}
-	return out, sc.Err()
 }
 
 // rows are the lines of a breakdown table, in the order of rowNames.
