@@ -95,8 +95,8 @@ type cluster struct {
 	recountAgain atomic.Bool // a node started since the last recount began
 	up           atomic.Bool // the last Redis operation succeeded
 
-	lastAdapterErr atomic.Int64 // unix ns of the last adapter error logged
-	lastPublishErr atomic.Int64 // unix ns of the last publisher error logged
+	adapterErrs everySecond // the adapter's error lines
+	publishErrs everySecond // the publisher's error lines
 
 	mu      sync.Mutex
 	pending []entry // releases that failed while Redis was unreachable
@@ -152,7 +152,7 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	_ = rc.On("error", func(args ...any) {
 		// At most one line a second: the adapter's receive loops report
 		// every failed read while Redis is unreachable.
-		if now := time.Now().UnixNano(); len(args) > 0 && cl.ctx.Err() == nil && now-cl.lastAdapterErr.Swap(now) > int64(time.Second) {
+		if len(args) > 0 && cl.ctx.Err() == nil && cl.adapterErrs.allow() {
 			s.log.Warn("redis adapter error", "error", fmt.Sprint(args[0]))
 		}
 	})
@@ -170,11 +170,19 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 		if !errors.Is(err, errPublishCongested) {
 			_ = cl.note(err)
 		}
-		if now := time.Now().UnixNano(); now-cl.lastPublishErr.Swap(now) > int64(time.Second) {
+		if cl.publishErrs.allow() {
 			cl.s.log.Warn("cluster messages not sent", "error", err.Error())
 		}
 	}}
 	return cl, &answerAdapterBuilder{redis: rc, opts: opts, pub: cl.pub}, nil
+}
+
+// everySecond lets a repeated log line through at most once a second.
+type everySecond struct{ last atomic.Int64 } // unix ns of the last line let through
+
+func (e *everySecond) allow() bool {
+	now, last := time.Now().UnixNano(), e.last.Load()
+	return now-last >= int64(time.Second) && e.last.CompareAndSwap(last, now)
 }
 
 // answerAdapter is the library's sharded Redis adapter with three changes,
