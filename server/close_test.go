@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -207,5 +208,23 @@ func TestNoGoroutineLeak(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > base {
 		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
 		t.Fatalf("goroutines: %d before, %d after", base, n)
+	}
+}
+
+// TestNamespaceLeftTransportClosed: a client that leaves /smcp but keeps its
+// transport open has it closed by the Server after a moment (SMCP uses no
+// other namespace).
+func TestNamespaceLeftTransportClosed(t *testing.T) {
+	ts := startServer(t)
+
+	held := dialRaw(t, ts.url)
+	held.send("41" + protocol.Namespace + ",")
+	_ = held.ws.SetReadDeadline(time.Now().Add(wait))
+	for {
+		if _, _, err := held.ws.ReadMessage(); err != nil {
+			var ne net.Error
+			require.False(t, errors.As(err, &ne) && ne.Timeout(), "the transport was not closed: %v", err)
+			break
+		}
 	}
 }

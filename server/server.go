@@ -240,6 +240,10 @@ func forgetHandshake(sock *socket.Socket) {
 	}
 }
 
+// closeGrace is how long a client that left /smcp has to close its
+// transport before the Server does.
+const closeGrace = time.Second
+
 // onConnection registers the handlers of one admitted socket.
 func (s *Server) onConnection(args ...any) {
 	sock, ok := args[0].(*socket.Socket)
@@ -296,8 +300,13 @@ func (s *Server) onConnection(args ...any) {
 		s.disconnected(sess, reason)
 		if reason == "client namespace disconnect" {
 			// SMCP clients use /smcp only: a transport left without it
-			// would idle until the peer goes away.
-			go sock.Conn().Close(false)
+			// would idle until the peer goes away. The peer closes it
+			// itself right after its namespace DISCONNECT; closing it
+			// first made that close fail on the client's side (the Rust
+			// SDK's disconnect returned "EngineIO Error"), so the Server
+			// closes only what is still open a moment later.
+			conn := sock.Conn()
+			time.AfterFunc(closeGrace, func() { conn.Close(false) })
 		}
 	})
 	// Two races of the library leave a socket connected, or its session in
