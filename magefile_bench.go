@@ -29,14 +29,25 @@ type benchScenario struct {
 	event    string // tool_call | get_tools
 	offices  int
 	inflight int
-	requests int
+	warmup   int // requests before the measured phase
 }
 
 var benchScenarios = []benchScenario{
-	{"tool_call, 1 KB answer, 1 in flight", "tool_call", 1, 1, 6000},
-	{"tool_call, 1 KB answer, 32 in flight", "tool_call", 1, 32, 20000},
-	{"get_tools, 9 KB answer, 32 in flight", "get_tools", 1, 32, 10000},
-	{"tool_call, 8 offices x 8 in flight", "tool_call", 8, 8, 20000},
+	{"tool_call, 1 KB answer, 1 in flight", "tool_call", 1, 1, 600},
+	{"tool_call, 1 KB answer, 32 in flight", "tool_call", 1, 32, 2000},
+	{"get_tools, 9 KB answer, 32 in flight", "get_tools", 1, 32, 1000},
+	{"tool_call, 8 offices x 8 in flight", "tool_call", 8, 8, 2000},
+}
+
+// benchPhase is how long each measured phase lasts (BENCH_SECONDS,
+// default 3): the same time for every server, so that the slow ones do not
+// take minutes and the fast ones are not measured over a fraction of a
+// second.
+func benchPhase() time.Duration {
+	if v, err := strconv.ParseFloat(os.Getenv("BENCH_SECONDS"), 64); err == nil && v > 0 {
+		return time.Duration(v * float64(time.Second))
+	}
+	return 3 * time.Second
 }
 
 // benchServer is one server under test: how to start it on a port.
@@ -48,22 +59,32 @@ type benchServer struct {
 // benchResult is what the load generator prints for one measured phase,
 // plus the server CPU the harness sampled around it.
 type benchResult struct {
-	P50    float64 `json:"p50_ms"`
-	P99    float64 `json:"p99_ms"`
-	RPS    float64 `json:"rps"`
-	Errors int     `json:"errors"`
-	Secs   float64 `json:"secs"`
-	CPU10k float64 `json:"-"` // server CPU seconds per 10,000 requests
+	P50        float64 `json:"p50_ms"`
+	P99        float64 `json:"p99_ms"`
+	RPS        float64 `json:"rps"`
+	Errors     int     `json:"errors"`
+	Requests   int     `json:"requests"`
+	Secs       float64 `json:"secs"`
+	LoadgenCPU float64 `json:"cpu_s"` // the load generator's CPU seconds
+	CPU10k     float64 `json:"-"`     // server CPU seconds per 10,000 requests
+	ServerBusy float64 `json:"-"`     // server CPU seconds per second of the phase
 }
+
+// loadgenBusy is the load generator's CPU seconds per second of the phase.
+// Near 1 (its whole pinned core), the load generator set the pace, and
+// the throughputs it measured say how fast it is, not how fast the server.
+func (r benchResult) loadgenBusy() float64 { return r.LoadgenCPU / r.Secs }
 
 // BenchCompare measures smcp-server against the bare socket.io 4.8 relay
 // (Node, no protocol logic) and the Python reference SDK's server, driven by
 // the same Node load generator with the same payloads, in interleaved rounds
 // (BENCH_ROUNDS, default 6), each server pinned to CPU 0 and the load
-// generator to CPU 1 where taskset exists. It prints, per scenario, the
-// medians over rounds of p50/p99 latency, requests/s, server CPU per 10k
-// requests, the spread of requests/s, the ratios to the references, and the
-// idle memory per joined connection (1,000 idle Computers). BENCH_SMCP_BIN
+// generator to CPU 1 where taskset exists, each measured phase lasting
+// BENCH_SECONDS (default 3). It prints, per scenario, the medians over
+// rounds of p50/p99 latency, requests/s, server CPU per 10k requests, the
+// share of its core each of the server and the load generator used, the
+// spread of requests/s, the ratios to the references, and the idle memory
+// per joined connection (1,000 idle Computers). BENCH_SMCP_BIN
 // names another smcp-server binary to measure. Not part of the
 // test command: its figures belong in the README's performance section.
 func BenchCompare() error {
@@ -195,8 +216,8 @@ func benchScenarioRun(url, key string, pid int, sc benchScenario) (benchResult, 
 		"SCENARIO=" + sc.event,
 		"OFFICES=" + strconv.Itoa(sc.offices),
 		"INFLIGHT=" + strconv.Itoa(sc.inflight),
-		"REQUESTS=" + strconv.Itoa(sc.requests),
-		"WARMUP=" + strconv.Itoa(sc.requests/10),
+		"DURATION_MS=" + strconv.FormatInt(benchPhase().Milliseconds(), 10),
+		"WARMUP=" + strconv.Itoa(sc.warmup),
 	})
 	if err != nil {
 		return benchResult{}, err
@@ -227,7 +248,11 @@ func benchScenarioRun(url, key string, pid int, sc benchScenario) (benchResult, 
 	if r.Errors > 0 {
 		return benchResult{}, fmt.Errorf("%d requests failed", r.Errors)
 	}
-	r.CPU10k = (cpu1 - cpu0) / float64(sc.requests) * 10000
+	if r.Requests == 0 || r.Secs <= 0 {
+		return benchResult{}, fmt.Errorf("load generator said %q: no request was measured", line)
+	}
+	r.CPU10k = (cpu1 - cpu0) / float64(r.Requests) * 10000
+	r.ServerBusy = (cpu1 - cpu0) / r.Secs
 	return r, nil
 }
 
@@ -380,7 +405,7 @@ func printBenchTable(servers []benchServer, results map[string]map[string][]benc
 	host, _ := os.Hostname()
 	fmt.Printf("\nbenchcompare: %s, %d rounds, %s, %d CPUs\n\n", time.Now().UTC().Format("2006-01-02"), rounds, host, runtimeCPUs())
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "scenario\tserver\tp50 ms\tp99 ms\treq/s\treq/s min-max\tCPU s/10k")
+	fmt.Fprintln(w, "scenario\tserver\tp50 ms\tp99 ms\treq/s\treq/s min-max\tCPU s/10k\tserver busy\tloadgen busy")
 	med := func(sc, srv string, f func(benchResult) float64) float64 {
 		var v []float64
 		for _, r := range results[sc][srv] {
@@ -395,11 +420,13 @@ func printBenchTable(servers []benchServer, results map[string]map[string][]benc
 			for _, r := range rs {
 				rps = append(rps, r.RPS)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%.2f\t%.2f\t%.0f\t%.0f-%.0f\t%.2f\n", sc.name, s.name,
+			fmt.Fprintf(w, "%s\t%s\t%.2f\t%.2f\t%.0f\t%.0f-%.0f\t%.2f\t%.0f %%\t%.0f %%\n", sc.name, s.name,
 				med(sc.name, s.name, func(r benchResult) float64 { return r.P50 }),
 				med(sc.name, s.name, func(r benchResult) float64 { return r.P99 }),
 				median(rps), slices.Min(rps), slices.Max(rps),
-				med(sc.name, s.name, func(r benchResult) float64 { return r.CPU10k }))
+				med(sc.name, s.name, func(r benchResult) float64 { return r.CPU10k }),
+				100*med(sc.name, s.name, func(r benchResult) float64 { return r.ServerBusy }),
+				100*med(sc.name, s.name, benchResult.loadgenBusy))
 		}
 	}
 	w.Flush()

@@ -3,13 +3,17 @@
 // and the Computers of OFFICES offices, so the server's only work is the
 // SMCP routing. It connects and joins, warms up, prints "ready", waits for a
 // line "go" on stdin (the harness samples the server's CPU around the
-// measured phase), sends REQUESTS routed requests with INFLIGHT outstanding
-// per office, and prints one JSON line: {p50_ms, p99_ms, rps, errors}.
+// measured phase), sends routed requests with INFLIGHT outstanding per
+// office for DURATION_MS milliseconds (or REQUESTS requests when DURATION_MS
+// is not set), and prints one JSON line: {p50_ms, p99_ms, rps, errors,
+// requests, secs, cpu_s}, where cpu_s is the load generator's own CPU time
+// over the phase: next to the server's, it tells which of the two set the
+// pace.
 // In IDLE mode it joins IDLE Computers (each its own office), prints
 // "ready", and stays connected until stdin closes.
 //
 // Environment: URL, API_KEY, SCENARIO (tool_call | get_tools), OFFICES,
-// INFLIGHT, REQUESTS, WARMUP, IDLE.
+// INFLIGHT, REQUESTS, DURATION_MS, WARMUP, IDLE.
 const { io } = require("socket.io-client");
 const readline = require("readline");
 
@@ -19,6 +23,7 @@ const scenario = env.SCENARIO || "tool_call";
 const offices = Number(env.OFFICES || 1);
 const inflight = Number(env.INFLIGHT || 1);
 const requests = Number(env.REQUESTS || 10000);
+const durationMs = Number(env.DURATION_MS || 0);
 const warmup = Number(env.WARMUP || 1000);
 const idle = Number(env.IDLE || 0);
 const ACK_MS = 30000;
@@ -117,13 +122,15 @@ async function loadMode() {
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     return ret && ret.error ? -1 : ms;
   };
-  // run sends n requests spread over the offices, inflight outstanding per office.
-  const run = async (n) => {
+  // run sends n requests (or, with ms > 0, requests for ms milliseconds)
+  // spread over the offices, inflight outstanding per office.
+  const run = async (n, ms) => {
     const lat = [];
     let errors = 0;
-    let left = n;
+    let left = ms > 0 ? Infinity : n;
+    const deadline = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
     const worker = async (p) => {
-      while (left > 0) {
+      while (left > 0 && (ms <= 0 || process.hrtime.bigint() < deadline)) {
         left--;
         const ms = await one(p).catch(() => -1);
         if (ms < 0) errors++;
@@ -133,16 +140,21 @@ async function loadMode() {
     const workers = [];
     for (const p of pairs) for (let i = 0; i < inflight; i++) workers.push(worker(p));
     const t0 = process.hrtime.bigint();
+    const cpu0 = process.cpuUsage();
     await Promise.all(workers);
     const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+    const cpu = process.cpuUsage(cpu0);
     lat.sort((a, b) => a - b);
     const q = (f) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(f * lat.length))] : 0);
-    return { p50_ms: q(0.5), p99_ms: q(0.99), rps: lat.length / secs, errors, secs };
+    return {
+      p50_ms: q(0.5), p99_ms: q(0.99), rps: lat.length / secs, errors,
+      requests: lat.length + errors, secs, cpu_s: (cpu.user + cpu.system) / 1e6,
+    };
   };
-  await run(warmup);
+  await run(warmup, 0);
   process.stdout.write("ready\n");
   await waitFor("go");
-  const res = await run(requests);
+  const res = await run(requests, durationMs);
   process.stdout.write(JSON.stringify(res) + "\n");
   for (const p of pairs) p.agent.close();
   process.exit(0);
