@@ -110,6 +110,13 @@ func (s *Server) onEngineConnection(args ...any) {
 	if !ok {
 		return
 	}
+	remote := ec.RemoteAddress()
+	if reason := s.limits.admit(remote); reason != "" {
+		// Lost the race for the last place to another handshake.
+		s.connRefused(remote, reason)
+		go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
+		return
+	}
 	c := &conn{gate: newConnGate(), eio: ec}
 	c.out.limit = s.cfg.maxOutgoing
 	c.out.stall = s.cfg.stallTimeout
@@ -148,6 +155,7 @@ func (s *Server) onEngineConnection(args ...any) {
 		c.out.flushed(n)
 	})
 	_ = ec.Once("close", func(...any) {
+		s.limits.release(remote)
 		s.conns.Delete(ec.Id())
 		c.out.stop()
 		g.registered() // nothing to wait for on a closed connection

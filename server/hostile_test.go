@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
@@ -21,6 +22,8 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 )
@@ -439,4 +442,72 @@ func TestHostileJavaScriptClient(t *testing.T) {
 	})
 	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
 	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
+}
+
+// dialFrom opens an Engine.IO websocket from the loopback source address
+// ip and returns it with the handshake's HTTP status (101 when opened).
+func dialFrom(t *testing.T, url, ip string) (*rawConn, int) {
+	t.Helper()
+	d := *websocket.DefaultDialer
+	d.NetDialContext = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext
+	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/socket.io/?EIO=4&transport=websocket"
+	ws, resp, err := d.Dial(wsURL, nil)
+	if err != nil {
+		require.NotNil(t, resp, "dial from %s: %v", ip, err)
+		_ = resp.Body.Close()
+		return nil, resp.StatusCode
+	}
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = ws.Close() })
+	r := &rawConn{t: t, ws: ws}
+	require.True(t, strings.HasPrefix(r.read(), "0{"), "engine open")
+	return r, resp.StatusCode
+}
+
+// TestHostileConnectionCount: the connections one Server holds, joined or
+// not, are bounded in all (503 at the handshake) and per remote address
+// (429), a long-polling handshake included; a place freed by a closed
+// connection is taken again, and refusals are counted.
+func TestHostileConnectionCount(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	ts := startServer(t, server.WithMaxConnections(4), server.WithMaxConnectionsPerIP(2), server.WithMetrics(reg))
+
+	a1, st := dialFrom(t, ts.url, "127.0.0.1")
+	require.Equal(t, http.StatusSwitchingProtocols, st)
+	_, st = dialFrom(t, ts.url, "127.0.0.1")
+	require.Equal(t, http.StatusSwitchingProtocols, st)
+	_, st = dialFrom(t, ts.url, "127.0.0.1")
+	require.Equal(t, http.StatusTooManyRequests, st, "a third connection from one address")
+
+	// Another address is not affected by the first one's bound...
+	b1, st := dialFrom(t, ts.url, "127.0.0.2")
+	require.Equal(t, http.StatusSwitchingProtocols, st)
+	require.Contains(t, b1.connectSmcp(map[string]any{"api_key": testKey}), `"sid"`)
+	_, st = dialFrom(t, ts.url, "127.0.0.2")
+	require.Equal(t, http.StatusSwitchingProtocols, st)
+	// ...but the Server's is full now, for every address and transport.
+	_, st = dialFrom(t, ts.url, "127.0.0.3")
+	require.Equal(t, http.StatusServiceUnavailable, st, "a fifth connection")
+	resp, err := http.Get(ts.url + "/socket.io/?EIO=4&transport=polling")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.JSONEq(t, `{"code":503,"message":"smcp server: too many connections"}`, string(body))
+
+	// The admitted ones carry on; a closed one frees its place.
+	agent := b1
+	require.Equal(t, true, agent.call(1, string(protocol.EventJoinOffice), map[string]any{"role": "agent", "name": "a", "office_id": "o"})[0])
+	require.NoError(t, a1.ws.Close())
+	require.True(t, eventually(func() bool {
+		r, st := dialFrom(t, ts.url, "127.0.0.3")
+		if r != nil {
+			_ = r.ws.Close()
+		}
+		return st == http.StatusSwitchingProtocols
+	}), "the place of a closed connection is taken again")
+
+	n, err := testutil.GatherAndCount(reg, "smcp_server_connection_refusals_total")
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "both reasons counted")
 }

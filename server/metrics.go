@@ -33,6 +33,7 @@ type metrics struct {
 	latency   *prometheus.HistogramVec
 	timeouts  *prometheus.CounterVec
 	authFails *prometheus.CounterVec
+	refused   *prometheus.CounterVec
 }
 
 const metricsNamespace = "smcp_server"
@@ -58,8 +59,12 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 			Namespace: metricsNamespace, Name: "auth_refusals_total",
 			Help: "Refused /smcp connects, by code.",
 		}, []string{"code"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace, Name: "connection_refusals_total",
+			Help: "Connections refused at their handshake because the node or the remote address holds its maximum, by reason.",
+		}, []string{"reason"}),
 	}
-	for _, c := range []prometheus.Collector{m.routed, m.latency, m.timeouts, m.authFails, &gauges{s: s}} {
+	for _, c := range []prometheus.Collector{m.routed, m.latency, m.timeouts, m.authFails, m.refused, &gauges{s: s}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -89,6 +94,13 @@ func (m *metrics) timeout(event string) {
 		return
 	}
 	m.timeouts.WithLabelValues(event).Inc()
+}
+
+func (m *metrics) connRefused(reason string) {
+	if m == nil {
+		return
+	}
+	m.refused.WithLabelValues(reason).Inc()
 }
 
 func (m *metrics) authRefused(code protocol.Code) {

@@ -53,6 +53,10 @@ const (
 	// DefaultConnectTimeout bounds the time from the transport's opening to
 	// an admitted /smcp CONNECT; a connection without one is closed.
 	DefaultConnectTimeout = 20 * time.Second
+	// DefaultMaxConnections bounds the connections one Server holds, joined
+	// or not (about 1.5 GB at the idle figure of spec/decisions.md, Idle
+	// memory per connection).
+	DefaultMaxConnections = 50_000
 	// DefaultAPIKeyHeader is the header the default provider reads the API
 	// key from (spec/protocol.md, Connection and auth).
 	DefaultAPIKeyHeader = "x-api-key"
@@ -82,6 +86,8 @@ type config struct {
 	maxOfficeSize   int
 	maxAuthFailures int
 	connectTimeout  time.Duration
+	maxConns        int
+	maxConnsPerIP   int
 	keys            []Key
 	metrics         prometheus.Registerer
 	redis           *redis.Options // cluster mode (cluster.go)
@@ -106,6 +112,7 @@ func defaultConfig() *config {
 		maxOfficeSize:   DefaultMaxOfficeSize,
 		maxAuthFailures: DefaultMaxAuthFailures,
 		connectTimeout:  DefaultConnectTimeout,
+		maxConns:        DefaultMaxConnections,
 		nodeLease:       DefaultNodeLease,
 	}
 }
@@ -332,6 +339,34 @@ func WithConnectTimeout(d time.Duration) Option {
 			return fmt.Errorf("WithConnectTimeout: %v is not positive", d)
 		}
 		c.connectTimeout = d
+		return nil
+	}
+}
+
+// WithMaxConnections bounds the Engine.IO connections the Server holds at
+// once, admitted to /smcp or not (default DefaultMaxConnections): a
+// handshake beyond it is answered HTTP 503 (spec/protocol.md, Limits).
+func WithMaxConnections(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxConnections: %d is not positive", n)
+		}
+		c.maxConns = n
+		return nil
+	}
+}
+
+// WithMaxConnectionsPerIP bounds the connections the Server holds from one
+// remote address (default 0: no bound); a handshake beyond it is answered
+// HTTP 429. The address is the TCP peer's: behind a load balancer or a
+// reverse proxy every client has the proxy's address, so set the bound
+// there (nginx limit_conn, HAProxy src_conn_cur) and leave this one at 0.
+func WithMaxConnectionsPerIP(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("WithMaxConnectionsPerIP: %d is negative", n)
+		}
+		c.maxConnsPerIP = n
 		return nil
 	}
 }

@@ -44,6 +44,8 @@ type Server struct {
 	stopped   atomic.Bool // the Socket.IO server is closed
 	authWG    sync.WaitGroup
 	conns     sync.Map // Engine.IO connection id → *conn (engine.go)
+	limits    connLimits
+	refusals  everySecond // the log line of refused connections (connlimit.go)
 
 	mu       sync.Mutex
 	closing  bool
@@ -78,6 +80,7 @@ func New(opts ...Option) (*Server, error) {
 		offices:  map[string]map[*session]struct{}{},
 		calls:    map[*call]struct{}{},
 		drained:  make(chan struct{}),
+		limits:   connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP},
 	}
 	for _, info := range protocol.Events() {
 		s.known[info.Name] = info
@@ -129,6 +132,13 @@ func New(opts ...Option) (*Server, error) {
 		if s.stopped.Load() {
 			http.Error(w, "smcp server closed", http.StatusServiceUnavailable)
 			return
+		}
+		if isHandshake(r) {
+			if reason := s.limits.refusal(r.RemoteAddr); reason != "" {
+				s.connRefused(r.RemoteAddr, reason)
+				refuseConnection(w, reason)
+				return
+			}
 		}
 		serveHoldingReads(s.engine, w, r)
 	})

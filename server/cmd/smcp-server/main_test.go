@@ -42,13 +42,14 @@ func TestParse(t *testing.T) {
 	require.Equal(t, int64(1024), s.maxPayload)
 	require.Equal(t, "text", s.logFormat)
 
-	s, err = parse([]string{"--max-in-flight", "7", "--max-office-size", "9", "--connect-timeout", "4s"}, env(map[string]string{
-		"SMCP_MAX_OUTGOING_BYTES":    "2048",
-		"SMCP_STALL_TIMEOUT":         "2s",
-		"SMCP_MAX_TOOL_CALL_TIMEOUT": "1m",
-		"SMCP_MAX_AUTH_FAILURES":     "2",
-		"SMCP_MAX_IN_FLIGHT":         "99",
-		"SMCP_KEYS_FILE":             "/k.json",
+	s, err = parse([]string{"--max-in-flight", "7", "--max-office-size", "9", "--connect-timeout", "4s", "--max-connections", "100"}, env(map[string]string{
+		"SMCP_MAX_CONNECTIONS_PER_IP": "5",
+		"SMCP_MAX_OUTGOING_BYTES":     "2048",
+		"SMCP_STALL_TIMEOUT":          "2s",
+		"SMCP_MAX_TOOL_CALL_TIMEOUT":  "1m",
+		"SMCP_MAX_AUTH_FAILURES":      "2",
+		"SMCP_MAX_IN_FLIGHT":          "99",
+		"SMCP_KEYS_FILE":              "/k.json",
 	}), io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, int64(2048), s.maxOutgoing)
@@ -59,6 +60,8 @@ func TestParse(t *testing.T) {
 	require.Equal(t, int64(9), s.maxOfficeSize)
 	require.Equal(t, 4*time.Second, s.connectTimeout)
 	require.Equal(t, "/k.json", s.keysFile)
+	require.Equal(t, int64(100), s.maxConns)
+	require.Equal(t, int64(5), s.maxConnsPerIP)
 
 	s, err = parse([]string{"--listen", ":1", "--request-timeout", "1m", "--validate-answers=false"},
 		env(map[string]string{"SMCP_LISTEN": ":2", "SMCP_VALIDATE_ANSWERS": "1"}), io.Discard)

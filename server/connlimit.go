@@ -1,0 +1,128 @@
+package server
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// connLimits bounds the Engine.IO connections the Server holds: in all
+// (WithMaxConnections) and per remote address (WithMaxConnectionsPerIP),
+// spec/protocol.md, Limits. Every connection costs memory before it has
+// authenticated (spec/decisions.md, Idle memory per connection), so the
+// number of them is a resource the clients control like any other.
+//
+// A handshake over a bound is refused with an HTTP status before the
+// library does any work for it (503 when the Server is full, 429 when the
+// address is); two handshakes racing for the last place are decided when
+// the engine reports the connection, and the loser is closed at once.
+type connLimits struct {
+	max   int64 // 0: no bound
+	perIP int   // 0: no bound
+	live  atomic.Int64
+
+	mu   sync.Mutex
+	byIP map[string]int // connections per remote address, when perIP > 0
+}
+
+// Reasons of a refused connection, as counted by the metrics.
+const (
+	refusedFull      = "max_connections"
+	refusedAddrLimit = "max_connections_per_ip"
+)
+
+// refusal says whether a new connection from remote would be over a bound:
+// "" when it would not, else the reason.
+func (l *connLimits) refusal(remote string) string {
+	if l.max > 0 && l.live.Load() >= l.max {
+		return refusedFull
+	}
+	if l.perIP > 0 {
+		ip := remoteIP(remote)
+		l.mu.Lock()
+		n := l.byIP[ip]
+		l.mu.Unlock()
+		if n >= l.perIP {
+			return refusedAddrLimit
+		}
+	}
+	return ""
+}
+
+// admit counts a new connection from remote, or returns why it may not be
+// held.
+func (l *connLimits) admit(remote string) string {
+	if l.live.Add(1) > l.max && l.max > 0 {
+		l.live.Add(-1)
+		return refusedFull
+	}
+	if l.perIP > 0 {
+		ip := remoteIP(remote)
+		l.mu.Lock()
+		if l.byIP[ip] >= l.perIP {
+			l.mu.Unlock()
+			l.live.Add(-1)
+			return refusedAddrLimit
+		}
+		if l.byIP == nil {
+			l.byIP = map[string]int{}
+		}
+		l.byIP[ip]++
+		l.mu.Unlock()
+	}
+	return ""
+}
+
+// release uncounts an admitted connection from remote.
+func (l *connLimits) release(remote string) {
+	l.live.Add(-1)
+	if l.perIP > 0 {
+		ip := remoteIP(remote)
+		l.mu.Lock()
+		if l.byIP[ip] <= 1 {
+			delete(l.byIP, ip)
+		} else {
+			l.byIP[ip]--
+		}
+		l.mu.Unlock()
+	}
+}
+
+// remoteIP is the address part of a "host:port" remote address.
+func remoteIP(remote string) string {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		return host
+	}
+	return remote
+}
+
+// isHandshake reports whether r opens a new Engine.IO connection: a
+// request without a session id (a polling request or a websocket upgrade
+// of an existing session carries one).
+func isHandshake(r *http.Request) bool {
+	return !r.URL.Query().Has("sid")
+}
+
+// refuseConnection answers a handshake over a bound.
+func refuseConnection(w http.ResponseWriter, reason string) {
+	status, msg := http.StatusServiceUnavailable, "smcp server: too many connections"
+	if reason == refusedAddrLimit {
+		status, msg = http.StatusTooManyRequests, "smcp server: too many connections from this address"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": msg})
+}
+
+// connRefused counts and logs (at most once a second) a connection refused
+// for reason.
+func (s *Server) connRefused(remote, reason string) {
+	s.m.connRefused(reason)
+	if s.refusals.allow() {
+		s.log.Warn("connection refused", "remote", remote, "reason", reason,
+			"max_connections", s.cfg.maxConns, "max_connections_per_ip", s.cfg.maxConnsPerIP)
+	}
+}
