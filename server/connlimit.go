@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -14,10 +15,12 @@ import (
 // authenticated (spec/decisions.md, Idle memory per connection), so the
 // number of them is a resource the clients control like any other.
 //
-// A handshake over a bound is refused with an HTTP status before the
-// library does any work for it (503 when the Server is full, 429 when the
-// address is); two handshakes racing for the last place are decided when
-// the engine reports the connection, and the loser is closed at once.
+// A handshake takes its place before the library does any work for it
+// (reserve), and one over a bound is refused with an HTTP status (503 when
+// the Server is full, 429 when the address is). The engine reports the new
+// connection while the handshake request is served; the connection then
+// keeps the place (claim), which a handshake that made no connection gives
+// back.
 type connLimits struct {
 	max   int64 // 0: no bound
 	perIP int   // 0: no bound
@@ -33,22 +36,35 @@ const (
 	refusedAddrLimit = "max_connections_per_ip"
 )
 
-// refusal says whether a new connection from remote would be over a bound:
-// "" when it would not, else the reason.
-func (l *connLimits) refusal(remote string) string {
-	if l.max > 0 && l.live.Load() >= l.max {
-		return refusedFull
+// place is a handshake's place among the connections, taken by reserve;
+// the connection it makes claims it.
+type place struct {
+	remote  string
+	claimed atomic.Bool
+}
+
+type placeKey struct{}
+
+// reserve takes a place for a handshake from remote, or says why there is
+// none.
+func (l *connLimits) reserve(r *http.Request) (*http.Request, *place, string) {
+	if reason := l.admit(r.RemoteAddr); reason != "" {
+		return r, nil, reason
 	}
-	if l.perIP > 0 {
-		ip := remoteIP(remote)
-		l.mu.Lock()
-		n := l.byIP[ip]
-		l.mu.Unlock()
-		if n >= l.perIP {
-			return refusedAddrLimit
-		}
+	p := &place{remote: r.RemoteAddr}
+	return r.WithContext(context.WithValue(r.Context(), placeKey{}, p)), p, ""
+}
+
+// claim returns the place the handshake request r reserved, now held by
+// its connection; nil when r reserved none.
+func claim(r *http.Request) *place {
+	if r == nil {
+		return nil
 	}
-	return ""
+	if p, _ := r.Context().Value(placeKey{}).(*place); p != nil && p.claimed.CompareAndSwap(false, true) {
+		return p
+	}
+	return nil
 }
 
 // admit counts a new connection from remote, or returns why it may not be

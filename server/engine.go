@@ -101,6 +101,38 @@ type conn struct {
 	eio          eio.Socket
 	authFailures atomic.Int32
 	out          outgoing
+	admitted     atomic.Bool // an /smcp CONNECT was admitted: full payload limit
+}
+
+// preAdmissionPayload bounds every message of a connection until its
+// /smcp CONNECT is admitted (spec/protocol.md, Limits): what comes before
+// is an Engine.IO upgrade probe and the CONNECT with its auth payload, a
+// few hundred bytes. Without it a client without a key could make the
+// Server read messages of the full payload limit (8 MiB) one after the
+// other on every connection it opens.
+const preAdmissionPayload = 64 << 10
+
+// payloadLimit is the largest message the Server reads from the Engine.IO
+// connection of engineID now.
+func (s *Server) payloadLimit(engineID string) int64 {
+	if c := s.conn(engineID); c != nil && c.admitted.Load() {
+		return s.cfg.maxPayloadBytes
+	}
+	return min(preAdmissionPayload, s.cfg.maxPayloadBytes)
+}
+
+// admitted lifts the payload limit of the connection of engineID to the
+// configured one: its /smcp CONNECT has been admitted. It runs before the
+// CONNECT is answered, so the client's first event finds it lifted.
+func (s *Server) admitted(engineID string) {
+	c := s.conn(engineID)
+	if c == nil {
+		return
+	}
+	c.admitted.Store(true)
+	if t := c.eio.Transport(); t != nil {
+		t.SetMaxHttpBufferSize(s.cfg.maxPayloadBytes)
+	}
 }
 
 // onEngineConnection prepares every Engine.IO connection: the gate and the
@@ -110,12 +142,23 @@ func (s *Server) onEngineConnection(args ...any) {
 	if !ok {
 		return
 	}
-	remote := ec.RemoteAddress()
-	if reason := s.limits.admit(remote); reason != "" {
-		// Lost the race for the last place to another handshake.
-		s.connRefused(remote, reason)
-		go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
-		return
+	// The connection keeps the place its handshake reserved (connlimit.go).
+	var remote string
+	var req *http.Request
+	if ctx := ec.Request(); ctx != nil {
+		req = ctx.Request()
+	}
+	if p := claim(req); p != nil {
+		remote = p.remote
+	} else {
+		// Not made by a handshake the Server's handler reserved for (a
+		// handler mounted without it): counted here.
+		remote = ec.RemoteAddress()
+		if reason := s.limits.admit(remote); reason != "" {
+			s.connRefused(remote, reason)
+			go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
+			return
+		}
 	}
 	c := &conn{gate: newConnGate(), eio: ec}
 	c.out.limit = s.cfg.maxOutgoing
@@ -125,6 +168,17 @@ func (s *Server) onEngineConnection(args ...any) {
 		go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
 	}
 	s.conns.Store(ec.Id(), c)
+	if t := ec.Transport(); t != nil {
+		t.SetMaxHttpBufferSize(s.payloadLimit(ec.Id()))
+	}
+	// A transport the connection upgrades to was made with the limit of
+	// that moment (wsTransportBuilder); the CONNECT may have been admitted
+	// while it was probed.
+	_ = ec.On("upgrade", func(args ...any) {
+		if t, _ := args[0].(transports.Transport); t != nil {
+			t.SetMaxHttpBufferSize(s.payloadLimit(ec.Id()))
+		}
+	})
 	g := c.gate
 	_ = ec.On("packet", func(args ...any) {
 		p, _ := args[0].(*engine.Packet)

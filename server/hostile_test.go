@@ -511,3 +511,60 @@ func TestHostileConnectionCount(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "both reasons counted")
 }
+
+// TestHostilePreAdmissionPayload: until its /smcp CONNECT is admitted, a
+// connection's messages are bounded by 64 KiB, on both transports: a larger
+// one closes a websocket and is refused 413 on long-polling. Once admitted,
+// the configured payload limit applies: the same message is read and
+// answered.
+func TestHostilePreAdmissionPayload(t *testing.T) {
+	ts := startServer(t)
+	big := strings.Repeat("n", 100<<10)
+	join := func(id int) string {
+		b, err := json.Marshal([]any{protocol.EventJoinOffice, map[string]any{"role": "computer", "name": big, "office_id": "o"}})
+		require.NoError(t, err)
+		return fmt.Sprintf("42%s,%d%s", protocol.Namespace, id, b)
+	}
+
+	// A CONNECT with a 100 KB auth payload: within the payload limit it
+	// would be answered 401 and the connection kept for two more tries.
+	bigConnect := "40" + protocol.Namespace + `,{"api_key":"` + big + `"}`
+	t.Run("websocket, its CONNECT", func(t *testing.T) {
+		r := dialEngine(t, ts.url, nil, 0)
+		_ = r.ws.WriteMessage(websocket.TextMessage, []byte(bigConnect)) // may fail: the Server stops reading at 64 KiB and closes
+		require.True(t, r.closed())
+	})
+	t.Run("websocket after a refused CONNECT", func(t *testing.T) {
+		r := dialEngine(t, ts.url, nil, 0)
+		require.Contains(t, r.connectSmcp(map[string]any{"api_key": "wrong"}), `"code":401`)
+		_ = r.ws.WriteMessage(websocket.TextMessage, []byte(bigConnect))
+		require.True(t, r.closed())
+	})
+	t.Run("long-polling before the CONNECT", func(t *testing.T) {
+		resp, err := http.Get(ts.url + "/socket.io/?EIO=4&transport=polling")
+		require.NoError(t, err)
+		open, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		var hs struct{ Sid string }
+		require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(string(open), "0")), &hs), "%s", open)
+		resp, err = http.Post(ts.url+"/socket.io/?EIO=4&transport=polling&sid="+hs.Sid, "text/plain", strings.NewReader(bigConnect))
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	})
+	t.Run("websocket once admitted", func(t *testing.T) {
+		r := dialEngine(t, ts.url, keyHeader, 0)
+		require.Contains(t, r.connectSmcp(nil), `"sid"`)
+		r.send(join(7))
+		want := fmt.Sprintf("43%s,7", protocol.Namespace)
+		for {
+			m := r.read()
+			if rest, ok := strings.CutPrefix(m, want); ok {
+				require.Contains(t, rest, `400 BadRequest`, "the name's maxLength, read and answered")
+				break
+			}
+		}
+		got := r.call(8, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": "c", "office_id": "o"})
+		require.Equal(t, true, got[0], "still open: %v", got)
+	})
+}

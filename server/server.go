@@ -100,7 +100,7 @@ func New(opts ...Option) (*Server, error) {
 	so.SetPingInterval(cfg.pingInterval)
 	so.SetPingTimeout(cfg.pingTimeout)
 	so.SetParser(wireParser{})
-	so.SetTransports(types.NewSet[transports.TransportCtor](eio.Polling, wsTransportBuilder{}))
+	so.SetTransports(types.NewSet[transports.TransportCtor](eio.Polling, wsTransportBuilder{s: s}))
 	so.SetConnectTimeout(cfg.connectTimeout)
 	if len(cfg.corsOrigins) > 0 {
 		var origin any = cfg.corsOrigins
@@ -134,11 +134,20 @@ func New(opts ...Option) (*Server, error) {
 			return
 		}
 		if isHandshake(r) {
-			if reason := s.limits.refusal(r.RemoteAddr); reason != "" {
+			var (
+				p      *place
+				reason string
+			)
+			if r, p, reason = s.limits.reserve(r); reason != "" {
 				s.connRefused(r.RemoteAddr, reason)
 				refuseConnection(w, reason)
 				return
 			}
+			defer func() {
+				if p.claimed.CompareAndSwap(false, true) { // no connection was made
+					s.limits.release(p.remote)
+				}
+			}()
 		}
 		serveHoldingReads(s.engine, w, r)
 	})
@@ -193,6 +202,7 @@ func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedErr
 		err := s.runAuth(req)
 		if err == nil {
 			sock.SetData(req.Grant)
+			s.admitted(sock.Conn().Id())
 			next(nil)
 			return
 		}

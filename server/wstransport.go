@@ -63,10 +63,16 @@ var messageBuffers = sync.Pool{New: func() any {
 
 // wsTransportBuilder is the transport constructor the Server registers
 // under the library's name for websockets.
-type wsTransportBuilder struct{}
+type wsTransportBuilder struct{ s *Server }
 
-func (wsTransportBuilder) New(ctx *types.HttpContext) transports.Transport {
-	return newWSTransport(ctx)
+// New makes the transport of a new connection, or of an upgrade of the
+// connection whose id the request carries, reading messages up to the
+// connection's payload limit of the moment (engine.go, payloadLimit).
+func (b wsTransportBuilder) New(ctx *types.HttpContext) transports.Transport {
+	w := newWSTransport(ctx)
+	sid, _ := ctx.Query().Get("sid")
+	w.SetMaxHttpBufferSize(b.s.payloadLimit(sid))
+	return w
 }
 func (wsTransportBuilder) Name() string          { return transports.WEBSOCKET }
 func (wsTransportBuilder) HandlesUpgrades() bool { return true }
@@ -78,6 +84,7 @@ type wsTransport struct {
 	idleTimeout time.Duration
 	deadlineSet time.Time // when the read deadline was last moved (reader goroutine only)
 
+	limited    limitedReader // the message being read, bounded (reader goroutine only)
 	socket     *types.WebSocketConn
 	mu         sync.Mutex
 	writeQueue *queue.Queue
@@ -127,7 +134,10 @@ func (w *wsTransport) fail(err error) {
 }
 
 // message is the connection's reader, started by Construct; it ends when
-// a read fails, which closing the connection makes happen.
+// a read fails, which closing the connection makes happen. A message over
+// the transport's limit (MaxHttpBufferSize: lower until the connection is
+// admitted to /smcp, engine.go) fails the read and closes the connection,
+// as one over the websocket library's own limit does.
 func (w *wsTransport) message() {
 	defer func() {
 		if !w.writeQueue.IsShuttingDown() {
@@ -146,18 +156,23 @@ func (w *wsTransport) message() {
 			w.fail(err)
 			return
 		}
+		if limit := w.MaxHttpBufferSize(); limit > 0 {
+			w.limited = limitedReader{r: r, n: limit}
+			r = &w.limited
+		}
 		switch mt {
 		case ws.TextMessage:
 			if err := w.readText(r); err != nil {
 				w.fail(err)
+				return
 			}
 		case ws.BinaryMessage:
 			read := types.NewBytesBuffer(nil)
 			if _, err := read.ReadFrom(r); err != nil {
 				w.fail(err)
-			} else {
-				w.OnData(read)
+				return
 			}
+			w.OnData(read)
 		}
 	}
 }
@@ -193,6 +208,35 @@ func (w *wsTransport) readText(r io.Reader) error {
 		w.OnData(raw)
 	}
 	return nil
+}
+
+// errMessageTooLarge is the read error of a message over the transport's
+// limit.
+var errMessageTooLarge = errors.New("websocket message over the payload limit")
+
+// limitedReader reads at most n bytes from r, and fails past them.
+type limitedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		// Whether more follows decides: a message of exactly n bytes ends
+		// here with io.EOF.
+		var one [1]byte
+		n, err := l.r.Read(one[:])
+		if n > 0 {
+			return 0, errMessageTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
 }
 
 // readAll appends what r holds to buf, as io.ReadAll does.
