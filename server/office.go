@@ -255,7 +255,19 @@ func presence(sess *session) map[string]any {
 // broadcastLocked emits a notify:* event to an office, skipping one session.
 // Emitting only queues the packets, so it is safe under s.mu and keeps the
 // notifications in the order of the state changes.
+//
+// On a single node the office's members are all in s.offices: when skip is
+// the only one (an Agent or Computer alone in its office joining, leaving,
+// announcing an update), nobody would receive the packet, and the library's
+// room lookup and encoding (~3 KB of garbage per join and leave) are
+// skipped. In a cluster other nodes may hold members, so it always emits.
 func (s *Server) broadcastLocked(office string, skip *session, event string, payload any) {
+	if s.cl == nil {
+		members := s.offices[office]
+		if _, in := members[skip]; len(members) == 0 || len(members) == 1 && in {
+			return
+		}
+	}
 	op := s.nsp.To(socket.Room(office))
 	if skip != nil {
 		op = op.Except(socket.Room(skip.sock.Id()))

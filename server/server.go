@@ -185,9 +185,16 @@ func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedErr
 	hs := sock.Handshake()
 	req := &AuthRequest{Header: http.Header{}, Auth: hs.Auth, RemoteAddr: hs.Address}
 	if r := sock.Request(); r != nil {
-		for k, vs := range r.Headers().All() {
-			req.Header[http.CanonicalHeaderKey(k)] = vs
+		// All returns a copy, which becomes the request's header once its
+		// keys are canonical: one map per handshake, not two.
+		h := r.Headers().All()
+		for k, vs := range h {
+			if ck := http.CanonicalHeaderKey(k); ck != k {
+				delete(h, k)
+				h[ck] = vs
+			}
 		}
+		req.Header = h
 	}
 	s.mu.Lock()
 	if s.closing {

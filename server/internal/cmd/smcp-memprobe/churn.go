@@ -93,6 +93,16 @@ func churn(bin string, n, warmup, rounds, workers int, settle time.Duration, pro
 	all := []breakdown{fresh, first, warm, churned, gced, later}
 	printTable(os.Stdout, names, all, 0)
 	printMappings(os.Stdout, names, all, 1)
+	if err := printPages(os.Stdout, names, all); err != nil {
+		return err
+	}
+	if pagesPrefix != "" {
+		for i, b := range all {
+			if err := writePages(fmt.Sprintf("%s.%d-%s", pagesPrefix, i, strings.ReplaceAll(names[i], " ", "")), b.pages); err != nil {
+				return err
+			}
+		}
+	}
 	pct := func(b, base breakdown) string {
 		return fmt.Sprintf("%+.1f %%", 100*float64(b.rss-base.rss)/float64(base.rss))
 	}
@@ -130,6 +140,12 @@ func churn(bin string, n, warmup, rounds, workers int, settle time.Duration, pro
 		fmt.Printf("  each round after GC and %s:\n", settle)
 		printTable(os.Stdout, roundNames, roundBs, 0)
 		printMappings(os.Stdout, roundNames, roundBs, 1)
+		if err := printPages(os.Stdout, roundNames, roundBs); err != nil {
+			return err
+		}
+		last, one := roundBs[len(roundBs)-1], roundBs[1]
+		fmt.Printf("  RSS after %d cycles %s, after %d cycles %s (%+.1f %%): growth with the cycles would be a leak, a figure that stays a high-water mark\n",
+			n, mb(one.rss), rounds*n, mb(last.rss), 100*float64(last.rss-one.rss)/float64(one.rss))
 	}
 	return nil
 }

@@ -11,7 +11,10 @@
 //	         written to -profile (profiling then adds to the figures).
 //	churn    -cycles connections opened and closed (churn.go): RSS at the
 //	         start, after the churn, after a collection and after -settle,
-//	         and the sessions the server still holds at the end.
+//	         the sessions the server still holds at the end, and which
+//	         parts of the binary's read-only data are resident at each step
+//	         (pages.go; -pages writes the page lists); with -rounds above 1,
+//	         whether the settled figure grows with the cycles.
 //	binary   connections without a key send a binary packet header and
 //	         nine 8 MB binary frames each.
 //	slow     a Computer that stops reading; its Agent sends 300 tool calls
@@ -44,6 +47,9 @@ import (
 
 const key = "memprobe-key"
 
+// pagesPrefix is the -pages flag.
+var pagesPrefix string
+
 // stall is the servers' --stall-timeout in the attacks: the slow reader is
 // closed by the server this long after it went over its outgoing limit.
 const stall = 5 * time.Second
@@ -59,6 +65,7 @@ func main() {
 	concurrency := flag.Int("concurrency", 8, "churn: connections open at a time")
 	settle := flag.Duration("settle", 30*time.Second, "churn: how long to wait with no connection before the last figure")
 	profile := flag.String("profile", "", "write the server's heap profile here (idle; churn: with suffixes .first and .churned)")
+	flag.StringVar(&pagesPrefix, "pages", "", "churn: write the addresses of the binary's resident read-only pages at each step to files with this prefix")
 	flag.Parse()
 	if err := run(*bin, *scenario, *clients, *officeSize, *cycles, *warmup, *rounds, *concurrency, *settle, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "smcp-memprobe:", err)

@@ -22,6 +22,7 @@ type breakdown struct {
 	threads   int64     // OS threads
 	maps      []mapping // /proc/<pid>/smaps (mappings.go)
 	exe       string    // the binary's path, as smaps names it
+	pages     []uint64  // resident pages of the binary's read-only data (pages.go)
 }
 
 func (s *server) breakdown() (breakdown, error) {
@@ -53,6 +54,9 @@ func (s *server) breakdown() (breakdown, error) {
 		return b, err
 	}
 	if b.exe, err = os.Readlink(fmt.Sprintf("/proc/%d/exe", s.cmd.Process.Pid)); err != nil {
+		return b, err
+	}
+	if b.pages, err = residentPages(s.cmd.Process.Pid, b.maps, b.exe); err != nil {
 		return b, err
 	}
 	b.goroutine = int(b.mem["/sched/goroutines:goroutines"])
