@@ -285,7 +285,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		log.Info("computer running", "name", name, "office", office, "server", server)
 		<-ctx.Done()
-		log.Info("shutting down")
+		// A second signal ends the process at once (its MCP servers die
+		// with it: mcpclient's parent-death signal).
+		stop()
+		log.Info("shutting down (a second interrupt stops at once)")
 		return shutdown()
 	case "tools":
 		t := comp.Tools()

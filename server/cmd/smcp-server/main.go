@@ -44,6 +44,10 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal starts a graceful shutdown (--shutdown-timeout); from
+	// then on the signals have their default action again, so a second one
+	// ends the process at once.
+	go func() { <-ctx.Done(); stop() }()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
@@ -369,7 +373,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "timeout", s.shutdownTimeout.String())
+	log.Info("shutting down (a second interrupt stops at once)", "timeout", s.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout)
 	defer cancel()
 	closeErr := srv.Close(sctx)

@@ -193,6 +193,11 @@ func TestRunServesAndShutsDown(t *testing.T) {
 // dropped (a race of the engine library, see server/helpers_test.go) is
 // retried.
 func joinRaw(t *testing.T, addr, key string) *websocket.Conn {
+	return joinRawAs(t, addr, key, "computer", "c")
+}
+
+// joinRawAs is joinRaw with the role and name given.
+func joinRawAs(t *testing.T, addr, key, role, name string) *websocket.Conn {
 	t.Helper()
 	for range 5 {
 		ws, resp, err := websocket.DefaultDialer.Dial("ws://"+addr+"/socket.io/?EIO=4&transport=websocket", http.Header{"X-Api-Key": {key}})
@@ -214,7 +219,7 @@ func joinRaw(t *testing.T, addr, key string) *websocket.Conn {
 		}
 		require.True(t, strings.HasPrefix(connected, `40/smcp,{"sid"`))
 		t.Cleanup(func() { _ = ws.Close() })
-		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(`42/smcp,1["server:join_office",{"role":"computer","name":"c","office_id":"o"}]`)))
+		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(`42/smcp,1["server:join_office",{"role":"`+role+`","name":"`+name+`","office_id":"o"}]`)))
 		ack, err := read(10 * time.Second)
 		require.NoError(t, err)
 		require.Equal(t, `43/smcp,1[true,null]`, ack)
@@ -273,4 +278,48 @@ func TestBinarySignals(t *testing.T) {
 			require.Error(t, err, "the client's connection is closed")
 		})
 	}
+
+	// A graceful shutdown waits for the requests in flight; a second
+	// interrupt does not wait.
+	t.Run("second interrupt", func(t *testing.T) {
+		cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--log-format", "json", "--shutdown-timeout", "2m")
+		cmd.Env = append(os.Environ(), "SMCP_API_KEYS=secret-key")
+		stderr, err := cmd.StderrPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		lines := bufio.NewScanner(stderr)
+		var addr string
+		for lines.Scan() {
+			var rec map[string]any
+			if json.Unmarshal(lines.Bytes(), &rec) == nil && rec["msg"] == "smcp-server listening" {
+				addr, _ = rec["addr"].(string)
+				break
+			}
+		}
+		require.NotEmpty(t, addr)
+		go func() { _, _ = io.Copy(io.Discard, stderr) }()
+		joinRawAs(t, addr, "secret-key", "computer", "c") // never answers
+		agent := joinRawAs(t, addr, "secret-key", "agent", "a")
+		require.NoError(t, agent.WriteMessage(websocket.TextMessage, []byte(
+			`42/smcp,2["client:tool_call",{"agent":"a","req_id":"r1","computer":"c","tool_name":"t","params":{},"timeout":60}]`)))
+		time.Sleep(200 * time.Millisecond) // the call is routed
+
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		select {
+		case err := <-exited:
+			t.Fatalf("exited during the graceful shutdown, with a call in flight: %v", err)
+		case <-time.After(time.Second):
+		}
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		select {
+		case err := <-exited:
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "ended by the second interrupt")
+		case <-time.After(10 * time.Second):
+			t.Fatal("the second interrupt did not end the process")
+		}
+	})
 }
