@@ -18,7 +18,7 @@ const (
 	CodeTimeout Code = 408
 	// CodePayloadTooLarge: Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages).
 	CodePayloadTooLarge Code = 413
-	// CodeTooManyRequests: Too many requests: the sender's limit of requests in flight is reached; retry after an answer arrives.
+	// CodeTooManyRequests: Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later.
 	CodeTooManyRequests Code = 429
 	// CodeInternal: Internal error of the Server or the Computer.
 	CodeInternal Code = 500
@@ -61,7 +61,7 @@ var codeInfo = map[Code]struct{ name, group, meaning string }{
 	CodeNotFound:                 {"NotFound", "general", "Computer, tool or configuration not found."},
 	CodeTimeout:                  {"Timeout", "general", "The request was not answered in time."},
 	CodePayloadTooLarge:          {"PayloadTooLarge", "general", "Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages)."},
-	CodeTooManyRequests:          {"TooManyRequests", "general", "Too many requests: the sender's limit of requests in flight is reached; retry after an answer arrives."},
+	CodeTooManyRequests:          {"TooManyRequests", "general", "Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later."},
 	CodeInternal:                 {"Internal", "general", "Internal error of the Server or the Computer."},
 	CodeUnavailable:              {"Unavailable", "general", "Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later."},
 	CodeToolNotFound:             {"ToolNotFound", "tools", "Tool not found."},
@@ -115,7 +115,7 @@ func NewPayloadTooLarge(format string, args ...any) *Error {
 	return &Error{Code: CodePayloadTooLarge, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewTooManyRequests returns an *Error with code 429 (Too many requests: the sender's limit of requests in flight is reached; retry after an answer arrives.).
+// NewTooManyRequests returns an *Error with code 429 (Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later.).
 func NewTooManyRequests(format string, args ...any) *Error {
 	return &Error{Code: CodeTooManyRequests, Message: fmt.Sprintf(format, args...)}
 }

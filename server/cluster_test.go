@@ -201,7 +201,9 @@ func TestClusterRules(t *testing.T) {
 // one admission succeeds each time.
 func TestClusterAdmissionRace(t *testing.T) {
 	r := startRedis(t)
-	n := startNodes(t, r, 2)
+	// Each session joins 200 offices as fast as it can: far over the event
+	// rate a real client needs (ratelimit.go), which is not what is tested.
+	n := startNodes(t, r, 2, server.WithMaxEventRate(100_000))
 	const rounds = 200
 	compA, compB := dial(t, n[0].url), dial(t, n[1].url)
 	agentA, agentB := dial(t, n[0].url), dial(t, n[1].url)

@@ -19,6 +19,7 @@ require (
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.5
 	github.com/zishang520/socket.io/v3 v3.0.5
+	golang.org/x/time v0.16.0
 )
 
 require (

@@ -18,7 +18,8 @@ import (
 // update handles server:update_{config,tool_list,desktop,finder}: only a
 // Computer inside an office may send them, naming itself; the Server
 // broadcasts the matching notify:update_* {computer} to that office, skipping
-// the sender (spec/protocol.md, Updates and notifications).
+// the sender (spec/protocol.md, Updates and notifications), folding updates
+// of one kind closer together than updateInterval into one (ratelimit.go).
 func (s *Server) update(sess *session, info *protocol.EventInfo, payload any, r *reply) {
 	if err := protocol.ValidateValue(info.Name, protocol.Request, payload); err != nil {
 		s.refuse(sess, info.Name, "", r, protocol.AsError(err))
@@ -45,7 +46,7 @@ func (s *Server) broadcastUpdate(sess *session, info *protocol.EventInfo, comput
 	if computer != sess.name {
 		return protocol.NewForbidden("computer field %q is not the sender's registered name", clip(computer, 64))
 	}
-	s.broadcastLocked(sess.office, sess, info.Broadcasts, map[string]any{"computer": computer})
+	s.announceUpdateLocked(sess, info)
 	return nil
 }
 

@@ -28,6 +28,8 @@ type session struct {
 
 	backlog backlog // messages read and not yet handled (backlog.go)
 
+	rates sessionRates // its events' rates (ratelimit.go)
+
 	inbound  map[*call]struct{} // requests routed to this session (a Computer); nil until the first
 	outbound map[*call]struct{} // requests this session made (an Agent); nil until the first
 }
@@ -222,6 +224,7 @@ func (s *Server) leave(sess *session, office string) (string, *protocol.Error) {
 // s.mu and has checked that the session is in an office.
 func (s *Server) leaveLocked(sess *session) {
 	office := sess.office
+	stopUpdatesLocked(sess)
 	s.broadcastLocked(office, sess, protocol.NotifyLeaveOffice, presence(sess))
 	if s.names[sess.name] == sess {
 		delete(s.names, sess.name)

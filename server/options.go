@@ -57,6 +57,10 @@ const (
 	// or not (about 1.5 GB at the idle figure of spec/decisions.md, Idle
 	// memory per connection).
 	DefaultMaxConnections = 50_000
+	// DefaultMaxEventRate bounds the office events (join, leave, room
+	// listing, cancel) one session may send a second, in bursts of twice
+	// as many.
+	DefaultMaxEventRate = 32
 	// DefaultAPIKeyHeader is the header the default provider reads the API
 	// key from (spec/protocol.md, Connection and auth).
 	DefaultAPIKeyHeader = "x-api-key"
@@ -88,6 +92,7 @@ type config struct {
 	connectTimeout  time.Duration
 	maxConns        int
 	maxConnsPerIP   int
+	maxEventRate    int
 	keys            []Key
 	metrics         prometheus.Registerer
 	redis           *redis.Options // cluster mode (cluster.go)
@@ -113,6 +118,7 @@ func defaultConfig() *config {
 		maxAuthFailures: DefaultMaxAuthFailures,
 		connectTimeout:  DefaultConnectTimeout,
 		maxConns:        DefaultMaxConnections,
+		maxEventRate:    DefaultMaxEventRate,
 		nodeLease:       DefaultNodeLease,
 	}
 }
@@ -367,6 +373,20 @@ func WithMaxConnectionsPerIP(n int) Option {
 			return fmt.Errorf("WithMaxConnectionsPerIP: %d is negative", n)
 		}
 		c.maxConnsPerIP = n
+		return nil
+	}
+}
+
+// WithMaxEventRate bounds the server:join_office, server:leave_office,
+// server:list_room and server:tool_call_cancel one session may send: n a
+// second, in bursts of 2n (default DefaultMaxEventRate). An event over it
+// is answered 429 and has no effect (spec/protocol.md, Limits).
+func WithMaxEventRate(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxEventRate: %d is not positive", n)
+		}
+		c.maxEventRate = n
 		return nil
 	}
 }

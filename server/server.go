@@ -388,6 +388,13 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid JSON", info.Name).With("event", info.Name))
 		return
 	}
+	switch info.Name {
+	case protocol.EventJoinOffice, protocol.EventLeaveOffice, protocol.EventListRoom, protocol.EventCancelToolCall:
+		if err := s.allowEvent(sess, info.Name); err != nil {
+			s.refuse(sess, info.Name, reqIDOf(payload), r, err)
+			return
+		}
+	}
 	switch {
 	case info.Direction == protocol.DirectionClient:
 		s.route(sess, info, payload, raw, r)
@@ -427,7 +434,12 @@ func (s *Server) refuse(sess *session, event, reqID string, r *reply, e *protoco
 	if r == nil || !r.asked() {
 		attrs = append(attrs, "ack", false)
 	}
-	s.log.Warn("request refused", attrs...)
+	if ok, unlogged := s.logRefusal(sess); ok {
+		if unlogged > 0 {
+			attrs = append(attrs, "refusals_not_logged", unlogged)
+		}
+		s.log.Warn("request refused", attrs...)
+	}
 	if info := s.known[event]; info != nil && info.Direction == protocol.DirectionClient {
 		s.m.routedOutcome(event, e, time.Time{})
 	}
