@@ -229,6 +229,32 @@ func joinRawAs(t *testing.T, addr, key, role, name string) *websocket.Conn {
 	return nil
 }
 
+// startBinary starts the smcp-server binary bin with a key and JSON logs,
+// and waits for its listening line: it returns the process, its address,
+// its log from there on, and the lines read so far.
+func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bufio.Scanner, []string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--log-format", "json"}, args...)...)
+	cmd.Env = append(os.Environ(), "SMCP_API_KEYS=secret-key")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := bufio.NewScanner(stderr)
+	var all []string
+	for lines.Scan() {
+		all = append(all, lines.Text())
+		var rec map[string]any
+		if json.Unmarshal(lines.Bytes(), &rec) == nil && rec["msg"] == "smcp-server listening" {
+			addr, _ := rec["addr"].(string)
+			require.NotEmpty(t, addr)
+			return cmd, addr, lines, all
+		}
+	}
+	t.Fatalf("smcp-server did not listen:\n%s", strings.Join(all, "\n"))
+	return nil, "", nil, nil
+}
+
 // TestBinarySignals builds the real binary, checks that it does not link
 // the Socket.IO client (whose package installs a signal handler), and stops
 // it with SIGTERM: it must exit 0 after a graceful shutdown.
@@ -246,24 +272,7 @@ func TestBinarySignals(t *testing.T) {
 
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--log-format", "json")
-			cmd.Env = append(os.Environ(), "SMCP_API_KEYS=secret-key")
-			stderr, err := cmd.StderrPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			t.Cleanup(func() { _ = cmd.Process.Kill() })
-			lines := bufio.NewScanner(stderr)
-			var addr string
-			var all []string
-			for lines.Scan() {
-				all = append(all, lines.Text())
-				var rec map[string]any
-				if json.Unmarshal(lines.Bytes(), &rec) == nil && rec["msg"] == "smcp-server listening" {
-					addr, _ = rec["addr"].(string)
-					break
-				}
-			}
-			require.NotEmpty(t, addr, strings.Join(all, "\n"))
+			cmd, addr, lines, all := startBinary(t, bin)
 			ws := joinRaw(t, addr, "secret-key")
 			require.NoError(t, cmd.Process.Signal(sig))
 			for lines.Scan() {
@@ -282,23 +291,11 @@ func TestBinarySignals(t *testing.T) {
 	// A graceful shutdown waits for the requests in flight; a second
 	// interrupt does not wait.
 	t.Run("second interrupt", func(t *testing.T) {
-		cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--log-format", "json", "--shutdown-timeout", "2m")
-		cmd.Env = append(os.Environ(), "SMCP_API_KEYS=secret-key")
-		stderr, err := cmd.StderrPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { _ = cmd.Process.Kill() })
-		lines := bufio.NewScanner(stderr)
-		var addr string
-		for lines.Scan() {
-			var rec map[string]any
-			if json.Unmarshal(lines.Bytes(), &rec) == nil && rec["msg"] == "smcp-server listening" {
-				addr, _ = rec["addr"].(string)
-				break
+		cmd, addr, lines, _ := startBinary(t, bin, "--shutdown-timeout", "2m")
+		go func() {
+			for lines.Scan() { // drain the log
 			}
-		}
-		require.NotEmpty(t, addr)
-		go func() { _, _ = io.Copy(io.Discard, stderr) }()
+		}()
 		joinRawAs(t, addr, "secret-key", "computer", "c") // never answers
 		agent := joinRawAs(t, addr, "secret-key", "agent", "a")
 		require.NoError(t, agent.WriteMessage(websocket.TextMessage, []byte(
