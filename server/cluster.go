@@ -947,7 +947,12 @@ type nodeAnswer struct {
 // over (answered, timed out) is dropped.
 func (cl *cluster) onAnswer(payload string) {
 	var m nodeAnswer
-	err := msgpack.Unmarshal([]byte(payload), &m)
+	// Read from the string itself: the answer's text is copied once, into
+	// the value relayed to the Agent.
+	dec := msgpack.GetDecoder()
+	dec.ResetReader(strings.NewReader(payload))
+	err := dec.Decode(&m)
+	msgpack.PutDecoder(dec)
 	switch {
 	case err != nil:
 	case m.Nsp != cl.s.nsp.Name():
