@@ -168,7 +168,8 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	})
 	opts := adapter.DefaultShardedRedisAdapterOptions()
 	opts.SetChannelPrefix(channelPrefix)
-	// Static: two channels per node whatever the number of offices. The
+	// Static: two channels per node whatever the number of offices (and
+	// the node's answer channel, cluster.receiveAnswers). The
 	// default dynamic mode opens one subscription (one Redis connection on
 	// a standalone Redis) per office a node has members in, which clients
 	// would control.
