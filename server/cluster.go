@@ -196,9 +196,10 @@ func (e *everySecond) allow() bool {
 	return now-last >= int64(time.Second) && e.last.CompareAndSwap(last, now)
 }
 
-// answerAdapter is the library's sharded Redis adapter with these changes,
-// made through the prototype hook the adapter offers (it publishes through
-// its prototype's DoPublish and DoPublishResponse).
+// answerAdapter is the library's sharded Redis adapter with these changes
+// (spec/decisions.md, Cluster mode: cross-node request path), made through
+// the prototype hook the adapter offers (it publishes through its
+// prototype's DoPublish and DoPublishResponse).
 //
 // A routed request (routeRemote, the Server's only cross-node emit with
 // acknowledgement) is the adapter's own BROADCAST message with a request id,
@@ -944,14 +945,16 @@ type nodeAnswer struct {
 }
 
 // onAnswer validates a message from the answer channel as it would a
-// client's, and hands it to the call it answers; one for a call that is
-// over (answered, timed out) is dropped.
+// client's (spec/decisions.md, Cluster mode: trust), and hands it to the
+// call it answers; one for a call that is over (answered, timed out) is
+// dropped.
 func (cl *cluster) onAnswer(payload string) {
 	var m nodeAnswer
 	// Read from the string itself: the answer's text is copied once, into
-	// the value relayed to the Agent.
+	// the value relayed to the Agent. Reset also clears the options a
+	// pooled decoder may carry.
 	dec := msgpack.GetDecoder()
-	dec.ResetReader(strings.NewReader(payload))
+	dec.Reset(strings.NewReader(payload))
 	err := dec.Decode(&m)
 	msgpack.PutDecoder(dec)
 	switch {
