@@ -341,6 +341,9 @@ func TestClusterRandomizedOffices(t *testing.T) {
 	// Rare by nature (a Pub/Sub message lost or miscounted under load);
 	// more than 1% would be a defect of the Server, not of the bus.
 	require.LessOrEqual(t, notConfirmed.Load()*100, total, "requests answered 503 not_confirmed")
+	for i, node := range n {
+		require.Zero(t, node.srv.RemoteCalls(), "node %d still holds answered cross-node requests", i)
+	}
 	t.Logf("%d offices on 3 nodes, %d requests answered (%d of them 503 not_confirmed), 0 cross-office deliveries",
 		offices, total, notConfirmed.Load())
 }
