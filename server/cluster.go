@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,8 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +25,6 @@ import (
 	"github.com/zishang520/socket.io/adapters/redis/v3/adapter"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/servers/socket/v3"
-	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
 // DefaultNodeLease is how long a cluster node holds its sessions without
@@ -91,12 +93,20 @@ type cluster struct {
 	peers  atomic.Int64
 	pub    *publisher
 
+	adapter *answerAdapter // the namespace's adapter, once start has run
+	answers *redis.PubSub  // this node's answer channel (answerAdapter)
+	reqSeq  atomic.Uint64  // request ids between nodes (requestID)
+	// remote holds the calls routed to other nodes by their request id,
+	// guarded by Server.mu; a call leaves it when it is finished.
+	remote map[string]*call
+
 	recountMu    sync.Mutex  // one recount at a time
 	recountAgain atomic.Bool // a node started since the last recount began
 	up           atomic.Bool // the last Redis operation succeeded
 
 	adapterErrs everySecond // the adapter's error lines
 	publishErrs everySecond // the publisher's error lines
+	answerErrs  everySecond // the answer channel's error lines
 
 	mu      sync.Mutex
 	pending []entry // releases that failed while Redis was unreachable
@@ -139,7 +149,7 @@ func decodeEntry(raw string) (*entry, error) {
 func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	cl := &cluster{s: s, node: hex.EncodeToString(b[:]), lease: s.cfg.nodeLease, rdb: redis.NewClient(s.cfg.redis)}
+	cl := &cluster{s: s, node: hex.EncodeToString(b[:]), lease: s.cfg.nodeLease, rdb: redis.NewClient(s.cfg.redis), remote: map[string]*call{}}
 	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	ctx, cancel := context.WithTimeout(cl.ctx, redisOpTimeout)
 	defer cancel()
@@ -158,7 +168,8 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	})
 	opts := adapter.DefaultShardedRedisAdapterOptions()
 	opts.SetChannelPrefix(channelPrefix)
-	// Static: two channels per node whatever the number of offices. The
+	// Static: two channels per node whatever the number of offices (and
+	// the node's answer channel, cluster.receiveAnswers). The
 	// default dynamic mode opens one subscription (one Redis connection on
 	// a standalone Redis) per office a node has members in, which clients
 	// would control.
@@ -185,38 +196,50 @@ func (e *everySecond) allow() bool {
 	return now-last >= int64(time.Second) && e.last.CompareAndSwap(last, now)
 }
 
-// answerAdapter is the library's sharded Redis adapter with three changes,
-// made through the prototype hook the adapter offers (it publishes through
-// its prototype's DoPublish and DoPublishResponse).
+// answerAdapter is the library's sharded Redis adapter with these changes
+// (spec/decisions.md, Cluster mode: cross-node request path), made through
+// the prototype hook the adapter offers (it publishes through its
+// prototype's DoPublish and DoPublishResponse).
 //
-// A Computer's answer to a request from another node crosses as the JSON
-// text the Computer sent, as a MessagePack binary string, instead of that
-// text inlined in the adapter's JSON message: the requesting node's adapter
-// would decode it into generic values for the Server to encode again for
-// the Agent, and checks and copies the whole message twice before that.
-// The library's decoder reads MessagePack messages too (it tells them from
-// JSON by their first byte); the requesting node checks that every such
-// value is one JSON value before relaying it (fromNode). Every node of a
-// cluster must run this version.
+// A routed request (routeRemote, the Server's only cross-node emit with
+// acknowledgement) is the adapter's own BROADCAST message with a request id,
+// published by the Server itself (publishRequest) with an id of its own
+// (cluster.requestID): every node's adapter delivers it to its clients in
+// the Computer's room as it does any broadcast with acknowledgement. The
+// node that reached the Computer answers, as the adapter does, with a
+// client count and the Computer's ack (BROADCAST_CLIENT_COUNT, BROADCAST_ACK),
+// but to the requesting node's answer channel (answerChannel), which that
+// node reads in its own loop (cluster.receiveAnswers) and matches to the call
+// by its id, instead of the adapter's response channel: the adapter's
+// receive loop copies each message twice more and decodes it into generic
+// values before looking the request up, and keeps every request it sent,
+// with a timer, until the request's timeout has passed, answered or not.
+//
+// A request's JSON text crosses as a MessagePack extension value (nodeJSON)
+// and a Computer's answer as the JSON text the Computer sent, as a
+// MessagePack binary string, instead of that text inlined in the adapter's
+// JSON message: nothing decodes either into generic values for the Server to
+// encode again. The library's decoder reads MessagePack messages too (it
+// tells them from JSON by their first byte); the receiving node checks that
+// every such value is one JSON value before relaying it (nodeJSON,
+// fromNode). Every node of a cluster must run this version.
 //
 // A node that reached the Computer holds its client count for countDelay
 // and drops it if the answer is published meanwhile: the requesting node
 // relays the answer without it, and needs the counts only to know when no
-// node has the Computer, or that a slow one was reached (routeRemote, the
-// Server's only cross-node emit with acknowledgement). That is one message
-// less per request, and the answer no longer waits behind the count's round
-// trip.
+// node has the Computer, or that a slow one was reached. That is one
+// message less per request, and the answer no longer waits behind the
+// count's round trip.
 //
 // Messages are handed to the node's publisher, which sends them in order,
 // in as few round trips as possible (cluster_publish.go): routed requests
-// and the answers to other nodes' requests without making the adapter's
-// goroutines wait for Redis; the others (notifications, room changes,
-// server-side messages) before the call returns, as the library does, so
-// that what a client does next cannot overtake them. Those are encoded as
-// the library encodes them (JSON; MessagePack only for binary data, which
-// SMCP never carries and the Server refuses, left to the library), to the
-// same channels: the namespace's main channel, and the requester's response
-// channel.
+// and the answers to other nodes' requests without making the caller wait
+// for Redis; the others (notifications, room changes, server-side messages)
+// before the call returns, as the library does, so that what a client does
+// next cannot overtake them. Those are encoded as the library encodes them
+// (JSON; MessagePack only for binary data, which SMCP never carries and the
+// Server refuses, left to the library), to the same channels: the
+// namespace's main channel, and the requester's response channel.
 type answerAdapter struct {
 	adapter.ShardedRedisAdapter
 	pub     *publisher
@@ -224,6 +247,31 @@ type answerAdapter struct {
 
 	mu   sync.Mutex
 	held map[string]*time.Timer // counts held by request id (holdCount)
+}
+
+// nodeRequestPrefix starts the request ids of routed requests (requestID):
+// their counts and acks go to the requester's answer channel. The library's
+// own ids are hexadecimal.
+const nodeRequestPrefix = "smcp-"
+
+// answerChannel is the channel the node whose adapter has uid reads the
+// answers to its routed requests on (cluster.receiveAnswers).
+func (a *answerAdapter) answerChannel(uid clusteradapter.ServerId) string {
+	return a.channel + string(uid) + "#answers#"
+}
+
+// publishRequest publishes a routed request to every node: the adapter's
+// BROADCAST of packet to room, with the request id id.
+func (a *answerAdapter) publishRequest(id string, packet *parser.Packet, room socket.Room) error {
+	_, err := a.PublishAndReturnOffset(&clusteradapter.ClusterMessage{
+		Type: clusteradapter.BROADCAST,
+		Data: &clusteradapter.BroadcastMessage{
+			Packet:    packet,
+			RequestId: &id,
+			Opts:      &clusteradapter.PacketOptions{Rooms: []socket.Room{room}},
+		},
+	})
+	return err
 }
 
 func (a *answerAdapter) DoPublish(m *clusteradapter.ClusterMessage) (clusteradapter.Offset, error) {
@@ -239,7 +287,7 @@ func (a *answerAdapter) DoPublish(m *clusteradapter.ClusterMessage) (clusteradap
 			data.Packet = &packet
 			msg := *m
 			msg.Data = &data
-			payload, err := utils.MsgPack().Encode(&msg)
+			payload, err := encodeMsgpack(&msg, 256)
 			if err != nil {
 				return "", fmt.Errorf("failed to encode message: %w", err)
 			}
@@ -309,27 +357,57 @@ func (a *answerAdapter) dropCount(id string) {
 }
 
 func (a *answerAdapter) publishResponse(to clusteradapter.ServerId, r *clusteradapter.ClusterResponse) error {
+	channel := a.channel + string(to) + "#"
 	var payload []byte
 	var err error
-	if d, ok := r.Data.(*clusteradapter.BroadcastAck); ok && r.Type == clusteradapter.BROADCAST_ACK {
+	switch d := r.Data.(type) {
+	case *clusteradapter.BroadcastAck:
+		if r.Type != clusteradapter.BROADCAST_ACK {
+			break
+		}
+		if strings.HasPrefix(d.RequestId, nodeRequestPrefix) {
+			channel = a.answerChannel(to)
+		}
+		size := 128
 		packet := make([]any, len(d.Packet))
 		for i, v := range d.Packet {
 			if raw, ok := v.(json.RawMessage); ok {
 				v = []byte(raw) // a binary string: fromNode checks it
+				size += len(raw) + 8
 			}
 			packet[i] = v
 		}
 		r.Data = &clusteradapter.BroadcastAck{RequestId: d.RequestId, Packet: packet}
-		payload, err = utils.MsgPack().Encode(r)
-	} else if parser.HasBinary(r.Data) {
-		return a.ShardedRedisAdapter.DoPublishResponse(to, r)
-	} else {
+		payload, err = encodeMsgpack(r, size)
+	case *clusteradapter.BroadcastClientCount:
+		if strings.HasPrefix(d.RequestId, nodeRequestPrefix) {
+			channel = a.answerChannel(to)
+		}
+	}
+	if payload == nil && err == nil {
+		if parser.HasBinary(r.Data) {
+			return a.ShardedRedisAdapter.DoPublishResponse(to, r)
+		}
 		payload, err = json.Marshal(r)
 	}
 	if err != nil {
 		return fmt.Errorf("failed to encode response: %w", err)
 	}
-	return a.pub.publish(a.channel+string(to)+"#", payload)
+	return a.pub.publish(channel, payload)
+}
+
+// encodeMsgpack encodes v in MessagePack, as the library does, into a
+// buffer of size bytes to begin with: an answer is encoded without growing
+// its buffer several times.
+func encodeMsgpack(v any, size int) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(buf)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // answerAdapterBuilder builds an answerAdapter for a namespace.
@@ -420,11 +498,24 @@ func fromNode(args []any) ([]any, bool) {
 
 // start subscribes to the other nodes' messages and runs the heartbeat.
 func (cl *cluster) start() error {
+	a, ok := cl.s.nsp.Adapter().(*answerAdapter)
+	if !ok {
+		return errors.New("the namespace's adapter is not the cluster's")
+	}
+	cl.adapter = a
 	if err := cl.s.nsp.On(clusterEvent, cl.onMessage); err != nil {
 		return err
 	}
-	cl.wg.Add(1)
+	ctx, cancel := cl.op()
+	defer cancel()
+	cl.answers = cl.rdb.SSubscribe(cl.ctx, a.answerChannel(a.Uid()))
+	if _, err := cl.answers.Receive(ctx); err != nil { // the subscription's confirmation
+		_ = cl.answers.Close()
+		return fmt.Errorf("WithRedis: %w", err)
+	}
+	cl.wg.Add(2)
 	go cl.loop()
+	go cl.receiveAnswers()
 	// The others count this node at once, not at their next heartbeat.
 	cl.publish(msgHello, map[string]any{})
 	return nil
@@ -808,6 +899,94 @@ func (cl *cluster) resync(context.Context) {
 	}
 }
 
+// requestID returns a new id for a routed request (answerAdapter).
+func (cl *cluster) requestID() string {
+	return nodeRequestPrefix + strconv.FormatUint(cl.reqSeq.Add(1), 36)
+}
+
+// receiveAnswers reads this node's answer channel: the other nodes' counts
+// and Computers' acks for the requests this node routed to them
+// (answerAdapter), each handed to its call on this goroutine.
+func (cl *cluster) receiveAnswers() {
+	defer cl.wg.Done()
+	for {
+		m, err := cl.answers.ReceiveMessage(cl.ctx)
+		if err != nil {
+			if cl.ctx.Err() != nil || errors.Is(err, redis.ErrClosed) {
+				return
+			}
+			// Redis unreachable: go-redis subscribes again on the next
+			// call; not in a tight loop.
+			if cl.answerErrs.allow() {
+				cl.s.log.Warn("cluster answer channel unreadable", "error", err.Error())
+			}
+			select {
+			case <-cl.ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		cl.onAnswer(m.Payload)
+	}
+}
+
+// nodeAnswer is a message on a node's answer channel: the adapter's
+// BROADCAST_CLIENT_COUNT or BROADCAST_ACK (ClusterResponse) in MessagePack,
+// the ack's values as binary strings (answerAdapter.publishResponse).
+type nodeAnswer struct {
+	Nsp  string                     `msgpack:"nsp"`
+	Type clusteradapter.MessageType `msgpack:"type"`
+	Data struct {
+		RequestID   string   `msgpack:"requestId"`
+		ClientCount uint64   `msgpack:"clientCount"`
+		Packet      [][]byte `msgpack:"packet"`
+	} `msgpack:"data"`
+}
+
+// onAnswer validates a message from the answer channel as it would a
+// client's (spec/decisions.md, Cluster mode: trust), and hands it to the
+// call it answers; one for a call that is over (answered, timed out) is
+// dropped.
+func (cl *cluster) onAnswer(payload string) {
+	var m nodeAnswer
+	// Read from the string itself: the answer's text is copied once, into
+	// the value relayed to the Agent. Reset also clears the options a
+	// pooled decoder may carry.
+	dec := msgpack.GetDecoder()
+	dec.Reset(strings.NewReader(payload))
+	err := dec.Decode(&m)
+	msgpack.PutDecoder(dec)
+	switch {
+	case err != nil:
+	case m.Nsp != cl.s.nsp.Name():
+		err = errors.New("another namespace")
+	case m.Type != clusteradapter.BROADCAST_CLIENT_COUNT && m.Type != clusteradapter.BROADCAST_ACK:
+		err = fmt.Errorf("unknown type %d", m.Type)
+	}
+	if err != nil {
+		if cl.answerErrs.allow() {
+			cl.s.log.Warn("cluster message refused on the answer channel", "error", err.Error())
+		}
+		return
+	}
+	cl.s.mu.Lock()
+	c := cl.remote[m.Data.RequestID]
+	cl.s.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if m.Type == clusteradapter.BROADCAST_CLIENT_COUNT {
+		cl.s.remoteCounted(c, m.Data.ClientCount)
+		return
+	}
+	args := make([]any, len(m.Data.Packet))
+	for i, v := range m.Data.Packet {
+		args[i] = v
+	}
+	cl.s.remoteAnswered(c, args)
+}
+
 // message kinds between nodes.
 const (
 	msgGone  = "computer_gone" // a Computer session ended: fail requests in flight to it
@@ -892,6 +1071,9 @@ func (cl *cluster) close(ctx context.Context) {
 	cl.mu.Lock()
 	cl.cancel()
 	cl.mu.Unlock()
+	if cl.answers != nil {
+		_ = cl.answers.Close() // ends receiveAnswers
+	}
 	cl.wg.Wait()
 	cl.pub.flush(rctx) // a batch sent meanwhile ends with cl.ctx
 	cl.reap(rctx, cl.node, true)

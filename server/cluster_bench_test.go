@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,8 +23,10 @@ import (
 // the way) and on different nodes (the request through the sharded
 // adapter's Pub/Sub, the ack back the same way), at 1 and 32 requests in
 // flight. It reports the median latency, the throughput, like
-// BenchmarkRoute, and the Redis commands per request; first, the bare
-// Redis Pub/Sub round trip that every cross-node request contains.
+// BenchmarkRoute, the CPU time per request of this process (both nodes and
+// both clients) and of redis-server, and the Redis commands per request;
+// first, the bare Redis Pub/Sub round trip that every cross-node request
+// contains.
 func BenchmarkClusterRoute(b *testing.B) {
 	answer, err := json.Marshal(finderAnswer("bench", 20))
 	require.NoError(b, err)
@@ -94,7 +97,10 @@ func BenchmarkClusterRoute(b *testing.B) {
 			b.Run(fmt.Sprintf("setup=%s/inflight=%d", name, inflight), func(b *testing.B) {
 				a, r := office(b, cross)
 				before := r.commands(b)
+				cpu, rcpu := processCPU(b), r.cpu(b)
 				benchRoute(b, a, inflight)
+				b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+				b.ReportMetric(float64((r.cpu(b)-rcpu).Microseconds())/float64(b.N), "redis-cpu-µs/op")
 				after := r.commands(b)
 				// Commands per request; the heartbeats' few are left out.
 				var total float64
@@ -128,4 +134,29 @@ func (r *redisServer) commands(tb testing.TB) map[string]int64 {
 		out[strings.TrimPrefix(name, "cmdstat_")] = n
 	}
 	return out
+}
+
+// processCPU is the CPU time this process has used so far.
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(tb, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpu is the CPU time redis-server has used so far (INFO cpu).
+func (r *redisServer) cpu(tb testing.TB) time.Duration {
+	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "cpu").Result()
+	require.NoError(tb, err)
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
+			f, err := strconv.ParseFloat(v, 64)
+			require.NoError(tb, err)
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second))
 }

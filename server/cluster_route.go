@@ -124,39 +124,52 @@ type remote struct {
 }
 
 // routeRemote routes a request to a Computer that is not on this node: the
-// same checks and answers as on one node, then the Socket.IO adapter's
-// cross-node broadcast with acknowledgement to the room of that office and
-// name (computerRoom), which exists on at most one node. Each node reports
-// how many of its clients it reached and the Computer's ack comes back
-// here; the answer is relayed as soon as it arrives. Nothing else reaches
-// Redis on the request's path: the adapter's own completeness check (every
-// subscribed node counted, every counted client answered) would first ask
-// Redis how many nodes there are, one more round trip per request, and
-// wait for the slowest node's count. The number of nodes comes from the
-// heartbeat instead (cluster.peers), and only decides when "no node has
-// it" is known. Then, or when no node has counted the Computer within
-// remoteWait, the cluster state says where it is (remoteMissed): nowhere
-// in this office is 404, as on one node; on a node whose lease expired is
-// 503 at once. Which node holds a Computer that was reached is looked up by
-// the heartbeat for the calls still in flight then (cluster.go,
-// checkTargets), so that the request fails with 503 once that node's lease
-// has expired. forward is the request as the Agent sent it (its bytes when
-// it came from the wire).
+// same checks and answers as on one node, then a cross-node broadcast with
+// acknowledgement, in the Socket.IO adapter's own message (a BROADCAST with
+// a request id), to the room of that office and name (computerRoom), which
+// exists on at most one node. Each node's adapter delivers it to its
+// clients in that room as it does any such broadcast, and reports how many
+// it reached and the Computer's ack; both come back on this node's answer
+// channel (answerAdapter), read by the node's own loop (cluster.answers)
+// and matched to the call by its request id here, so the answer is relayed
+// as soon as it arrives and nothing of the request outlives the call.
+// Nothing else reaches Redis on the request's path: the adapter's own
+// completeness check (every subscribed node counted, every counted client
+// answered) would first ask Redis how many nodes there are, one more round
+// trip per request, and wait for the slowest node's count. The number of
+// nodes comes from the heartbeat instead (cluster.peers), and only decides
+// when "no node has it" is known. Then, or when no node has counted the
+// Computer within remoteWait, the cluster state says where it is
+// (remoteMissed): nowhere in this office is 404, as on one node; on a node
+// whose lease expired is 503 at once. Which node holds a Computer that was
+// reached is looked up by the heartbeat for the calls still in flight then
+// (cluster.go, checkTargets), so that the request fails with 503 once that
+// node's lease has expired. forward is the request as the Agent sent it
+// (its bytes when it came from the wire).
 func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, forward any, agent, computer, reqID string, r *reply, timeout time.Duration) {
 	c, perr := s.admitRemote(sess, info.Name, agent, computer, reqID, r, timeout)
 	if perr != nil {
 		s.refuse(sess, info.Name, reqID, r, perr)
 		return
 	}
-	// The adapter's own timer only frees its state: the Server's timer
-	// answers first.
-	t := timeout + time.Second
+	room := computerRoom(c.office, computer)
 	packet := &parser.Packet{Type: parser.EVENT, Data: []any{info.Name, forward}}
-	s.nsp.Adapter().BroadcastWithAck(packet, &socket.BroadcastOptions{
-		Rooms:  types.NewSet(computerRoom(c.office, computer)),
-		Except: types.NewSet[socket.Room](),
-		Flags:  &socket.BroadcastFlags{Timeout: &t},
-	}, func(n uint64) { s.remoteCounted(c, n) }, func(args []any, _ error) { s.remoteAnswered(c, args) })
+	if err := s.cl.adapter.publishRequest(c.remoteID, packet, room); err != nil {
+		s.finish(c, protocol.NewUnavailable("cluster state unreachable; try again"))
+		return
+	}
+	// This node's own count, as the adapter's broadcast would make it: a
+	// Computer of that name that joined here since route looked is
+	// reached here (rare); otherwise none.
+	if _, ok := s.nsp.Adapter().Rooms().Load(room); ok {
+		s.nsp.Adapter().BroadcastWithAck(packet, &socket.BroadcastOptions{
+			Rooms:  types.NewSet(room),
+			Except: types.NewSet[socket.Room](),
+			Flags:  &socket.BroadcastFlags{Local: true},
+		}, func(n uint64) { s.remoteCounted(c, n) }, func(args []any, _ error) { s.remoteAnswered(c, args) })
+		return
+	}
+	s.remoteCounted(c, 0)
 }
 
 func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string, r *reply, timeout time.Duration) (*call, *protocol.Error) {
@@ -179,6 +192,8 @@ func (s *Server) admitRemote(sess *session, event, agent, computer, reqID string
 	}
 	c := &call{event: event, reqID: reqID, agent: sess, computerName: computer, office: sess.office, reply: r}
 	c.rem = &remote{expected: max(1, int(s.cl.peers.Load()))}
+	c.remoteID = s.cl.requestID()
+	s.cl.remote[c.remoteID] = c
 	c.rem.timer = time.AfterFunc(remoteWait, func() { s.remoteMissed(c, false) })
 	s.startCallLocked(c, timeout)
 	return c, nil

@@ -343,6 +343,9 @@ func TestClusterRandomizedOffices(t *testing.T) {
 	// Rare by nature (a Pub/Sub message lost or miscounted under load);
 	// more than 1% would be a defect of the Server, not of the bus.
 	require.LessOrEqual(t, notConfirmed.Load()*100, total, "requests answered 503 not_confirmed")
+	for i, node := range n {
+		require.Zero(t, node.srv.RemoteCalls(), "node %d still holds answered cross-node requests", i)
+	}
 	t.Logf("%d offices on 3 nodes, %d requests answered (%d of them 503 not_confirmed), 0 cross-office deliveries",
 		offices, total, notConfirmed.Load())
 }
@@ -567,4 +570,62 @@ func TestClusterForgedRequest(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return strings.Contains(logs.String(), "a relayed request was not one JSON value")
 	}, wait, 50*time.Millisecond, "no log line for the refused request")
+}
+
+// TestClusterForgedAnswers publishes messages straight to the nodes' answer
+// channels (where a node's routed requests are counted and answered), as a
+// rogue node would: a message that is not the adapter's MessagePack
+// response, or of another type, is refused with a log line; an answer to a
+// request id no call has is dropped; an answer whose text is not one JSON
+// value fails the request it names with 500, never reaching the Agent as
+// it is. The Computer itself never answers.
+func TestClusterForgedAnswers(t *testing.T) {
+	r := startRedis(t)
+	var logs syncBuffer
+	n := startNodes(t, r, 2, server.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), server.WithNodeLease(60*time.Second))
+	c1 := dial(t, n[1].url).mustJoin(protocol.RoleComputer, "c1", "o1")
+	agent := dial(t, n[0].url).mustJoin(protocol.RoleAgent, "a1", "o1")
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+	defer rdb.Close()
+	channels, err := rdb.PubSubShardChannels(context.Background(), "smcp#"+protocol.Namespace+"#*#answers#").Result()
+	require.NoError(t, err)
+	require.Len(t, channels, 2, "one answer channel per node")
+
+	result := make(chan []any, 1)
+	go func() {
+		vals, _ := tryCall(agent, protocol.EventGetConfig, map[string]any{"agent": "a1", "computer": "c1", "req_id": "r1"}, 3*wait)
+		result <- vals
+	}()
+	c1.next(protocol.EventGetConfig) // in flight: node 0's first routed request
+	publish := func(msg any) {
+		raw, ok := msg.([]byte)
+		if !ok {
+			raw, err = msgpack.Marshal(msg)
+			require.NoError(t, err)
+		}
+		for _, ch := range channels {
+			require.NoError(t, rdb.SPublish(context.Background(), ch, raw).Err())
+		}
+	}
+	ack := func(id string, text string) map[string]any {
+		return map[string]any{"uid": "forger", "nsp": protocol.Namespace, "type": 12, // BROADCAST_ACK
+			"data": map[string]any{"requestId": id, "packet": []any{[]byte(text)}}}
+	}
+	publish([]byte("not MessagePack"))
+	wrongType := ack("smcp-1", `{"forged":true}`)
+	wrongType["type"] = 10 // SERVER_SIDE_EMIT_RESPONSE
+	publish(wrongType)
+	wrongNsp := ack("smcp-1", `{"forged":true}`)
+	wrongNsp["nsp"] = "/other"
+	publish(wrongNsp)
+	publish(ack("smcp-99", `{"forged":true}`)) // no such call
+	select {
+	case vals := <-result:
+		t.Fatalf("the request ended on a refused or unmatched message: %v", vals)
+	case <-time.After(300 * time.Millisecond):
+	}
+	publish(ack("smcp-1", `{"forged":`))
+	e := requireError(t, <-result, protocol.CodeInternal)
+	require.Contains(t, e.Message, "unreadable")
+	require.Contains(t, logs.String(), "cluster message refused on the answer channel")
 }

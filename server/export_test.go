@@ -23,6 +23,14 @@ func (s *Server) KillNode() {
 	_ = s.cl.rdb.Close()
 }
 
+// RemoteCalls is how many requests a cluster node routed to other nodes
+// and still holds (cluster.remote).
+func (s *Server) RemoteCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.cl.remote)
+}
+
 // NodeID is a cluster node's id.
 func (s *Server) NodeID() string { return s.cl.node }
 

@@ -24,6 +24,7 @@ type call struct {
 	remoteSid    string
 	office       string  // cluster mode: the office the request was routed in
 	rem          *remote // cluster mode: a request sent to the other nodes
+	remoteID     string  // cluster mode: its request id between nodes (cluster.remote)
 	reply        *reply
 	timer        *time.Timer
 	started      time.Time
@@ -206,6 +207,7 @@ func (s *Server) removeCallLocked(c *call) {
 	c.timer.Stop()
 	if c.rem != nil {
 		c.rem.timer.Stop()
+		delete(s.cl.remote, c.remoteID)
 	}
 	delete(s.calls, c)
 	delete(c.agent.outbound, c)
