@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -28,6 +27,8 @@ type connLimits struct {
 
 	mu   sync.Mutex
 	byIP map[string]int // connections per remote address, when perIP > 0
+
+	places sync.Map // *http.Request of a handshake being served → *place
 }
 
 // Reasons of a refused connection, as counted by the metrics.
@@ -43,28 +44,39 @@ type place struct {
 	claimed atomic.Bool
 }
 
-type placeKey struct{}
-
-// reserve takes a place for a handshake from remote, or says why there is
-// none.
-func (l *connLimits) reserve(r *http.Request) (*http.Request, *place, string) {
+// reserve takes a place for the handshake request r, or says why there is
+// none. The place is found again by the request (claim), which the
+// library keeps in the connection it makes.
+func (l *connLimits) reserve(r *http.Request) (*place, string) {
 	if reason := l.admit(r.RemoteAddr); reason != "" {
-		return r, nil, reason
+		return nil, reason
 	}
 	p := &place{remote: r.RemoteAddr}
-	return r.WithContext(context.WithValue(r.Context(), placeKey{}, p)), p, ""
+	l.places.Store(r, p)
+	return p, ""
 }
 
 // claim returns the place the handshake request r reserved, now held by
 // its connection; nil when r reserved none.
-func claim(r *http.Request) *place {
+func (l *connLimits) claim(r *http.Request) *place {
 	if r == nil {
 		return nil
 	}
-	if p, _ := r.Context().Value(placeKey{}).(*place); p != nil && p.claimed.CompareAndSwap(false, true) {
-		return p
+	if v, ok := l.places.LoadAndDelete(r); ok {
+		if p := v.(*place); p.claimed.CompareAndSwap(false, true) {
+			return p
+		}
 	}
 	return nil
+}
+
+// unreserve gives back the place of a handshake request that made no
+// connection.
+func (l *connLimits) unreserve(r *http.Request, p *place) {
+	l.places.Delete(r)
+	if p.claimed.CompareAndSwap(false, true) {
+		l.release(p.remote)
+	}
 }
 
 // admit counts a new connection from remote, or returns why it may not be

@@ -112,18 +112,11 @@ type conn struct {
 // other on every connection it opens.
 const preAdmissionPayload = 64 << 10
 
-// payloadLimit is the largest message the Server reads from the Engine.IO
-// connection of engineID now.
-func (s *Server) payloadLimit(engineID string) int64 {
-	if c := s.conn(engineID); c != nil && c.admitted.Load() {
-		return s.cfg.maxPayloadBytes
-	}
-	return min(preAdmissionPayload, s.cfg.maxPayloadBytes)
-}
-
 // admitted lifts the payload limit of the connection of engineID to the
 // configured one: its /smcp CONNECT has been admitted. It runs before the
-// CONNECT is answered, so the client's first event finds it lifted.
+// CONNECT is answered, so the client's first event finds it lifted. A
+// websocket transport reads the flag for every message (wsTransport's
+// readLimit); a long-polling one is told.
 func (s *Server) admitted(engineID string) {
 	c := s.conn(engineID)
 	if c == nil {
@@ -148,7 +141,7 @@ func (s *Server) onEngineConnection(args ...any) {
 	if ctx := ec.Request(); ctx != nil {
 		req = ctx.Request()
 	}
-	if p := claim(req); p != nil {
+	if p := s.limits.claim(req); p != nil {
 		remote = p.remote
 	} else {
 		// Not made by a handshake the Server's handler reserved for (a
@@ -168,17 +161,13 @@ func (s *Server) onEngineConnection(args ...any) {
 		go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
 	}
 	s.conns.Store(ec.Id(), c)
-	if t := ec.Transport(); t != nil {
-		t.SetMaxHttpBufferSize(s.payloadLimit(ec.Id()))
+	switch t := ec.Transport().(type) {
+	case *wsTransport:
+		t.conn.Store(c) // its reads follow the connection's admission
+	case nil:
+	default: // long-polling: its limit is set, and lifted on admission
+		t.SetMaxHttpBufferSize(min(preAdmissionPayload, s.cfg.maxPayloadBytes))
 	}
-	// A transport the connection upgrades to was made with the limit of
-	// that moment (wsTransportBuilder); the CONNECT may have been admitted
-	// while it was probed.
-	_ = ec.On("upgrade", func(args ...any) {
-		if t, _ := args[0].(transports.Transport); t != nil {
-			t.SetMaxHttpBufferSize(s.payloadLimit(ec.Id()))
-		}
-	})
 	g := c.gate
 	_ = ec.On("packet", func(args ...any) {
 		p, _ := args[0].(*engine.Packet)

@@ -49,7 +49,7 @@ type sessionRates struct {
 
 // updateThrottle is the folding of one kind of update of one Computer.
 type updateThrottle struct {
-	last    time.Time   // when the last notification of this kind went out
+	last    int64       // when the last notification of this kind went out (Unix ns)
 	pending *time.Timer // the folded notification, while one waits
 }
 
@@ -110,8 +110,8 @@ func (s *Server) announceUpdateLocked(sess *session, info *protocol.EventInfo) {
 	if t.pending != nil {
 		return // the waiting notification tells of this change too
 	}
-	now := time.Now()
-	if wait := t.last.Add(updateInterval).Sub(now); wait > 0 {
+	now := time.Now().UnixNano()
+	if wait := time.Duration(t.last + int64(updateInterval) - now); wait > 0 {
 		t.pending = time.AfterFunc(wait, func() { s.sendFoldedUpdate(sess, info) })
 		return
 	}
@@ -129,7 +129,7 @@ func (s *Server) sendFoldedUpdate(sess *session, info *protocol.EventInfo) {
 	if sess.closed || sess.office == "" {
 		return
 	}
-	t.last = time.Now()
+	t.last = time.Now().UnixNano()
 	s.broadcastLocked(sess.office, sess, info.Broadcasts, map[string]any{"computer": sess.name})
 }
 

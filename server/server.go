@@ -134,20 +134,13 @@ func New(opts ...Option) (*Server, error) {
 			return
 		}
 		if isHandshake(r) {
-			var (
-				p      *place
-				reason string
-			)
-			if r, p, reason = s.limits.reserve(r); reason != "" {
+			p, reason := s.limits.reserve(r)
+			if reason != "" {
 				s.connRefused(r.RemoteAddr, reason)
 				refuseConnection(w, reason)
 				return
 			}
-			defer func() {
-				if p.claimed.CompareAndSwap(false, true) { // no connection was made
-					s.limits.release(p.remote)
-				}
-			}()
+			defer s.limits.unreserve(r, p) // unless its connection claimed it
 		}
 		serveHoldingReads(s.engine, w, r)
 	})

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ws "github.com/gorilla/websocket"
@@ -66,13 +67,15 @@ var messageBuffers = sync.Pool{New: func() any {
 type wsTransportBuilder struct{ s *Server }
 
 // New makes the transport of a new connection, or of an upgrade of the
-// connection whose id the request carries, reading messages up to the
-// connection's payload limit of the moment (engine.go, payloadLimit).
+// connection whose id the request carries (its reads then follow that
+// connection's admission; a new connection's are set by
+// onEngineConnection).
 func (b wsTransportBuilder) New(ctx *types.HttpContext) transports.Transport {
-	w := newWSTransport(ctx)
-	sid, _ := ctx.Query().Get("sid")
-	w.SetMaxHttpBufferSize(b.s.payloadLimit(sid))
-	return w
+	var c *conn
+	if sid, _ := ctx.Query().Get("sid"); sid != "" {
+		c = b.s.conn(sid)
+	}
+	return newWSTransport(ctx, b.s.cfg.maxPayloadBytes, c)
 }
 func (wsTransportBuilder) Name() string          { return transports.WEBSOCKET }
 func (wsTransportBuilder) HandlesUpgrades() bool { return true }
@@ -84,14 +87,17 @@ type wsTransport struct {
 	idleTimeout time.Duration
 	deadlineSet time.Time // when the read deadline was last moved (reader goroutine only)
 
-	limited    limitedReader // the message being read, bounded (reader goroutine only)
+	maxPayload int64                // the configured payload limit
+	conn       atomic.Pointer[conn] // the Engine.IO connection's state, once known
+	limited    limitedReader        // the message being read, bounded (reader goroutine only)
 	socket     *types.WebSocketConn
 	mu         sync.Mutex
 	writeQueue *queue.Queue
 }
 
-func newWSTransport(ctx *types.HttpContext) *wsTransport {
-	w := &wsTransport{Transport: transports.MakeTransport()}
+func newWSTransport(ctx *types.HttpContext, maxPayload int64, c *conn) *wsTransport {
+	w := &wsTransport{Transport: transports.MakeTransport(), maxPayload: maxPayload}
+	w.conn.Store(c)
 	w.Prototype(w)
 	w.Construct(ctx)
 	return w
@@ -135,9 +141,9 @@ func (w *wsTransport) fail(err error) {
 
 // message is the connection's reader, started by Construct; it ends when
 // a read fails, which closing the connection makes happen. A message over
-// the transport's limit (MaxHttpBufferSize: lower until the connection is
-// admitted to /smcp, engine.go) fails the read and closes the connection,
-// as one over the websocket library's own limit does.
+// readLimit (lower until the connection is admitted to /smcp) fails the
+// read and closes the connection, as one over the websocket library's own
+// limit does.
 func (w *wsTransport) message() {
 	defer func() {
 		if !w.writeQueue.IsShuttingDown() {
@@ -156,10 +162,8 @@ func (w *wsTransport) message() {
 			w.fail(err)
 			return
 		}
-		if limit := w.MaxHttpBufferSize(); limit > 0 {
-			w.limited = limitedReader{r: r, n: limit}
-			r = &w.limited
-		}
+		w.limited = limitedReader{r: r, n: w.readLimit()}
+		r = &w.limited
 		switch mt {
 		case ws.TextMessage:
 			if err := w.readText(r); err != nil {
@@ -175,6 +179,16 @@ func (w *wsTransport) message() {
 			w.OnData(read)
 		}
 	}
+}
+
+// readLimit is the largest message the transport reads now: the payload
+// limit once the connection is admitted to /smcp, 64 KiB before
+// (engine.go, preAdmissionPayload).
+func (w *wsTransport) readLimit() int64 {
+	if c := w.conn.Load(); c != nil && c.admitted.Load() {
+		return w.maxPayload
+	}
+	return min(preAdmissionPayload, w.maxPayload)
 }
 
 // readText reads one text message and hands its packet on.
