@@ -121,6 +121,9 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	if cfg.apiKey != "" {
 		opts2 = append(opts2, sio.WithAPIKey(cfg.apiKey))
 	}
+	if cfg.maxMessage > 0 {
+		opts2 = append(opts2, sio.WithMaxMessageBytes(cfg.maxMessage))
+	}
 	conn, err := sio.New(nsURL, sio.Hooks{
 		Connected:    func(int) { c.onConnect() },
 		Disconnected: c.onDisconnect,

@@ -31,12 +31,13 @@ const (
 type Option func(*config)
 
 type config struct {
-	apiKey    string
-	name      string
-	logger    *slog.Logger
-	timeout   time.Duration
-	transport string
-	hooks     hooks
+	apiKey     string
+	name       string
+	logger     *slog.Logger
+	timeout    time.Duration
+	transport  string
+	maxMessage int64 // 0: sio's default
+	hooks      hooks
 }
 
 // hooks are the user's notification callbacks. Every one runs on a
@@ -77,6 +78,13 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 // (5 dials in 1,800 against this project's Server had their first request
 // held ~25 s by a stalled upgrade; spec/decisions.md).
 func WithPolling() Option { return func(c *config) { c.transport = "polling" } }
+
+// WithMaxMessageBytes bounds one message the Client reads from the Server
+// (default sio.DefaultMaxMessageBytes, the Server's default payload limit
+// plus framing); a larger one closes the connection, which is then
+// re-established, instead of being held in memory. Raise it with the
+// Server's payload limit.
+func WithMaxMessageBytes(n int64) Option { return func(c *config) { c.maxMessage = n } }
 
 // OnNotification registers a callback for every valid notify:* event, after
 // the Client has updated its own state for it.

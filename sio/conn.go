@@ -87,6 +87,7 @@ type config struct {
 	attempt  time.Duration
 	delayMin time.Duration
 	delayMax time.Duration
+	maxMsg   int64
 }
 
 // WithAPIKey sends key as the auth payload {"api_key": key} and as the
@@ -120,11 +121,22 @@ func WithBackoff(first, max time.Duration) Option {
 	return func(c *config) { c.delayMin, c.delayMax = first, max }
 }
 
+// WithMaxMessageBytes bounds one websocket message read from the Server
+// (default DefaultMaxMessageBytes). A larger one closes the transport, and
+// the Conn reconnects, instead of being held in memory whatever its size.
+// Long-polling responses (WithPolling, before the upgrade) are not bounded. Set it above the Server's payload limit: a Server
+// relays messages of up to that limit, plus a few bytes of framing.
+func WithMaxMessageBytes(n int64) Option { return func(c *config) { c.maxMsg = n } }
+
 // Default bounds.
 const (
-	DefaultAttemptTimeout = 2 * time.Second
-	DefaultBackoffMin     = 250 * time.Millisecond
-	DefaultBackoffMax     = 2 * time.Second
+	// DefaultMaxMessageBytes is the Server's default payload limit
+	// (spec/protocol.md, Limits: 8 MiB) and 64 KiB for the framing of a
+	// relayed message.
+	DefaultMaxMessageBytes = 8<<20 + 64<<10
+	DefaultAttemptTimeout  = 2 * time.Second
+	DefaultBackoffMin      = 250 * time.Millisecond
+	DefaultBackoffMax      = 2 * time.Second
 )
 
 // Conn is a supervised Socket.IO connection to one namespace.
@@ -154,7 +166,7 @@ type Conn struct {
 // http://host:port/smcp) without touching the network: register the
 // socket's event handlers on Socket(), then call Connect.
 func New(nsURL string, hooks Hooks, opts ...Option) (*Conn, error) {
-	cfg := config{attempt: DefaultAttemptTimeout, delayMin: DefaultBackoffMin, delayMax: DefaultBackoffMax}
+	cfg := config{attempt: DefaultAttemptTimeout, delayMin: DefaultBackoffMin, delayMax: DefaultBackoffMax, maxMsg: DefaultMaxMessageBytes}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -178,6 +190,9 @@ func New(nsURL string, hooks Hooks, opts ...Option) (*Conn, error) {
 		o.SetTransports(types.NewSet(client.Polling, client.WebSocket))
 	} else {
 		o.SetTransports(types.NewSet(client.WebSocket))
+	}
+	if cfg.maxMsg > 0 {
+		o.SetMaxMessageBytes(cfg.maxMsg)
 	}
 	o.SetForceNew(true)
 	o.SetAutoConnect(false)

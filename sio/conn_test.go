@@ -216,3 +216,54 @@ func TestOutageLogsThinOut(t *testing.T) {
 	}
 	require.Equal(t, []string{"1", "2", "4", "8"}, warned[:4], "warnings at powers of two only")
 }
+
+// TestMaxMessageBytes: a websocket message from the server over
+// WithMaxMessageBytes closes the transport (the Conn reconnects) instead of
+// being read into memory; one under it arrives.
+func TestMaxMessageBytes(t *testing.T) {
+	io := socket.NewServer(nil, nil)
+	_ = io.Of("/smcp", nil).On("connection", func(args ...any) {
+		s := args[0].(*socket.Socket)
+		_ = s.On("send", func(args ...any) {
+			n, _ := args[0].(float64)
+			_ = s.Emit("blob", strings.Repeat("x", int(n)))
+		})
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/socket.io/", io.ServeHandler(nil))
+	hs := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		io.Close(nil)
+		hs.Close()
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	lost := make(chan string, 4)
+	got := make(chan int, 4)
+	c, err := sio.New(hs.URL+"/smcp", sio.Hooks{Disconnected: func(r string) { lost <- r }}, sio.WithMaxMessageBytes(64<<10), quiet)
+	require.NoError(t, err)
+	defer c.Close(0)
+	_ = c.Socket().On("blob", func(args ...any) {
+		s, _ := args[0].(string)
+		got <- len(s)
+	})
+	require.NoError(t, c.Connect(ctx))
+
+	require.NoError(t, c.Socket().Emit("send", 1000))
+	select {
+	case n := <-got:
+		require.Equal(t, 1000, n)
+	case <-time.After(wait):
+		t.Fatal("a message under the bound did not arrive")
+	}
+	require.NoError(t, c.Socket().Emit("send", 200<<10))
+	select {
+	case reason := <-lost:
+		require.Equal(t, "transport error", reason)
+	case n := <-got:
+		t.Fatalf("a message of %d bytes was read", n)
+	case <-time.After(wait):
+		t.Fatal("the connection stayed up")
+	}
+}

@@ -110,6 +110,11 @@ type SocketOptionsInterface interface {
 	GetRawIdleTimeout() types.Optional[time.Duration]
 	IdleTimeout() time.Duration
 
+	// smcp-go patch: a bound on one websocket message from the server.
+	SetMaxMessageBytes(int64)
+	GetRawMaxMessageBytes() types.Optional[int64]
+	MaxMessageBytes() int64
+
 	SetPath(string)
 	GetRawPath() types.Optional[string]
 	Path() string
@@ -232,6 +237,11 @@ type SocketOptions struct {
 	// Set to 0 to disable idle timeout.
 	idleTimeout types.Optional[time.Duration]
 
+	// maxMessageBytes bounds one websocket message read from the server;
+	// 0 means no bound (smcp-go patch: upstream read whatever a server
+	// sent).
+	maxMessageBytes types.Optional[int64]
+
 	// path specifies the path to the Engine.IO endpoint on the server.
 	path types.Optional[string]
 
@@ -323,6 +333,9 @@ func (s *SocketOptions) Assign(data SocketOptionsInterface) SocketOptionsInterfa
 	}
 	if data.GetRawIdleTimeout() != nil {
 		s.SetIdleTimeout(data.IdleTimeout())
+	}
+	if data.GetRawMaxMessageBytes() != nil {
+		s.SetMaxMessageBytes(data.MaxMessageBytes())
 	}
 	if data.GetRawPath() != nil {
 		s.SetPath(data.Path())
@@ -671,6 +684,20 @@ func (s *SocketOptions) IdleTimeout() time.Duration {
 	}
 
 	return s.idleTimeout.Get()
+}
+
+func (s *SocketOptions) SetMaxMessageBytes(n int64) {
+	s.maxMessageBytes = types.NewSome(n)
+}
+func (s *SocketOptions) GetRawMaxMessageBytes() types.Optional[int64] {
+	return s.maxMessageBytes
+}
+func (s *SocketOptions) MaxMessageBytes() int64 {
+	if s.maxMessageBytes == nil {
+		return 0
+	}
+
+	return s.maxMessageBytes.Get()
 }
 
 func (s *SocketOptions) SetPath(path string) {

@@ -133,6 +133,12 @@ func (w *websocket) DoOpen() {
 		w.Emit("error", err)
 		return
 	}
+	// smcp-go patch: a message over the bound fails the read (gorilla's
+	// ErrReadLimit) and closes the transport, instead of being read into
+	// memory whatever its size.
+	if n := w.Opts().MaxMessageBytes(); n > 0 {
+		socket.SetReadLimit(n)
+	}
 	w.socket = &types.WebSocketConn{EventEmitter: types.NewEventEmitter(), Conn: socket}
 
 	w.addEventListeners()
