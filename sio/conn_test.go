@@ -36,6 +36,13 @@ func startServer(t *testing.T) string {
 		}
 		next(socket.NewExtendedError("unauthorized", map[string]any{"code": 401}))
 	})
+	return serve(t, io)
+}
+
+// serve runs the Socket.IO server io on a loopback HTTP server until the
+// test ends and returns the /smcp namespace URL.
+func serve(t *testing.T, io *socket.Server) string {
+	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("/socket.io/", io.ServeHandler(nil))
 	hs := httptest.NewServer(mux)
@@ -229,19 +236,13 @@ func TestMaxMessageBytes(t *testing.T) {
 			_ = s.Emit("blob", strings.Repeat("x", int(n)))
 		})
 	})
-	mux := http.NewServeMux()
-	mux.Handle("/socket.io/", io.ServeHandler(nil))
-	hs := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		io.Close(nil)
-		hs.Close()
-	})
+	url := serve(t, io)
 
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	lost := make(chan string, 4)
 	got := make(chan int, 4)
-	c, err := sio.New(hs.URL+"/smcp", sio.Hooks{Disconnected: func(r string) { lost <- r }}, sio.WithMaxMessageBytes(64<<10), quiet)
+	c, err := sio.New(url, sio.Hooks{Disconnected: func(r string) { lost <- r }}, sio.WithMaxMessageBytes(64<<10), quiet)
 	require.NoError(t, err)
 	defer c.Close(0)
 	_ = c.Socket().On("blob", func(args ...any) {
