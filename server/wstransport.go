@@ -90,7 +90,7 @@ type wsTransport struct {
 
 	maxPayload int64                // the configured payload limit
 	conn       atomic.Pointer[conn] // the Engine.IO connection's state, once known
-	limited    limitedReader        // the message being read, bounded (reader goroutine only)
+	limited    io.LimitedReader     // the message being read, bounded (reader goroutine only)
 	handled    int                  // messages handled (reader goroutine only)
 	socket     *types.WebSocketConn
 	mu         sync.Mutex
@@ -176,7 +176,9 @@ func (w *wsTransport) message() {
 			w.fail(err)
 			return
 		}
-		w.limited = limitedReader{r: r, n: w.readLimit()}
+		// One byte more than the limit is read, to tell a message of
+		// exactly the limit from a larger one (overLimit).
+		w.limited = io.LimitedReader{R: r, N: w.readLimit() + 1}
 		r = &w.limited
 		switch mt {
 		case ws.TextMessage:
@@ -189,7 +191,11 @@ func (w *wsTransport) message() {
 			}
 		case ws.BinaryMessage:
 			read := types.NewBytesBuffer(nil)
-			if _, err := read.ReadFrom(r); err != nil {
+			_, err := read.ReadFrom(r)
+			if err == nil && w.overLimit() {
+				err = errMessageTooLarge
+			}
+			if err != nil {
 				w.fail(err)
 				return
 			}
@@ -212,6 +218,9 @@ func (w *wsTransport) readLimit() int64 {
 func (w *wsTransport) readText(r io.Reader) error {
 	bp := messageBuffers.Get().(*[]byte)
 	buf, err := readAll(r, (*bp)[:0])
+	if err == nil && w.overLimit() {
+		err = errMessageTooLarge
+	}
 	var p *packet.Packet
 	var raw types.BufferInterface
 	switch {
@@ -245,30 +254,9 @@ func (w *wsTransport) readText(r io.Reader) error {
 // limit.
 var errMessageTooLarge = errors.New("websocket message over the payload limit")
 
-// limitedReader reads at most n bytes from r, and fails past them.
-type limitedReader struct {
-	r io.Reader
-	n int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		// Whether more follows decides: a message of exactly n bytes ends
-		// here with io.EOF.
-		var one [1]byte
-		n, err := l.r.Read(one[:])
-		if n > 0 {
-			return 0, errMessageTooLarge
-		}
-		return 0, err
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
-}
+// overLimit reports whether the message just read went past readLimit:
+// the bounded reader gave it the one byte more.
+func (w *wsTransport) overLimit() bool { return w.limited.N <= 0 }
 
 // readAll appends what r holds to buf, as io.ReadAll does.
 func readAll(r io.Reader, buf []byte) ([]byte, error) {
