@@ -188,14 +188,6 @@ func newCluster(s *Server) (*cluster, socket.AdapterConstructor, error) {
 	return cl, &answerAdapterBuilder{redis: rc, opts: opts, pub: cl.pub}, nil
 }
 
-// everySecond lets a repeated log line through at most once a second.
-type everySecond struct{ last atomic.Int64 } // unix ns of the last line let through
-
-func (e *everySecond) allow() bool {
-	now, last := time.Now().UnixNano(), e.last.Load()
-	return now-last >= int64(time.Second) && e.last.CompareAndSwap(last, now)
-}
-
 // answerAdapter is the library's sharded Redis adapter with these changes
 // (spec/decisions.md, Cluster mode: cross-node request path), made through
 // the prototype hook the adapter offers (it publishes through its

@@ -124,7 +124,9 @@ func (s *Server) admitted(engineID string) {
 	}
 	c.admitted.Store(true)
 	if t := c.eio.Transport(); t != nil {
-		t.SetMaxHttpBufferSize(s.cfg.maxPayloadBytes)
+		if _, ws := t.(*wsTransport); !ws {
+			t.SetMaxHttpBufferSize(s.cfg.maxPayloadBytes)
+		}
 	}
 }
 
@@ -144,8 +146,9 @@ func (s *Server) onEngineConnection(args ...any) {
 	if p := s.limits.claim(req); p != nil {
 		remote = p.remote
 	} else {
-		// Not made by a handshake the Server's handler reserved for (a
-		// handler mounted without it): counted here.
+		// The engine did not hand over the request the handler reserved a
+		// place for: counted here, so that the close below releases a
+		// place this connection holds.
 		remote = ec.RemoteAddress()
 		if reason := s.limits.admit(remote); reason != "" {
 			s.connRefused(remote, reason)

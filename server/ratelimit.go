@@ -143,3 +143,12 @@ func stopUpdatesLocked(sess *session) {
 		}
 	}
 }
+
+// everySecond lets a repeated log line through at most once a second (the
+// Server's refused connections, the cluster's Redis errors).
+type everySecond struct{ last atomic.Int64 } // unix ns of the last line let through
+
+func (e *everySecond) allow() bool {
+	now, last := time.Now().UnixNano(), e.last.Load()
+	return now-last >= int64(time.Second) && e.last.CompareAndSwap(last, now)
+}
