@@ -29,14 +29,24 @@ type benchScenario struct {
 	event    string // tool_call | get_tools
 	offices  int
 	inflight int
-	warmup   int // requests before the measured phase
+	warmup   int  // requests before the measured phase
+	batch    bool // the load generator batches its writes (BATCH_WRITES)
 }
 
+// The rows marked "client batches writes" repeat the loaded rows with a
+// load generator that writes what one turn of its event loop sends on a
+// socket with one system call. Without that, it writes every packet with a
+// write(2) of its own and uses its whole core at 32 requests in flight with
+// the servers measured: those rows then show how often the load generator
+// waits, not how fast a server routes (docs/performance.md, Fifth round).
 var benchScenarios = []benchScenario{
-	{"tool_call, 1 KB answer, 1 in flight", "tool_call", 1, 1, 600},
-	{"tool_call, 1 KB answer, 32 in flight", "tool_call", 1, 32, 2000},
-	{"get_tools, 9 KB answer, 32 in flight", "get_tools", 1, 32, 1000},
-	{"tool_call, 8 offices x 8 in flight", "tool_call", 8, 8, 2000},
+	{"tool_call, 1 KB answer, 1 in flight", "tool_call", 1, 1, 600, false},
+	{"tool_call, 1 KB answer, 32 in flight", "tool_call", 1, 32, 2000, false},
+	{"get_tools, 9 KB answer, 32 in flight", "get_tools", 1, 32, 1000, false},
+	{"tool_call, 8 offices x 8 in flight", "tool_call", 8, 8, 2000, false},
+	{"tool_call, 32 in flight, client batches writes", "tool_call", 1, 32, 2000, true},
+	{"get_tools, 32 in flight, client batches writes", "get_tools", 1, 32, 1000, true},
+	{"tool_call, 8 offices x 8, client batches writes", "tool_call", 8, 8, 2000, true},
 }
 
 // benchPhase is how long each measured phase lasts (BENCH_SECONDS,
@@ -84,7 +94,10 @@ func (r benchResult) loadgenBusy() float64 { return r.LoadgenCPU / r.Secs }
 // rounds of p50/p99 latency, requests/s, server CPU per 10k requests, the
 // share of its core each of the server and the load generator used, the
 // spread of requests/s, the ratios to the references, and the idle memory
-// per joined connection (1,000 idle Computers). BENCH_SMCP_BIN
+// per joined connection (1,000 idle Computers). The loaded scenarios run
+// twice: with the load generator writing every packet as the client library
+// does, and with its writes batched per event-loop turn, so that it is not
+// what sets the pace (benchScenarios). BENCH_SMCP_BIN
 // names another smcp-server binary to measure. Not part of the
 // test command: its figures belong in the README's performance section.
 func BenchCompare() error {
@@ -212,12 +225,17 @@ func benchOneServer(s benchServer, tmp string) (float64, map[string]benchResult,
 }
 
 func benchScenarioRun(url, key string, pid int, sc benchScenario) (benchResult, error) {
+	batch := "0"
+	if sc.batch {
+		batch = "1"
+	}
 	lg, out, err := startLoadgen(url, key, []string{
 		"SCENARIO=" + sc.event,
 		"OFFICES=" + strconv.Itoa(sc.offices),
 		"INFLIGHT=" + strconv.Itoa(sc.inflight),
 		"DURATION_MS=" + strconv.FormatInt(benchPhase().Milliseconds(), 10),
 		"WARMUP=" + strconv.Itoa(sc.warmup),
+		"BATCH_WRITES=" + batch,
 	})
 	if err != nil {
 		return benchResult{}, err

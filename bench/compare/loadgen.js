@@ -9,11 +9,13 @@
 // requests, secs, cpu_s}, where cpu_s is the load generator's own CPU time
 // over the phase: next to the server's, it tells which of the two set the
 // pace.
+// With BATCH_WRITES=1 each socket writes what one turn of the event loop
+// sends on it with one system call (batchWrites).
 // In IDLE mode it joins IDLE Computers (each its own office), prints
 // "ready", and stays connected until stdin closes.
 //
 // Environment: URL, API_KEY, SCENARIO (tool_call | get_tools), OFFICES,
-// INFLIGHT, REQUESTS, DURATION_MS, WARMUP, IDLE.
+// INFLIGHT, REQUESTS, DURATION_MS, WARMUP, IDLE, BATCH_WRITES.
 const { io } = require("socket.io-client");
 const readline = require("readline");
 
@@ -26,6 +28,7 @@ const requests = Number(env.REQUESTS || 10000);
 const durationMs = Number(env.DURATION_MS || 0);
 const warmup = Number(env.WARMUP || 1000);
 const idle = Number(env.IDLE || 0);
+const batch = env.BATCH_WRITES === "1";
 const ACK_MS = 30000;
 
 const fail = (msg) => {
@@ -58,9 +61,41 @@ const connect = () =>
       auth: { api_key: env.API_KEY },
       extraHeaders: { "x-api-key": env.API_KEY },
     });
-    s.once("connect", () => resolve(s));
+    s.once("connect", () => {
+      if (batch) batchWrites(s);
+      resolve(s);
+    });
     s.once("connect_error", (e) => reject(new Error("connect_error: " + e.message)));
   });
+
+// batchWrites makes a connected socket write what one turn of the event
+// loop sends on it with one system call: the first write of a turn corks
+// the TCP socket and the turn's check phase, after its I/O callbacks and
+// their promise continuations, uncorks it. Without it the client writes
+// every Socket.IO packet with a write(2) of its own, about a third of its
+// CPU per request, and at 32 requests in flight it uses its whole core
+// with any of the servers measured: the load generator, not the server,
+// then sets the pace (docs/performance.md, Fifth round). Nothing waits
+// longer than the turn that sent it.
+const batchWrites = (s) => {
+  // engine.io-client 6.6's websocket transport holds the ws WebSocket as
+  // .ws, whose TCP socket is ._socket (versions pinned in package.json).
+  const sock = s.io.engine.transport.ws && s.io.engine.transport.ws._socket;
+  if (!sock || typeof sock.cork !== "function") fail("BATCH_WRITES: no TCP socket under the websocket transport");
+  const write = sock.write;
+  let corked = false;
+  sock.write = function (...args) {
+    if (!corked) {
+      corked = true;
+      sock.cork();
+      setImmediate(() => {
+        corked = false;
+        sock.uncork();
+      });
+    }
+    return write.apply(sock, args);
+  };
+};
 
 const call = (s, event, payload) =>
   new Promise((resolve, reject) => {
