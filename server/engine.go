@@ -102,6 +102,7 @@ type conn struct {
 	authFailures atomic.Int32
 	out          outgoing
 	admitted     atomic.Bool // an /smcp CONNECT was admitted: full payload limit
+	place        *place      // its place among the connections (connlimit.go)
 }
 
 // preAdmissionPayload bounds every message of a connection until its
@@ -113,7 +114,8 @@ type conn struct {
 const preAdmissionPayload = 64 << 10
 
 // admitted lifts the payload limit of the connection of engineID to the
-// configured one: its /smcp CONNECT has been admitted. It runs before the
+// configured one, and gives back its place among the connections awaiting
+// admission (connlimit.go): its /smcp CONNECT has been admitted. It runs before the
 // CONNECT is answered, so the client's first event finds it lifted. A
 // websocket transport reads the flag for every message (wsTransport's
 // readLimit); a long-polling one is told.
@@ -123,6 +125,7 @@ func (s *Server) admitted(engineID string) {
 		return
 	}
 	c.admitted.Store(true)
+	s.limits.settle(c.place)
 	if t := c.eio.Transport(); t != nil {
 		if _, ws := t.(*wsTransport); !ws {
 			t.SetMaxHttpBufferSize(s.cfg.maxPayloadBytes)
@@ -138,25 +141,23 @@ func (s *Server) onEngineConnection(args ...any) {
 		return
 	}
 	// The connection keeps the place its handshake reserved (connlimit.go).
-	var remote string
 	var req *http.Request
 	if ctx := ec.Request(); ctx != nil {
 		req = ctx.Request()
 	}
-	if p := s.limits.claim(req); p != nil {
-		remote = p.remote
-	} else {
+	pl := s.limits.claim(req)
+	if pl == nil {
 		// The engine did not hand over the request the handler reserved a
 		// place for: counted here, so that the close below releases a
 		// place this connection holds.
-		remote = ec.RemoteAddress()
-		if reason := s.limits.admit(remote); reason != "" {
-			s.connRefused(remote, reason)
+		var reason string
+		if pl, reason = s.limits.admit(ec.RemoteAddress()); reason != "" {
+			s.connRefused(ec.RemoteAddress(), reason)
 			go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
 			return
 		}
 	}
-	c := &conn{gate: newConnGate(), eio: ec}
+	c := &conn{gate: newConnGate(), eio: ec, place: pl}
 	c.out.limit = s.cfg.maxOutgoing
 	c.out.stall = s.cfg.stallTimeout
 	c.out.closeConn = func(reason string) {
@@ -201,7 +202,7 @@ func (s *Server) onEngineConnection(args ...any) {
 		c.out.flushed(n)
 	})
 	_ = ec.Once("close", func(...any) {
-		s.limits.release(remote)
+		s.limits.release(pl)
 		s.conns.Delete(ec.Id())
 		c.out.stop()
 		g.registered() // nothing to wait for on a closed connection

@@ -80,7 +80,7 @@ func New(opts ...Option) (*Server, error) {
 		offices:  map[string]map[*session]struct{}{},
 		calls:    map[*call]struct{}{},
 		drained:  make(chan struct{}),
-		limits:   connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP},
+		limits:   connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP, maxPending: int64(cfg.maxPending)},
 	}
 	for _, info := range protocol.Events() {
 		s.known[info.Name] = info
