@@ -103,6 +103,8 @@ type conn struct {
 	out          outgoing
 	admitted     atomic.Bool // an /smcp CONNECT was admitted: full payload limit
 	place        *place      // its place among the connections (connlimit.go)
+	polling      atomic.Bool // a long-polling GET of it is being served (Server.boundPolling)
+	posting      atomic.Bool // a long-polling POST of it is being served
 }
 
 // preAdmissionPayload bounds every message of a connection until its

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -133,6 +135,13 @@ func New(opts ...Option) (*Server, error) {
 			http.Error(w, "smcp server closed", http.StatusServiceUnavailable)
 			return
 		}
+		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			release, ok := s.boundPolling(w, r)
+			if !ok {
+				return
+			}
+			defer release()
+		}
 		if isHandshake(r) {
 			p, reason := s.limits.reserve(r)
 			if reason != "" {
@@ -164,6 +173,97 @@ func New(opts ...Option) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// boundPolling bounds the Engine.IO long-polling request r in time and in
+// number (spec/decisions.md, Limits against hostile clients), and reports
+// false when it has answered r itself.
+//
+//   - One poll (GET) and one POST at a time per session: an overlapping one
+//     is answered 400 here and the session carries on. The library would
+//     close the session on a second poll and leave the first one waiting
+//     for an answer that never comes, its goroutine held for as long as
+//     the client keeps the request open, after the session's place among
+//     the connections is freed; and its check of a second POST is not
+//     atomic, so POSTs racing each other could all be read at once.
+//   - A POST's body is read here, within the heartbeat's interval plus its
+//     timeout (what a websocket message may take too: wsTransport's idle
+//     deadline) and up to the connection's message limit, and handed to
+//     the library whole. The library reads a trickled body for as long as
+//     the client likes, after its session is gone; and a session closed
+//     meanwhile (by the heartbeat, say) answers the POST from another
+//     goroutine while the reader may be writing the same response headers,
+//     a concurrent map write.
+//   - An answer is written within twice that: a healthy poll is answered
+//     at the latest by the Server's next ping.
+//
+// The deadlines are set on the connection when the ResponseWriter allows
+// it (http.ResponseController); net/http sets them again for the
+// connection's next request. The request's context is left alone: the
+// library's request context has data races when it is cancelled (so a
+// read deadline is not set on a poll either: net/http would cancel the
+// context when its background read reaches it).
+func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	d := s.cfg.pingInterval + s.cfg.pingTimeout
+	rc := http.NewResponseController(w)
+	now := time.Now()
+	_ = rc.SetWriteDeadline(now.Add(2 * d))
+	var c *conn
+	if sid := r.URL.Query().Get("sid"); sid != "" {
+		c = s.conn(sid)
+	}
+	if c == nil || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
+		return func() {}, true // a handshake, an unknown session: the library answers at once
+	}
+	busy := &c.polling
+	if r.Method == http.MethodPost {
+		busy = &c.posting
+	}
+	if !busy.CompareAndSwap(false, true) {
+		refusePolling(w, http.StatusBadRequest, "overlapping long-polling request")
+		return nil, false
+	}
+	release = func() { busy.Store(false) }
+	if r.Method == http.MethodPost && r.Body != nil {
+		_ = rc.SetReadDeadline(now.Add(d))
+		limit := s.cfg.maxPayloadBytes
+		if !c.admitted.Load() {
+			limit = min(preAdmissionPayload, limit)
+		}
+		if r.ContentLength > limit {
+			release()
+			refusePolling(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
+			return nil, false
+		}
+		var body bytes.Buffer
+		if r.ContentLength > 0 {
+			body.Grow(int(r.ContentLength))
+		}
+		_, err := body.ReadFrom(io.LimitReader(r.Body, limit+1))
+		_ = r.Body.Close()
+		switch {
+		case err != nil:
+			release()
+			refusePolling(w, http.StatusRequestTimeout, "long-polling body not received in time")
+			return nil, false
+		case int64(body.Len()) > limit:
+			release()
+			refusePolling(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
+			return nil, false
+		}
+		r.Body = io.NopCloser(&body)
+		r.ContentLength = int64(body.Len())
+	}
+	return release, true
+}
+
+// refusePolling answers a long-polling request the Server refuses itself,
+// with the body the library's refusals have.
+func refusePolling(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": "smcp server: " + msg})
 }
 
 // Handler returns the http.Handler of the Socket.IO endpoint; mount it at
