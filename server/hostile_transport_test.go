@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 )
 
@@ -138,10 +139,176 @@ func TestHostileLongPolling(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{
 		"200": sessions, // the first poll of each session, answered by a ping or a close
-		`400 {"code":400,"message":"smcp server: overlapping long-polling request"}`: sessions,
+		`400 {"code":400,"message":"smcp server: overlapping long-polling request"}`:       sessions,
 		`408 {"code":408,"message":"smcp server: long-polling body not received in time"}`: sessions,
 	}, count)
 	// No request is still being served (the library's own timers of the
 	// closed sessions run out on their own).
 	noGoroutineIn(t, "engine/v3.(*server).HandleRequest")
+}
+
+// joinRaw sends a join on r with ack id id and returns the ack's arguments
+// as sent (not decoded).
+func (r *rawConn) joinRaw(id int, payload string) string {
+	r.t.Helper()
+	r.send(fmt.Sprintf(`42%s,%d["server:join_office",%s]`, protocol.Namespace, id, payload))
+	want := fmt.Sprintf("43%s,%d", protocol.Namespace, id)
+	for {
+		if rest, ok := strings.CutPrefix(r.read(), want); ok {
+			return rest
+		}
+	}
+}
+
+// TestHostileNames: a name or an office id is text every member of the
+// office is told and may show or log. A control character in one (NUL, a
+// line break, an escape sequence) is refused with 400 naming the field, not
+// echoing the value; a payload that is not UTF-8 is refused with 400 too,
+// where decoding would have turned distinct byte strings into one name
+// (each invalid byte becoming U+FFFD). Valid non-ASCII names join; the
+// connection and the office carry on.
+func TestHostileNames(t *testing.T) {
+	ts := startServer(t)
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	cs[0].answer(protocol.EventGetTools, toolsAnswer)
+	r := dialRaw(t, ts.url)
+	cases := []struct{ payload, want string }{
+		{`{"role":"computer","name":"a\u0000b","office_id":"o1"}`, `[false,"400 BadRequest: server:join_office request: /name: control character U+0000 at byte 1"]`},
+		{`{"role":"computer","name":"c","office_id":"o1\nlevel=ERROR"}`, `[false,"400 BadRequest: server:join_office request: /office_id: control character U+000A at byte 2"]`},
+		{`{"role":"computer","name":"\u001b[31mc1","office_id":"o1"}`, `[false,"400 BadRequest: server:join_office request: /name: control character U+001B at byte 0"]`},
+		{`{"role":"computer","name":"c\u0085","office_id":"o1"}`, `[false,"400 BadRequest: server:join_office request: /name: control character U+0085 at byte 1"]`},
+		{"{\"role\":\"computer\",\"name\":\"c1\xff\",\"office_id\":\"o1\"}", `[false,"400 BadRequest: server:join_office payload is not valid UTF-8"]`},
+		{"{\"role\":\"computer\",\"name\":\"c1\xfe\",\"office_id\":\"o1\"}", `[false,"400 BadRequest: server:join_office payload is not valid UTF-8"]`},
+		{"{\"role\":\"computer\",\"name\":\"c1\",\"office_id\":\"o1\xc0\xaf\"}", `[false,"400 BadRequest: server:join_office payload is not valid UTF-8"]`},
+	}
+	for i, tc := range cases {
+		require.Equal(t, tc.want, r.joinRaw(i+1, tc.payload), "%q", tc.payload)
+	}
+	// A routed request that is not UTF-8 gets the coded 400 too.
+	r2 := dialRaw(t, ts.url)
+	require.Equal(t, "[true,null]", r2.joinRaw(1, `{"role":"agent","name":"a2","office_id":"o2"}`))
+	r2.send("42/smcp,2[\"client:get_tools\",{\"agent\":\"a2\",\"req_id\":\"r\xff\",\"computer\":\"c\"}]")
+	require.Equal(t, `43/smcp,2[{"error":{"code":400,"message":"client:get_tools payload is not valid UTF-8","details":{"event":"client:get_tools"}}}]`, r2.read())
+
+	require.Equal(t, "[true,null]", r.joinRaw(20, `{"role":"computer","name":"rechner-ü-机器-\ufffd","office_id":"o1"}`), "valid UTF-8 joins, U+FFFD included")
+	require.Equal(t, map[string]any{"office_id": "o1", "computer": "rechner-ü-机器-\ufffd"}, a.next(protocol.NotifyEnterOffice))
+	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
+	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
+}
+
+// TestHostileDeepNesting: JSON nested far deeper than any SMCP value, within
+// the payload limit. Beyond the decoders' nesting bound (10,000 levels, the
+// same in jsontext and encoding/json) the packet is malformed and closes
+// its sender's connection, a request's or a Computer's answer's alike (the
+// Agent then gets its coded 404); within it the request is decoded,
+// validated and answered. No stack overflow, no panic; the office carries
+// on.
+func TestHostileDeepNesting(t *testing.T) {
+	ts := startServer(t, server.WithValidateAnswers(true))
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	cs[0].answer(protocol.EventGetTools, toolsAnswer)
+	nested := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	toolCall := func(id int, computer, toolName, params string) string {
+		return fmt.Sprintf(`42/smcp,%d["client:tool_call",{"agent":"a2","req_id":"r%d","computer":%q,"tool_name":%s,"params":%s,"timeout":5}]`,
+			id, id, computer, toolName, params)
+	}
+	agent := func(t *testing.T) *rawConn {
+		r := dialRaw(t, ts.url)
+		require.Equal(t, "[true,null]", r.joinRaw(1, `{"role":"agent","name":"a2","office_id":"o2"}`))
+		return r
+	}
+
+	t.Run("request beyond the bound", func(t *testing.T) {
+		r := agent(t)
+		r.send(toolCall(2, "c", `"t"`, `{"x":`+nested(100_000)+`}`))
+		require.True(t, r.closed())
+	})
+	t.Run("request within the bound", func(t *testing.T) {
+		r := agent(t)
+		r.send(toolCall(2, "c", `"t"`, `{"x":`+nested(9_990)+`}`))
+		require.Contains(t, r.read(), `43/smcp,2[{"error":{"code":404,`, "validated, then routed: no such computer")
+		r.send(toolCall(3, "c", `5`, `{"x":`+nested(9_990)+`}`))
+		require.Contains(t, r.read(), `43/smcp,3[{"error":{"code":400,"message":"client:tool_call request: /tool_name`)
+	})
+	t.Run("answer beyond the bound", func(t *testing.T) {
+		comp := dialRaw(t, ts.url)
+		require.Equal(t, "[true,null]", comp.joinRaw(1, `{"role":"computer","name":"deep","office_id":"o1"}`))
+		require.Equal(t, map[string]any{"office_id": "o1", "computer": "deep"}, a.next(protocol.NotifyEnterOffice))
+		go func() {
+			for { // the request routed to it: answer it with the deep value
+				_ = comp.ws.SetReadDeadline(time.Now().Add(wait))
+				_, b, err := comp.ws.ReadMessage()
+				if err != nil {
+					return
+				}
+				id, ok := strings.CutPrefix(string(b), "42/smcp,")
+				if !ok {
+					continue
+				}
+				id, _, _ = strings.Cut(id, "[")
+				_ = comp.ws.WriteMessage(websocket.TextMessage, []byte("43/smcp,"+id+"["+nested(100_000)+"]"))
+			}
+		}()
+		e := requireError(t, a.call(protocol.EventGetTools, getTools("a1", "deep", "r-deep")), protocol.CodeNotFound)
+		require.Contains(t, e.Message, "disconnected before answering")
+	})
+	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
+	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
+}
+
+// TestHostileSocketIOPackets: packets no client library sends, on an
+// admitted connection. Those that break the Socket.IO or Engine.IO protocol
+// close that connection at once (the libraries' rule, and ours for the
+// event shapes); those that are merely useless are ignored, the connection
+// carrying on. Either way nothing is held and the office carries on.
+func TestHostileSocketIOPackets(t *testing.T) {
+	ts := startServer(t)
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	cs[0].answer(protocol.EventGetTools, toolsAnswer)
+	closes := map[string]string{
+		"a second CONNECT to /smcp":          `40/smcp,`,
+		"an ack id over 64 bits":             `43/smcp,99999999999999999999999[]`,
+		"event data not an array":            `42/smcp,1{"x":1}`,
+		"empty event data":                   `42/smcp,1[]`,
+		"event name an object":               `42/smcp,1[{}]`,
+		"event name null":                    `42/smcp,1[null]`,
+		"a ping from the client":             `2`,
+		"an upgrade probe on a websocket":    `2probe`,
+		"leaving a namespace never joined":   `41/nope,`,
+		"a packet type that does not exist":  `47/smcp,[]`,
+		"a namespace over its length bound":  `42/` + strings.Repeat("n", 100_000) + `,["x"]`,
+		"an ack id over its length bound":    `43/smcp,` + strings.Repeat("1", 1000) + `[]`,
+		"an Engine.IO type that is no type":  `9`,
+		"an empty websocket message":         ``,
+		"a reserved event name (disconnect)": `42/smcp,1["disconnect"]`,
+	}
+	for name, pkt := range closes {
+		t.Run(name, func(t *testing.T) {
+			r := dialRaw(t, ts.url)
+			require.Equal(t, "[true,null]", r.joinRaw(100, `{"role":"agent","name":"x","office_id":"x"}`))
+			r.send(pkt)
+			require.True(t, r.closed(), "%.40q closes its connection", pkt)
+		})
+	}
+	ignored := map[string]string{
+		"acks for ids never asked": `43/smcp,999[]`,
+		"noops":                    `6`,
+		"upgrades on a websocket":  `5`,
+		"CONNECTs to unknown namespaces, under the refusal bound": `40/nope,`,
+	}
+	for name, pkt := range ignored {
+		t.Run(name, func(t *testing.T) {
+			r := dialRaw(t, ts.url)
+			n := 1000
+			if strings.HasPrefix(pkt, "40") {
+				n = server.DefaultMaxAuthFailures - 1
+			}
+			for range n {
+				r.send(pkt)
+			}
+			require.Equal(t, "[true,null]", r.joinRaw(100, `{"role":"agent","name":"y","office_id":"y"}`), "the connection carries on")
+		})
+	}
+	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
+	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
 }

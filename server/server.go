@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	eio "github.com/zishang520/socket.io/servers/engine/v3"
@@ -476,6 +477,14 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 	// Arguments from the wire arrive undecoded (wireParser): handlers check
 	// the decoded value, and a routed request is forwarded as its bytes.
 	raw, _ := payloads[0].(json.RawMessage)
+	if !utf8.Valid(raw) {
+		// JSON is UTF-8 (RFC 8259, section 8.1), and every SDK's encoder
+		// writes it so; decoding would turn each invalid byte into U+FFFD,
+		// so that distinct byte strings would name one member
+		// (spec/decisions.md, Limits against hostile clients).
+		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid UTF-8", info.Name).With("event", info.Name))
+		return
+	}
 	payload, err := decodeArg(payloads[0])
 	if err != nil {
 		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid JSON", info.Name).With("event", info.Name))
