@@ -39,6 +39,7 @@ const (
 	refusedFull      = "max_connections"
 	refusedAddrLimit = "max_connections_per_ip"
 	refusedPending   = "max_pending_connections"
+	refusedHeaders   = "request_header_too_large" // not a connection limit; answered the same way
 )
 
 // place is a connection's place among the connections, taken by reserve
@@ -163,6 +164,8 @@ func refuseConnection(w http.ResponseWriter, reason string) {
 		status, msg = http.StatusTooManyRequests, "smcp server: too many connections from this address"
 	case refusedPending:
 		msg = "smcp server: too many connections awaiting admission"
+	case refusedHeaders:
+		status, msg = http.StatusRequestHeaderFieldsTooLarge, "smcp server: request headers too large"
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Connection", "close")

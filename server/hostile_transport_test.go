@@ -312,3 +312,44 @@ func TestHostileSocketIOPackets(t *testing.T) {
 	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
 	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
 }
+
+// TestHostileRequestHeaders: the request line and headers of a request to
+// the Handler are bounded (32 KiB) whatever the http.Server allows
+// (net/http's default is 1 MB): the library keeps a handshake request until
+// the connection is admitted, so each connection awaiting admission could
+// hold a megabyte. Over the bound, HTTP 431 with a JSON body, on both
+// transports; the office carries on.
+func TestHostileRequestHeaders(t *testing.T) {
+	ts := startServer(t)
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	cs[0].answer(protocol.EventGetTools, toolsAnswer)
+	big := strings.Repeat("p", 40<<10)
+	for name, h := range map[string]http.Header{
+		"a large header":                 {"X-Pad": {big}},
+		"a large Sec-WebSocket-Protocol": {"Sec-Websocket-Protocol": {big}},
+		"many small headers": func() http.Header {
+			h := http.Header{}
+			for i := range 2000 {
+				h.Set(fmt.Sprint("X-", i), "0123456789")
+			}
+			return h
+		}(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, st, body := handshake(t, ts.url, h)
+			require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, st)
+			require.JSONEq(t, `{"code":431,"message":"smcp server: request headers too large"}`, body)
+		})
+	}
+	t.Run("a large query, long-polling", func(t *testing.T) {
+		resp, err := http.Get(ts.url + "/socket.io/?EIO=4&transport=polling&pad=" + big)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	})
+	r, st, _ := handshake(t, ts.url, http.Header{"X-Api-Key": {testKey}, "X-Pad": {strings.Repeat("p", 16<<10)}})
+	require.Equal(t, http.StatusSwitchingProtocols, st, "headers within the bound")
+	require.Contains(t, r.connectSmcp(nil), `"sid"`)
+	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
+	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
+}

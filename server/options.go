@@ -59,9 +59,9 @@ const (
 	DefaultMaxConnections = 50_000
 	// DefaultMaxPendingConnections bounds the connections one Server holds
 	// whose /smcp CONNECT is not admitted yet: each may make the Server
-	// hold a message of up to 64 KiB for the connect window, about 100 KB
-	// in all (spec/decisions.md, Limits against hostile clients), so about
-	// 400 MB at this bound.
+	// hold a message of up to 64 KiB and its handshake's headers (at most
+	// 32 KiB) for the connect window, about 160 KB in all (spec/decisions.md,
+	// Limits against hostile clients), so about 650 MB at this bound.
 	DefaultMaxPendingConnections = 4096
 	// DefaultMaxEventRate bounds the office events (join, leave, room
 	// listing, cancel) one session may send a second, in bursts of twice

@@ -365,7 +365,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}()
 		defer func() { stopRelease(); <-released }()
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// Slow and oversized headers are bounded before the Server sees the
+	// request (its Handler bounds headers at 32 KiB too).
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	log.Info("smcp-server listening", "addr", ln.Addr().String(), "cluster", s.redisURL != "")
