@@ -208,26 +208,26 @@ func TestHostileDeepNesting(t *testing.T) {
 	a, cs := office(t, ts, "o1", "a1", "c1")
 	cs[0].answer(protocol.EventGetTools, toolsAnswer)
 	nested := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
-	toolCall := func(id int, computer, toolName, params string) string {
-		return fmt.Sprintf(`42/smcp,%d["client:tool_call",{"agent":"a2","req_id":"r%d","computer":%q,"tool_name":%s,"params":%s,"timeout":5}]`,
-			id, id, computer, toolName, params)
+	toolCall := func(agent string, id int, computer, toolName, params string) string {
+		return fmt.Sprintf(`42/smcp,%d["client:tool_call",{"agent":%q,"req_id":"r%d","computer":%q,"tool_name":%s,"params":%s,"timeout":5}]`,
+			id, agent, id, computer, toolName, params)
 	}
-	agent := func(t *testing.T) *rawConn {
+	agent := func(t *testing.T, name string) *rawConn {
 		r := dialRaw(t, ts.url)
-		require.Equal(t, "[true,null]", r.joinRaw(1, `{"role":"agent","name":"a2","office_id":"o2"}`))
+		require.Equal(t, "[true,null]", r.joinRaw(1, fmt.Sprintf(`{"role":"agent","name":%q,"office_id":%q}`, name, name)))
 		return r
 	}
 
 	t.Run("request beyond the bound", func(t *testing.T) {
-		r := agent(t)
-		r.send(toolCall(2, "c", `"t"`, `{"x":`+nested(100_000)+`}`))
+		r := agent(t, "a2")
+		r.send(toolCall("a2", 2, "c", `"t"`, `{"x":`+nested(100_000)+`}`))
 		require.True(t, r.closed())
 	})
 	t.Run("request within the bound", func(t *testing.T) {
-		r := agent(t)
-		r.send(toolCall(2, "c", `"t"`, `{"x":`+nested(9_990)+`}`))
+		r := agent(t, "a3")
+		r.send(toolCall("a3", 2, "c", `"t"`, `{"x":`+nested(9_990)+`}`))
 		require.Contains(t, r.read(), `43/smcp,2[{"error":{"code":404,`, "validated, then routed: no such computer")
-		r.send(toolCall(3, "c", `5`, `{"x":`+nested(9_990)+`}`))
+		r.send(toolCall("a3", 3, "c", `5`, `{"x":`+nested(9_990)+`}`))
 		require.Contains(t, r.read(), `43/smcp,3[{"error":{"code":400,"message":"client:tool_call request: /tool_name`)
 	})
 	t.Run("answer beyond the bound", func(t *testing.T) {
@@ -282,10 +282,12 @@ func TestHostileSocketIOPackets(t *testing.T) {
 		"an empty websocket message":         ``,
 		"a reserved event name (disconnect)": `42/smcp,1["disconnect"]`,
 	}
+	i := 0
 	for name, pkt := range closes {
+		i++ // a name and an office each: a closed session's may not be released yet
 		t.Run(name, func(t *testing.T) {
 			r := dialRaw(t, ts.url)
-			require.Equal(t, "[true,null]", r.joinRaw(100, `{"role":"agent","name":"x","office_id":"x"}`))
+			require.Equal(t, "[true,null]", r.joinRaw(100, fmt.Sprintf(`{"role":"agent","name":"x%d","office_id":"x%d"}`, i, i)))
 			r.send(pkt)
 			require.True(t, r.closed(), "%.40q closes its connection", pkt)
 		})
@@ -306,7 +308,8 @@ func TestHostileSocketIOPackets(t *testing.T) {
 			for range n {
 				r.send(pkt)
 			}
-			require.Equal(t, "[true,null]", r.joinRaw(100, `{"role":"agent","name":"y","office_id":"y"}`), "the connection carries on")
+			i++
+			require.Equal(t, "[true,null]", r.joinRaw(100, fmt.Sprintf(`{"role":"agent","name":"y%d","office_id":"y%d"}`, i, i)), "the connection carries on")
 		})
 	}
 	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
@@ -352,4 +355,85 @@ func TestHostileRequestHeaders(t *testing.T) {
 	require.Contains(t, r.connectSmcp(nil), `"sid"`)
 	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
 	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
+}
+
+// TestHostileUpgrades: a long-polling session upgrades to a websocket once.
+// A second upgrade request while the first is under way, or after it, is
+// closed at once (the library's rule), holding nothing; the upgraded
+// session carries on.
+func TestHostileUpgrades(t *testing.T) {
+	ts := startServer(t)
+	u := pollSession(t, ts.url)
+	sid := u[strings.LastIndex(u, "=")+1:]
+	wsURL := "ws" + strings.TrimPrefix(ts.url, "http") + "/socket.io/?EIO=4&transport=websocket&sid=" + sid
+	dialUpgrade := func() *rawConn {
+		ws, resp, err := websocket.DefaultDialer.Dial(wsURL, keyHeader)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		t.Cleanup(func() { _ = ws.Close() })
+		return &rawConn{t: t, ws: ws}
+	}
+	first := dialUpgrade()
+	first.send("2probe")
+	require.Equal(t, "3probe", first.read())
+	for range 20 {
+		require.True(t, dialUpgrade().closed(), "an upgrade while one is under way")
+	}
+	first.send("5")
+	require.True(t, eventually(func() bool { return dialUpgrade().closed() }), "an upgrade of an upgraded session")
+	require.Contains(t, first.connectSmcp(map[string]any{"api_key": testKey}), `"sid"`)
+	require.Equal(t, "[true,null]", first.joinRaw(1, `{"role":"agent","name":"up","office_id":"o"}`))
+}
+
+// TestHostileAbandonedSessions: long-polling sessions opened and left
+// without a word are closed when their pong does not come. The library then
+// keeps the transport of each one that has no poll waiting for 30 s more,
+// for a poll that can no longer come, so each keeps its place among the
+// connections (awaiting admission here) until then: a client dropping
+// sessions as fast as it opens them stays within the bounds. A session with
+// a poll waiting ends that poll when it closes (the library would leave it
+// unanswered for as long as the client keeps it open) and gives its place
+// back at once. The places come back (here after a shortened wait), and
+// the live heap returns.
+func TestHostileAbandonedSessions(t *testing.T) {
+	const n = 50
+	ts := startServer(t, server.WithHeartbeat(300*time.Millisecond, 600*time.Millisecond),
+		server.WithMaxPendingConnections(n), server.WithPollingLinger(3*time.Second))
+	handshakeStatus := func() int {
+		resp, err := http.Get(ts.url + "/socket.io/?EIO=4&transport=polling")
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	base := liveHeap()
+	var sessions []string
+	for range n {
+		sessions = append(sessions, pollSession(t, ts.url))
+	}
+	require.Equal(t, http.StatusServiceUnavailable, handshakeStatus(), "the bound holds them")
+
+	// The last one polls (and does not answer the ping it gets): a poll
+	// waiting when its session closes is answered, and that session gives
+	// its place back.
+	client := &http.Client{Timeout: wait}
+	for {
+		resp, err := client.Get(sessions[n-1])
+		require.NoError(t, err, "a poll waiting at the close is answered")
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || len(b) == 0 {
+			break // the session is gone
+		}
+	}
+	require.True(t, eventually(func() bool { return handshakeStatus() == http.StatusOK }), "the polled session's place")
+	for _, u := range sessions[:n-1] {
+		resp, err := client.Get(u)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "closed")
+	}
+	require.Equal(t, http.StatusServiceUnavailable, handshakeStatus(), "closed, the others still keep their places")
+
+	require.True(t, eventually(func() bool { return handshakeStatus() == http.StatusOK }), "their places come back")
+	heapReturns(t, base, 1<<20)
 }

@@ -106,6 +106,9 @@ type config struct {
 	nodeLease       time.Duration
 	// testHook runs at the start of every dispatched event (tests only).
 	testHook func(event string)
+	// pollingLinger bounds how long a closed connection's long-polling
+	// transport keeps its place (pollingLingerBound; shorter in tests).
+	pollingLinger time.Duration
 }
 
 func defaultConfig() *config {
@@ -128,6 +131,7 @@ func defaultConfig() *config {
 		maxPending:      DefaultMaxPendingConnections,
 		maxEventRate:    DefaultMaxEventRate,
 		nodeLease:       DefaultNodeLease,
+		pollingLinger:   pollingLingerBound,
 	}
 }
 

@@ -142,7 +142,9 @@ func New(opts ...Option) (*Server, error) {
 			return
 		}
 		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-			release, ok := s.boundPolling(w, r)
+			var release func()
+			var ok bool
+			r, release, ok = s.boundPolling(w, r)
 			if !ok {
 				return
 			}
@@ -223,14 +225,17 @@ func headerBytes(r *http.Request) int {
 //     a concurrent map write.
 //   - An answer is written within twice that: a healthy poll is answered
 //     at the latest by the Server's next ping.
+//   - A poll still waiting when its connection closes is ended then.
 //
 // The deadlines are set on the connection when the ResponseWriter allows
 // it (http.ResponseController); net/http sets them again for the
-// connection's next request. The request's context is left alone: the
-// library's request context has data races when it is cancelled (so a
-// read deadline is not set on a poll either: net/http would cancel the
-// context when its background read reaches it).
-func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+// connection's next request. A poll is served under a context the Server
+// cancels when its connection closes (pollWait, engine.go): the library
+// never answers a poll waiting then. It gets no deadline of its own: the
+// library's request context races when it is cancelled by a goroutine that
+// has not synchronised with the request's (so no read deadline either:
+// net/http would cancel the context when its background read reaches it).
+func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.Request, release func(), ok bool) {
 	d := s.cfg.pingInterval + s.cfg.pingTimeout
 	rc := http.NewResponseController(w)
 	now := time.Now()
@@ -240,7 +245,7 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (release f
 		c = s.conn(sid)
 	}
 	if c == nil || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
-		return func() {}, true // a handshake, an unknown session: the library answers at once
+		return r, func() {}, true // a handshake, an unknown session: the library answers at once
 	}
 	busy := &c.polling
 	if r.Method == http.MethodPost {
@@ -248,9 +253,24 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (release f
 	}
 	if !busy.CompareAndSwap(false, true) {
 		refusePolling(w, http.StatusBadRequest, "overlapping long-polling request")
-		return nil, false
+		return nil, nil, false
 	}
 	release = func() { busy.Store(false) }
+	if r.Method == http.MethodGet {
+		ctx, cancel := context.WithCancel(r.Context())
+		if !c.poll.start(cancel) {
+			cancel()
+			release()
+			refusePolling(w, http.StatusBadRequest, "session closed")
+			return nil, nil, false
+		}
+		r = r.WithContext(ctx)
+		release = func() {
+			c.poll.end()
+			cancel()
+			busy.Store(false)
+		}
+	}
 	if r.Method == http.MethodPost && r.Body != nil {
 		_ = rc.SetReadDeadline(now.Add(d))
 		limit := s.cfg.maxPayloadBytes
@@ -260,7 +280,7 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (release f
 		if r.ContentLength > limit {
 			release()
 			refusePolling(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
-			return nil, false
+			return nil, nil, false
 		}
 		var body bytes.Buffer
 		if r.ContentLength > 0 {
@@ -272,16 +292,16 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (release f
 		case err != nil:
 			release()
 			refusePolling(w, http.StatusRequestTimeout, "long-polling body not received in time")
-			return nil, false
+			return nil, nil, false
 		case int64(body.Len()) > limit:
 			release()
 			refusePolling(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
-			return nil, false
+			return nil, nil, false
 		}
 		r.Body = io.NopCloser(&body)
 		r.ContentLength = int64(body.Len())
 	}
-	return release, true
+	return r, release, true
 }
 
 // refusePolling answers a long-polling request the Server refuses itself,
