@@ -9,7 +9,8 @@ import (
 )
 
 // connLimits bounds the Engine.IO connections the Server holds: in all
-// (WithMaxConnections) and per remote address (WithMaxConnectionsPerIP),
+// (WithMaxConnections), per remote address (WithMaxConnectionsPerIP) and
+// those not admitted to /smcp yet (WithMaxPendingConnections),
 // spec/protocol.md, Limits. Every connection costs memory before it has
 // authenticated (spec/decisions.md, Idle memory per connection), so the
 // number of them is a resource the clients control like any other.
@@ -21,9 +22,11 @@ import (
 // keeps the place (claim), which a handshake that made no connection gives
 // back.
 type connLimits struct {
-	max   int64 // 0: no bound
-	perIP int   // 0: no bound
-	live  atomic.Int64
+	max        int64 // 0: no bound
+	perIP      int   // 0: no bound
+	maxPending int64 // 0: no bound
+	live       atomic.Int64
+	pending    atomic.Int64 // connections counted in live whose /smcp CONNECT is not admitted yet
 
 	mu   sync.Mutex
 	byIP map[string]int // connections per remote address, when perIP > 0
@@ -35,23 +38,26 @@ type connLimits struct {
 const (
 	refusedFull      = "max_connections"
 	refusedAddrLimit = "max_connections_per_ip"
+	refusedPending   = "max_pending_connections"
+	refusedHeaders   = "request_header_too_large" // not a connection limit; answered the same way
 )
 
-// place is a handshake's place among the connections, taken by reserve;
-// the connection it makes claims it.
+// place is a connection's place among the connections, taken by reserve
+// for a handshake (the connection it makes claims it) or by admit.
 type place struct {
 	remote  string
 	claimed atomic.Bool
+	pending atomic.Bool // counted among the connections not admitted yet
 }
 
 // reserve takes a place for the handshake request r, or says why there is
 // none. The place is found again by the request (claim), which the
 // library keeps in the connection it makes.
 func (l *connLimits) reserve(r *http.Request) (*place, string) {
-	if reason := l.admit(r.RemoteAddr); reason != "" {
+	p, reason := l.admit(r.RemoteAddr)
+	if reason != "" {
 		return nil, reason
 	}
-	p := &place{remote: r.RemoteAddr}
 	l.places.Store(r, p)
 	return p, ""
 }
@@ -75,24 +81,30 @@ func (l *connLimits) claim(r *http.Request) *place {
 func (l *connLimits) unreserve(r *http.Request, p *place) {
 	l.places.Delete(r)
 	if p.claimed.CompareAndSwap(false, true) {
-		l.release(p.remote)
+		l.release(p)
 	}
 }
 
-// admit counts a new connection from remote, or returns why it may not be
-// held.
-func (l *connLimits) admit(remote string) string {
+// admit counts a new connection from remote, not admitted to /smcp yet,
+// and returns its place, or returns why it may not be held.
+func (l *connLimits) admit(remote string) (*place, string) {
 	if l.live.Add(1) > l.max && l.max > 0 {
 		l.live.Add(-1)
-		return refusedFull
+		return nil, refusedFull
+	}
+	if l.pending.Add(1) > l.maxPending && l.maxPending > 0 {
+		l.pending.Add(-1)
+		l.live.Add(-1)
+		return nil, refusedPending
 	}
 	if l.perIP > 0 {
 		ip := remoteIP(remote)
 		l.mu.Lock()
 		if l.byIP[ip] >= l.perIP {
 			l.mu.Unlock()
+			l.pending.Add(-1)
 			l.live.Add(-1)
-			return refusedAddrLimit
+			return nil, refusedAddrLimit
 		}
 		if l.byIP == nil {
 			l.byIP = map[string]int{}
@@ -100,14 +112,25 @@ func (l *connLimits) admit(remote string) string {
 		l.byIP[ip]++
 		l.mu.Unlock()
 	}
-	return ""
+	p := &place{remote: remote}
+	p.pending.Store(true)
+	return p, ""
 }
 
-// release uncounts an admitted connection from remote.
-func (l *connLimits) release(remote string) {
+// settle uncounts p from the connections not admitted yet: its /smcp
+// CONNECT has been admitted, or it is closing.
+func (l *connLimits) settle(p *place) {
+	if p.pending.CompareAndSwap(true, false) {
+		l.pending.Add(-1)
+	}
+}
+
+// release uncounts the connection holding p.
+func (l *connLimits) release(p *place) {
+	l.settle(p)
 	l.live.Add(-1)
 	if l.perIP > 0 {
-		ip := remoteIP(remote)
+		ip := remoteIP(p.remote)
 		l.mu.Lock()
 		if l.byIP[ip] <= 1 {
 			delete(l.byIP, ip)
@@ -136,8 +159,13 @@ func isHandshake(r *http.Request) bool {
 // refuseConnection answers a handshake over a bound.
 func refuseConnection(w http.ResponseWriter, reason string) {
 	status, msg := http.StatusServiceUnavailable, "smcp server: too many connections"
-	if reason == refusedAddrLimit {
+	switch reason {
+	case refusedAddrLimit:
 		status, msg = http.StatusTooManyRequests, "smcp server: too many connections from this address"
+	case refusedPending:
+		msg = "smcp server: too many connections awaiting admission"
+	case refusedHeaders:
+		status, msg = http.StatusRequestHeaderFieldsTooLarge, "smcp server: request headers too large"
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Connection", "close")
@@ -151,6 +179,7 @@ func (s *Server) connRefused(remote, reason string) {
 	s.m.connRefused(reason)
 	if s.refusals.allow() {
 		s.log.Warn("connection refused", "remote", remote, "reason", reason,
-			"max_connections", s.cfg.maxConns, "max_connections_per_ip", s.cfg.maxConnsPerIP)
+			"max_connections", s.cfg.maxConns, "max_connections_per_ip", s.cfg.maxConnsPerIP,
+			"max_pending_connections", s.cfg.maxPending)
 	}
 }

@@ -5,8 +5,16 @@
 //
 //	srv, err := server.New(server.WithAPIKeys(key))
 //	mux.Handle("/socket.io/", srv.Handler()) // clients connect to <base>/smcp
+//	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 //	...
 //	err = srv.Close(ctx)
+//
+// The http.Server is the caller's: give it a ReadHeaderTimeout (net/http
+// has none, so a client sending its headers byte by byte holds a goroutine
+// and a socket for ever) and, if it likes, a MaxHeaderBytes below net/http's
+// 1 MB. The Handler bounds everything after the headers itself, and refuses
+// a request whose request line and headers exceed 32 KiB (431), whatever
+// MaxHeaderBytes allows (spec/decisions.md, Limits against hostile clients).
 //
 // # Authentication (spec/protocol.md, Connection and auth)
 //

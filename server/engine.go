@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -102,6 +103,83 @@ type conn struct {
 	authFailures atomic.Int32
 	out          outgoing
 	admitted     atomic.Bool // an /smcp CONNECT was admitted: full payload limit
+	place        *place      // its place among the connections (connlimit.go)
+	polling      atomic.Bool // a long-polling GET of it is being served (Server.boundPolling)
+	posting      atomic.Bool // a long-polling POST of it is being served
+	poll         pollWait    // the GET being served, ended when the connection closes
+}
+
+// pollWait ends a long-polling GET left waiting when its connection
+// closes. servers/engine v3.0.5 answers a waiting poll with the CLOSE
+// packet when it closes a session, but tears down the transport's write
+// queue before that packet is written: the poll is never answered, and its
+// request goroutine and socket stay for as long as the client keeps the
+// request open (measured: every poll waiting when the connect window closed
+// its session). The Server serves each GET under a context of its own and
+// cancels it when the connection closes; the library then ends the request
+// (an empty answer) as it does when a client goes away.
+//
+// The cancel must come after the library has taken the request (its
+// onPollRequest, which writes the request context's Cleanup that the
+// cancel makes another goroutine run): the transport's "ready", which
+// onPollRequest emits on the request's goroutine once it is done, marks
+// the GET taken under mu, and the close takes mu too.
+type pollWait struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the GET being served
+	taken  bool               // the library has taken that GET
+	closed bool               // the connection has closed
+}
+
+// start registers the GET being served; false when the connection has
+// closed already.
+func (p *pollWait) start(cancel context.CancelFunc) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.cancel, p.taken = cancel, false
+	return true
+}
+
+// end forgets the GET once it has been answered.
+func (p *pollWait) end() {
+	p.mu.Lock()
+	p.cancel, p.taken = nil, false
+	p.mu.Unlock()
+}
+
+// ready runs on the transport's "ready": a GET being served has been taken
+// by the library; it is ended at once when the connection closed meanwhile.
+func (p *pollWait) ready() {
+	p.mu.Lock()
+	var cancel context.CancelFunc
+	if p.cancel != nil {
+		p.taken = true
+		if p.closed {
+			cancel = p.cancel
+		}
+	}
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// close ends the GET being served, if the library has taken it (else ready
+// will).
+func (p *pollWait) close() {
+	p.mu.Lock()
+	p.closed = true
+	var cancel context.CancelFunc
+	if p.cancel != nil && p.taken {
+		cancel = p.cancel
+	}
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // preAdmissionPayload bounds every message of a connection until its
@@ -113,7 +191,8 @@ type conn struct {
 const preAdmissionPayload = 64 << 10
 
 // admitted lifts the payload limit of the connection of engineID to the
-// configured one: its /smcp CONNECT has been admitted. It runs before the
+// configured one, and gives back its place among the connections awaiting
+// admission (connlimit.go): its /smcp CONNECT has been admitted. It runs before the
 // CONNECT is answered, so the client's first event finds it lifted. A
 // websocket transport reads the flag for every message (wsTransport's
 // readLimit); a long-polling one is told.
@@ -123,6 +202,7 @@ func (s *Server) admitted(engineID string) {
 		return
 	}
 	c.admitted.Store(true)
+	s.limits.settle(c.place)
 	if t := c.eio.Transport(); t != nil {
 		if _, ws := t.(*wsTransport); !ws {
 			t.SetMaxHttpBufferSize(s.cfg.maxPayloadBytes)
@@ -138,25 +218,23 @@ func (s *Server) onEngineConnection(args ...any) {
 		return
 	}
 	// The connection keeps the place its handshake reserved (connlimit.go).
-	var remote string
 	var req *http.Request
 	if ctx := ec.Request(); ctx != nil {
 		req = ctx.Request()
 	}
-	if p := s.limits.claim(req); p != nil {
-		remote = p.remote
-	} else {
+	pl := s.limits.claim(req)
+	if pl == nil {
 		// The engine did not hand over the request the handler reserved a
 		// place for: counted here, so that the close below releases a
 		// place this connection holds.
-		remote = ec.RemoteAddress()
-		if reason := s.limits.admit(remote); reason != "" {
-			s.connRefused(remote, reason)
+		var reason string
+		if pl, reason = s.limits.admit(ec.RemoteAddress()); reason != "" {
+			s.connRefused(ec.RemoteAddress(), reason)
 			go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
 			return
 		}
 	}
-	c := &conn{gate: newConnGate(), eio: ec}
+	c := &conn{gate: newConnGate(), eio: ec, place: pl}
 	c.out.limit = s.cfg.maxOutgoing
 	c.out.stall = s.cfg.stallTimeout
 	c.out.closeConn = func(reason string) {
@@ -170,6 +248,7 @@ func (s *Server) onEngineConnection(args ...any) {
 	case nil:
 	default: // long-polling: its limit is set, and lifted on admission
 		t.SetMaxHttpBufferSize(min(preAdmissionPayload, s.cfg.maxPayloadBytes))
+		_ = t.On("ready", func(...any) { c.poll.ready() })
 	}
 	g := c.gate
 	_ = ec.On("packet", func(args ...any) {
@@ -201,7 +280,8 @@ func (s *Server) onEngineConnection(args ...any) {
 		c.out.flushed(n)
 	})
 	_ = ec.Once("close", func(...any) {
-		s.limits.release(remote)
+		s.releaseWhenTransportCloses(ec.Transport(), pl)
+		c.poll.close()
 		s.conns.Delete(ec.Id())
 		c.out.stop()
 		g.registered() // nothing to wait for on a closed connection
@@ -217,6 +297,36 @@ func (s *Server) onEngineConnection(args ...any) {
 			go t.DoClose(nil)
 		}
 	})
+}
+
+// pollingLingerBound bounds how long a closed connection's long-polling
+// transport may keep its place (releaseWhenTransportCloses): the library's
+// own wait (transports.DefaultPollingCloseTimeout, 30 s) and a margin.
+const pollingLingerBound = transports.DefaultPollingCloseTimeout + 5*time.Second
+
+// releaseWhenTransportCloses gives back the place pl of a closed connection
+// once its transport t has closed too, or after pollingLingerBound. A
+// websocket transport closes with its connection. A long-polling one with
+// no poll waiting when its connection closes on a ping timeout or an error
+// waits 30 s more for a poll, to deliver the CLOSE packet (none can come:
+// the session is gone), holding the transport's state until then (about
+// 11 KB each, measured: 300 sessions left by their client held 3.3 MB until
+// the wait ended). Its place is held as long, so that a client dropping
+// long-polling sessions as fast as it opens them stays within the
+// connection bounds (spec/decisions.md, Limits against hostile clients).
+func (s *Server) releaseWhenTransportCloses(t transports.Transport, pl *place) {
+	var once sync.Once
+	release := func(...any) { once.Do(func() { s.limits.release(pl) }) }
+	if t == nil || t.Name() == transports.WEBSOCKET {
+		release()
+		return
+	}
+	_ = t.Once("close", release)
+	if t.ReadyState() == "closed" {
+		release()
+		return
+	}
+	time.AfterFunc(s.cfg.pollingLinger, func() { release() }) // should the event never come
 }
 
 // holdBack counts an /smcp message of n bytes, about to be decoded and

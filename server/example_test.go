@@ -25,7 +25,8 @@ func ExampleNew() {
 	mux := http.NewServeMux()
 	mux.Handle("/socket.io/", srv.Handler()) // Agents and Computers connect to <base>/smcp
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
-	hs := httptest.NewServer(mux) // in production: http.Server{Handler: mux}.ListenAndServe()
+	// In production: (&http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}).ListenAndServe()
+	hs := httptest.NewServer(mux)
 
 	resp, err := http.Get(hs.URL + "/socket.io/?EIO=4&transport=polling")
 	if err == nil {

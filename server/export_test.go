@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -11,6 +12,16 @@ import (
 func WithTestHook(hook func(event string)) Option {
 	return func(c *config) error {
 		c.testHook = hook
+		return nil
+	}
+}
+
+// WithPollingLinger shortens how long a closed connection's long-polling
+// transport may keep its place (pollingLingerBound), so that a test sees
+// the places come back without waiting for the library's 30 s.
+func WithPollingLinger(d time.Duration) Option {
+	return func(c *config) error {
+		c.pollingLinger = d
 		return nil
 	}
 }

@@ -568,3 +568,108 @@ func TestHostilePreAdmissionPayload(t *testing.T) {
 		require.Equal(t, true, got[0], "still open: %v", got)
 	})
 }
+
+// trickle opens a websocket without a key and sends all but the end of a
+// message just under the pre-admission limit: the Server holds what it has
+// read of it until the connect window ends.
+func trickle(t *testing.T, url string) *rawConn {
+	t.Helper()
+	r := dialEngine(t, url, nil, 0)
+	w, err := r.ws.NextWriter(websocket.TextMessage)
+	require.NoError(t, err)
+	_, err = w.Write([]byte(strings.Repeat("x", 63<<10))) // sent as unfinished fragments
+	require.NoError(t, err)
+	return r
+}
+
+// handshake opens an Engine.IO websocket and returns its HTTP status and,
+// when refused, the body.
+func handshake(t *testing.T, url string, header http.Header) (*rawConn, int, string) {
+	t.Helper()
+	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/socket.io/?EIO=4&transport=websocket"
+	ws, resp, err := websocket.DefaultDialer.Dial(wsURL, header)
+	if err != nil {
+		require.NotNil(t, resp, "dial: %v", err)
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return nil, resp.StatusCode, string(body)
+	}
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = ws.Close() })
+	r := &rawConn{t: t, ws: ws}
+	require.True(t, strings.HasPrefix(r.read(), "0{"), "engine open")
+	return r, resp.StatusCode, ""
+}
+
+// TestHostilePendingConnections: connections not admitted to /smcp yet are
+// bounded apart from the others (WithMaxPendingConnections): each can make
+// the Server hold a message of up to 64 KiB for the connect window. Beyond
+// the bound a handshake is answered 503 on both transports, so what they
+// hold is bounded; admitted connections do not count, so an office carries
+// on and an admission frees a place; the heap returns once the attackers
+// are gone.
+func TestHostilePendingConnections(t *testing.T) {
+	const bound = 40
+	reg := prometheus.NewRegistry()
+	ts := startServer(t, server.WithMaxPendingConnections(bound), server.WithMetrics(reg))
+	a, cs := office(t, ts, "o1", "a1", "c1") // admitted: not pending
+	cs[0].answer(protocol.EventGetTools, toolsAnswer)
+	base := liveHeap()
+
+	var attackers []*rawConn
+	for range bound {
+		attackers = append(attackers, trickle(t, ts.url))
+	}
+	_, st, body := handshake(t, ts.url, keyHeader)
+	require.Equal(t, http.StatusServiceUnavailable, st, "one pending connection more, even with a key")
+	require.JSONEq(t, `{"code":503,"message":"smcp server: too many connections awaiting admission"}`, body)
+	resp, err := http.Get(ts.url + "/socket.io/?EIO=4&transport=polling")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "long-polling too")
+	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "during"))
+	require.Equal(t, "during", vals[0].(map[string]any)["req_id"], "the office carries on")
+	// What the attackers hold (both ends of their connections live in this
+	// process) is bounded by their number: about 100 KB each.
+	held := liveHeap() - base
+	t.Logf("%d pending connections holding 63 KiB each: live heap +%d KB", bound, held>>10)
+	require.Less(t, held, uint64(bound*200<<10))
+
+	// A closed attacker frees its place; an admitted connection gives its
+	// place back at once.
+	require.NoError(t, attackers[0].ws.Close())
+	var x *rawConn
+	require.True(t, eventually(func() bool {
+		x, st, _ = handshake(t, ts.url, keyHeader)
+		return st == http.StatusSwitchingProtocols
+	}), "the place of a closed connection is taken again")
+	require.Contains(t, x.connectSmcp(nil), `"sid"`)
+	var y *rawConn
+	require.True(t, eventually(func() bool {
+		y, st, _ = handshake(t, ts.url, nil)
+		return st == http.StatusSwitchingProtocols
+	}), "an admitted connection no longer counts")
+	_, st, _ = handshake(t, ts.url, nil)
+	require.Equal(t, http.StatusServiceUnavailable, st, "full again")
+
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	var refused float64
+	for _, mf := range mfs {
+		if mf.GetName() != "smcp_server_connection_refusals_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			require.Equal(t, "max_pending_connections", m.GetLabel()[0].GetValue())
+			refused = m.GetCounter().GetValue()
+		}
+	}
+	require.GreaterOrEqual(t, refused, 3.0, "refusals counted under their reason")
+
+	for _, c := range append(attackers, x, y) {
+		_ = c.ws.Close()
+	}
+	heapReturns(t, base, 2<<20)
+	vals = a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
+	require.Equal(t, "after", vals[0].(map[string]any)["req_id"])
+}

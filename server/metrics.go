@@ -61,7 +61,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		}, []string{"code"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Name: "connection_refusals_total",
-			Help: "Connections refused at their handshake because the node or the remote address holds its maximum, by reason.",
+			Help: "Connections refused at their handshake because the node, the remote address or the connections awaiting admission are at their maximum, or requests refused because their headers are too large, by reason.",
 		}, []string{"reason"}),
 	}
 	for _, c := range []prometheus.Collector{m.routed, m.latency, m.timeouts, m.authFails, m.refused, &gauges{s: s}} {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"unicode"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/zishang520/socket.io/servers/socket/v3"
@@ -92,6 +93,14 @@ func (s *Server) joinOffice(sess *session, payload any, r *reply) {
 	role := protocol.Role(m["role"].(string))
 	name := m["name"].(string)
 	office := m["office_id"].(string)
+	if err := printable(ev, "name", name); err != nil {
+		s.refuse(sess, ev, "", r, err)
+		return
+	}
+	if err := printable(ev, "office_id", office); err != nil {
+		s.refuse(sess, ev, "", r, err)
+		return
+	}
 
 	noop, err := s.join(sess, role, name, office)
 	if err != nil {
@@ -386,4 +395,18 @@ func reqIDOf(payload any) string {
 		}
 	}
 	return ""
+}
+
+// printable refuses a name or an office id holding a control character
+// (Unicode category Cc: NUL, line breaks, escape sequences): every member
+// of the office is told the name and may show or log it, and a NUL ends it
+// early for a C string (spec/protocol.md, Limits). The value is not echoed.
+func printable(event, field, v string) *protocol.Error {
+	for i, c := range v {
+		if unicode.IsControl(c) {
+			return protocol.NewBadRequest("%s request: /%s: control character U+%04X at byte %d", event, field, c, i).
+				With("event", event)
+		}
+	}
+	return nil
 }

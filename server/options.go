@@ -57,6 +57,12 @@ const (
 	// or not (about 1.5 GB at the idle figure of spec/decisions.md, Idle
 	// memory per connection).
 	DefaultMaxConnections = 50_000
+	// DefaultMaxPendingConnections bounds the connections one Server holds
+	// whose /smcp CONNECT is not admitted yet: each may make the Server
+	// hold a message of up to 64 KiB and its handshake's headers (at most
+	// 32 KiB) for the connect window, about 160 KB in all (spec/decisions.md,
+	// Limits against hostile clients), so about 650 MB at this bound.
+	DefaultMaxPendingConnections = 4096
 	// DefaultMaxEventRate bounds the office events (join, leave, room
 	// listing, cancel) one session may send a second, in bursts of twice
 	// as many.
@@ -92,6 +98,7 @@ type config struct {
 	connectTimeout  time.Duration
 	maxConns        int
 	maxConnsPerIP   int
+	maxPending      int
 	maxEventRate    int
 	keys            []Key
 	metrics         prometheus.Registerer
@@ -99,6 +106,9 @@ type config struct {
 	nodeLease       time.Duration
 	// testHook runs at the start of every dispatched event (tests only).
 	testHook func(event string)
+	// pollingLinger bounds how long a closed connection's long-polling
+	// transport keeps its place (pollingLingerBound; shorter in tests).
+	pollingLinger time.Duration
 }
 
 func defaultConfig() *config {
@@ -118,8 +128,10 @@ func defaultConfig() *config {
 		maxAuthFailures: DefaultMaxAuthFailures,
 		connectTimeout:  DefaultConnectTimeout,
 		maxConns:        DefaultMaxConnections,
+		maxPending:      DefaultMaxPendingConnections,
 		maxEventRate:    DefaultMaxEventRate,
 		nodeLease:       DefaultNodeLease,
+		pollingLinger:   pollingLingerBound,
 	}
 }
 
@@ -373,6 +385,23 @@ func WithMaxConnectionsPerIP(n int) Option {
 			return fmt.Errorf("WithMaxConnectionsPerIP: %d is negative", n)
 		}
 		c.maxConnsPerIP = n
+		return nil
+	}
+}
+
+// WithMaxPendingConnections bounds the Engine.IO connections the Server
+// holds whose /smcp CONNECT has not been admitted yet (default
+// DefaultMaxPendingConnections): a handshake beyond it is answered HTTP 503,
+// as one beyond WithMaxConnections is. A connection stops counting once it
+// is admitted; until then a client without a key can make the Server hold
+// a message of up to 64 KiB on it for the connect window
+// (WithConnectTimeout), which this bounds in all (spec/protocol.md, Limits).
+func WithMaxPendingConnections(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxPendingConnections: %d is not positive", n)
+		}
+		c.maxPending = n
 		return nil
 	}
 }

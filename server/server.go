@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -12,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	eio "github.com/zishang520/socket.io/servers/engine/v3"
@@ -80,7 +83,7 @@ func New(opts ...Option) (*Server, error) {
 		offices:  map[string]map[*session]struct{}{},
 		calls:    map[*call]struct{}{},
 		drained:  make(chan struct{}),
-		limits:   connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP},
+		limits:   connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP, maxPending: int64(cfg.maxPending)},
 	}
 	for _, info := range protocol.Events() {
 		s.known[info.Name] = info
@@ -133,6 +136,20 @@ func New(opts ...Option) (*Server, error) {
 			http.Error(w, "smcp server closed", http.StatusServiceUnavailable)
 			return
 		}
+		if headerBytes(r) > maxRequestHeaderBytes {
+			s.connRefused(r.RemoteAddr, refusedHeaders)
+			refuseConnection(w, refusedHeaders)
+			return
+		}
+		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			var release func()
+			var ok bool
+			r, release, ok = s.boundPolling(w, r)
+			if !ok {
+				return
+			}
+			defer release()
+		}
 		if isHandshake(r) {
 			p, reason := s.limits.reserve(r)
 			if reason != "" {
@@ -164,6 +181,136 @@ func New(opts ...Option) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// maxRequestHeaderBytes bounds the request line and headers of every
+// request to the Handler (spec/protocol.md, Limits). The library keeps a
+// connection's handshake request until its /smcp CONNECT is admitted
+// (forgetHandshake drops it then): net/http's default bound, 1 MB
+// (http.DefaultMaxHeaderBytes), made every connection awaiting admission
+// cost about 1 MB more (measured: 947 KB each with a 900 KB header). An SMCP
+// handshake needs a few hundred bytes; 32 KiB is what nginx accepts by
+// default (four 8 KiB buffers), so a proxied client never gets near it.
+const maxRequestHeaderBytes = 32 << 10
+
+// headerBytes is about what r's request line and headers took on the wire.
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Host) + 16
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+// boundPolling bounds the Engine.IO long-polling request r in time and in
+// number (spec/decisions.md, Limits against hostile clients), and reports
+// false when it has answered r itself.
+//
+//   - One poll (GET) and one POST at a time per session: an overlapping one
+//     is answered 400 here and the session carries on. The library would
+//     close the session on a second poll and leave the first one waiting
+//     for an answer that never comes, its goroutine held for as long as
+//     the client keeps the request open, after the session's place among
+//     the connections is freed; and its check of a second POST is not
+//     atomic, so POSTs racing each other could all be read at once.
+//   - A POST's body is read here, within the heartbeat's interval plus its
+//     timeout (what a websocket message may take too: wsTransport's idle
+//     deadline) and up to the connection's message limit, and handed to
+//     the library whole. The library reads a trickled body for as long as
+//     the client likes, after its session is gone; and a session closed
+//     meanwhile (by the heartbeat, say) answers the POST from another
+//     goroutine while the reader may be writing the same response headers,
+//     a concurrent map write.
+//   - An answer is written within twice that: a healthy poll is answered
+//     at the latest by the Server's next ping.
+//   - A poll still waiting when its connection closes is ended then.
+//
+// The deadlines are set on the connection when the ResponseWriter allows
+// it (http.ResponseController); net/http sets them again for the
+// connection's next request. A poll is served under a context the Server
+// cancels when its connection closes (pollWait, engine.go): the library
+// never answers a poll waiting then. It gets no deadline of its own: the
+// library's request context races when it is cancelled by a goroutine that
+// has not synchronised with the request's (so no read deadline either:
+// net/http would cancel the context when its background read reaches it).
+func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.Request, release func(), ok bool) {
+	d := s.cfg.pingInterval + s.cfg.pingTimeout
+	rc := http.NewResponseController(w)
+	now := time.Now()
+	_ = rc.SetWriteDeadline(now.Add(2 * d))
+	var c *conn
+	if sid := r.URL.Query().Get("sid"); sid != "" {
+		c = s.conn(sid)
+	}
+	if c == nil || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
+		return r, func() {}, true // a handshake, an unknown session: the library answers at once
+	}
+	busy := &c.polling
+	if r.Method == http.MethodPost {
+		busy = &c.posting
+	}
+	if !busy.CompareAndSwap(false, true) {
+		refusePolling(w, http.StatusBadRequest, "overlapping long-polling request")
+		return nil, nil, false
+	}
+	release = func() { busy.Store(false) }
+	if r.Method == http.MethodGet {
+		ctx, cancel := context.WithCancel(r.Context())
+		if !c.poll.start(cancel) {
+			cancel()
+			release()
+			refusePolling(w, http.StatusBadRequest, "session closed")
+			return nil, nil, false
+		}
+		r = r.WithContext(ctx)
+		release = func() {
+			c.poll.end()
+			cancel()
+			busy.Store(false)
+		}
+	}
+	if r.Method == http.MethodPost && r.Body != nil {
+		_ = rc.SetReadDeadline(now.Add(d))
+		limit := s.cfg.maxPayloadBytes
+		if !c.admitted.Load() {
+			limit = min(preAdmissionPayload, limit)
+		}
+		if r.ContentLength > limit {
+			release()
+			refusePolling(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
+			return nil, nil, false
+		}
+		var body bytes.Buffer
+		if r.ContentLength > 0 {
+			body.Grow(int(r.ContentLength))
+		}
+		_, err := body.ReadFrom(io.LimitReader(r.Body, limit+1))
+		_ = r.Body.Close()
+		switch {
+		case err != nil:
+			release()
+			refusePolling(w, http.StatusRequestTimeout, "long-polling body not received in time")
+			return nil, nil, false
+		case int64(body.Len()) > limit:
+			release()
+			refusePolling(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
+			return nil, nil, false
+		}
+		r.Body = io.NopCloser(&body)
+		r.ContentLength = int64(body.Len())
+	}
+	return r, release, true
+}
+
+// refusePolling answers a long-polling request the Server refuses itself,
+// with the body the library's refusals have.
+func refusePolling(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": "smcp server: " + msg})
 }
 
 // Handler returns the http.Handler of the Socket.IO endpoint; mount it at
@@ -376,6 +523,14 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 	// Arguments from the wire arrive undecoded (wireParser): handlers check
 	// the decoded value, and a routed request is forwarded as its bytes.
 	raw, _ := payloads[0].(json.RawMessage)
+	if !utf8.Valid(raw) {
+		// JSON is UTF-8 (RFC 8259, section 8.1), and every SDK's encoder
+		// writes it so; decoding would turn each invalid byte into U+FFFD,
+		// so that distinct byte strings would name one member
+		// (spec/decisions.md, Limits against hostile clients).
+		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid UTF-8", info.Name).With("event", info.Name))
+		return
+	}
 	payload, err := decodeArg(payloads[0])
 	if err != nil {
 		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid JSON", info.Name).With("event", info.Name))

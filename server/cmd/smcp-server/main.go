@@ -81,6 +81,7 @@ type settings struct {
 	maxAuthFailures int64
 	maxConns        int64
 	maxConnsPerIP   int64
+	maxPending      int64
 	maxEventRate    int64
 	connectTimeout  time.Duration
 	debugListen     string
@@ -160,6 +161,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	integer(&s.maxOfficeSize, "max-office-size", server.DefaultMaxOfficeSize, "members of one office (over it: 4105)")
 	integer(&s.maxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "refused connects per connection before it is closed")
 	integer(&s.maxConns, "max-connections", server.DefaultMaxConnections, "connections held at once, joined or not (over it: HTTP 503 at the handshake)")
+	integer(&s.maxPending, "max-pending-connections", server.DefaultMaxPendingConnections, "connections held at once whose /smcp connect is not admitted yet (over it: HTTP 503 at the handshake)")
 	integer(&s.maxEventRate, "max-event-rate", server.DefaultMaxEventRate, "joins, leaves, room listings and cancels one session may send a second, in bursts of twice as many (over it: 429)")
 	integer(&s.maxConnsPerIP, "max-connections-per-ip", 0, "connections held at once from one remote address (over it: HTTP 429; 0: no bound; behind a proxy, bound it there)")
 	integer(&s.gcHeapFloor, "gc-heap-floor", defaultGCHeapFloor, "heap size below which the garbage collector does not start a cycle, while the Server routes 500+ requests a second and the live heap is small (0: Go's default pacing; ignored when GOGC is set)")
@@ -287,6 +289,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		server.WithMaxAuthFailures(int(min(s.maxAuthFailures, math.MaxInt32))),
 		server.WithMaxConnections(int(min(s.maxConns, math.MaxInt32))),
 		server.WithMaxConnectionsPerIP(int(min(s.maxConnsPerIP, math.MaxInt32))),
+		server.WithMaxPendingConnections(int(min(s.maxPending, math.MaxInt32))),
 		server.WithMaxEventRate(int(min(s.maxEventRate, math.MaxInt32))),
 		server.WithConnectTimeout(s.connectTimeout),
 	}
@@ -362,7 +365,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}()
 		defer func() { stopRelease(); <-released }()
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// Slow and oversized headers are bounded before the Server sees the
+	// request (its Handler bounds headers at 32 KiB too).
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	log.Info("smcp-server listening", "addr", ln.Addr().String(), "cluster", s.redisURL != "")

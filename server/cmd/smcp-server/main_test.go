@@ -43,13 +43,14 @@ func TestParse(t *testing.T) {
 	require.Equal(t, "text", s.logFormat)
 
 	s, err = parse([]string{"--max-in-flight", "7", "--max-office-size", "9", "--connect-timeout", "4s", "--max-connections", "100"}, env(map[string]string{
-		"SMCP_MAX_CONNECTIONS_PER_IP": "5",
-		"SMCP_MAX_OUTGOING_BYTES":     "2048",
-		"SMCP_STALL_TIMEOUT":          "2s",
-		"SMCP_MAX_TOOL_CALL_TIMEOUT":  "1m",
-		"SMCP_MAX_AUTH_FAILURES":      "2",
-		"SMCP_MAX_IN_FLIGHT":          "99",
-		"SMCP_KEYS_FILE":              "/k.json",
+		"SMCP_MAX_CONNECTIONS_PER_IP":  "5",
+		"SMCP_MAX_PENDING_CONNECTIONS": "33",
+		"SMCP_MAX_OUTGOING_BYTES":      "2048",
+		"SMCP_STALL_TIMEOUT":           "2s",
+		"SMCP_MAX_TOOL_CALL_TIMEOUT":   "1m",
+		"SMCP_MAX_AUTH_FAILURES":       "2",
+		"SMCP_MAX_IN_FLIGHT":           "99",
+		"SMCP_KEYS_FILE":               "/k.json",
 	}), io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, int64(2048), s.maxOutgoing)
@@ -62,6 +63,7 @@ func TestParse(t *testing.T) {
 	require.Equal(t, "/k.json", s.keysFile)
 	require.Equal(t, int64(100), s.maxConns)
 	require.Equal(t, int64(5), s.maxConnsPerIP)
+	require.Equal(t, int64(33), s.maxPending)
 
 	s, err = parse([]string{"--listen", ":1", "--request-timeout", "1m", "--validate-answers=false"},
 		env(map[string]string{"SMCP_LISTEN": ":2", "SMCP_VALIDATE_ANSWERS": "1"}), io.Discard)
