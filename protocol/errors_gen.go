@@ -20,6 +20,8 @@ const (
 	CodePayloadTooLarge Code = 413
 	// CodeTooManyRequests: Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later.
 	CodeTooManyRequests Code = 429
+	// CodeHeaderFieldsTooLarge: Request header fields too large: a handshake's request line and headers exceed the Server's bound (32 KiB); the connection is refused before it opens.
+	CodeHeaderFieldsTooLarge Code = 431
 	// CodeInternal: Internal error of the Server or the Computer.
 	CodeInternal Code = 500
 	// CodeUnavailable: Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later.
@@ -62,6 +64,7 @@ var codeInfo = map[Code]struct{ name, group, meaning string }{
 	CodeTimeout:                  {"Timeout", "general", "The request was not answered in time."},
 	CodePayloadTooLarge:          {"PayloadTooLarge", "general", "Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages)."},
 	CodeTooManyRequests:          {"TooManyRequests", "general", "Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later."},
+	CodeHeaderFieldsTooLarge:     {"HeaderFieldsTooLarge", "general", "Request header fields too large: a handshake's request line and headers exceed the Server's bound (32 KiB); the connection is refused before it opens."},
 	CodeInternal:                 {"Internal", "general", "Internal error of the Server or the Computer."},
 	CodeUnavailable:              {"Unavailable", "general", "Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later."},
 	CodeToolNotFound:             {"ToolNotFound", "tools", "Tool not found."},
@@ -82,7 +85,7 @@ var codeInfo = map[Code]struct{ name, group, meaning string }{
 
 // Codes lists every protocol error code in ascending order.
 func Codes() []Code {
-	return []Code{CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeTimeout, CodePayloadTooLarge, CodeTooManyRequests, CodeInternal, CodeUnavailable, CodeToolNotFound, CodeToolDisabled, CodeToolExecutionFailed, CodeToolTimeout, CodeToolRequiresConfirmation, CodeRoomFull, CodeRoomNotFound, CodeNotInRoom, CodeCrossRoomAccess, CodeOfficeFull, CodeDocumentNotFound, CodePageOutOfRange, CodeElementNotFound, CodeInvalidDPEURI}
+	return []Code{CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeTimeout, CodePayloadTooLarge, CodeTooManyRequests, CodeHeaderFieldsTooLarge, CodeInternal, CodeUnavailable, CodeToolNotFound, CodeToolDisabled, CodeToolExecutionFailed, CodeToolTimeout, CodeToolRequiresConfirmation, CodeRoomFull, CodeRoomNotFound, CodeNotInRoom, CodeCrossRoomAccess, CodeOfficeFull, CodeDocumentNotFound, CodePageOutOfRange, CodeElementNotFound, CodeInvalidDPEURI}
 }
 
 // NewBadRequest returns an *Error with code 400 (Malformed request: schema violation, missing field or wrong type.).
@@ -118,6 +121,11 @@ func NewPayloadTooLarge(format string, args ...any) *Error {
 // NewTooManyRequests returns an *Error with code 429 (Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later.).
 func NewTooManyRequests(format string, args ...any) *Error {
 	return &Error{Code: CodeTooManyRequests, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewHeaderFieldsTooLarge returns an *Error with code 431 (Request header fields too large: a handshake's request line and headers exceed the Server's bound (32 KiB); the connection is refused before it opens.).
+func NewHeaderFieldsTooLarge(format string, args ...any) *Error {
+	return &Error{Code: CodeHeaderFieldsTooLarge, Message: fmt.Sprintf(format, args...)}
 }
 
 // NewInternal returns an *Error with code 500 (Internal error of the Server or the Computer.).
