@@ -375,6 +375,7 @@ type dialOptions struct {
 	reqTimeout     time.Duration
 	healthInterval time.Duration
 	healthTimeout  time.Duration
+	maxMessage     int // bytes of one stdio message; ≤ 0: DefaultMaxMessageBytes
 }
 
 // dial connects to one server and initializes it.
@@ -393,7 +394,7 @@ func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (
 	var tr transport.Interface
 	switch {
 	case cfg.Stdio != nil:
-		tr, err = c.stdioTransport(cfg.Stdio)
+		tr, err = c.stdioTransport(cfg.Stdio, o.maxMessage)
 	case cfg.Streamable != nil:
 		p := cfg.Streamable.ServerParameters
 		hs := httpSettings{sseRead: to.SSERead, keepSession: p.TerminateOnClose != nil && !*p.TerminateOnClose}
@@ -490,7 +491,7 @@ func childEnv(env map[string]string) []string {
 	return out
 }
 
-func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig) (transport.Interface, error) {
+func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig, maxMessage int) (transport.Interface, error) {
 	p := s.ServerParameters
 	if p.Encoding != "" && !strings.EqualFold(strings.ReplaceAll(p.Encoding, "-", ""), "utf8") {
 		c.log.Warn("only utf-8 is supported as stdio encoding; ignoring", "encoding", p.Encoding)
@@ -502,7 +503,7 @@ func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig) (transport.Interface, 
 	if p.Cwd != nil && *p.Cwd != "" {
 		cmd.Dir = *p.Cwd
 	}
-	proc, err := startChild(cmd, c.name, c.log)
+	proc, err := startChild(cmd, c.name, c.log, maxMessage)
 	if err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}

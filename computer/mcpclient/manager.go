@@ -76,6 +76,19 @@ func WithTimeouts(connect, request time.Duration) Option {
 	return func(m *Manager) { m.opts.connectTimeout, m.opts.reqTimeout = connect, request }
 }
 
+// WithMaxMessageBytes bounds one JSON-RPC message a stdio server writes
+// (default DefaultMaxMessageBytes). A longer message is never held in
+// memory: it is dropped, and when it is an answer its request fails with a
+// JSON-RPC error 413 instead (spec/protocol.md, Limits). n ≤ 0 keeps the
+// default.
+func WithMaxMessageBytes(n int) Option {
+	return func(m *Manager) {
+		if n > 0 {
+			m.opts.maxMessage = n
+		}
+	}
+}
+
 // WithClientInfo sets the clientInfo sent at initialize.
 func WithClientInfo(name, version string) Option {
 	return func(m *Manager) { m.opts.clientName, m.opts.clientVersion = name, version }
