@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -67,4 +71,71 @@ func TestJSONRPCIDOfPrefix(t *testing.T) {
 		assert.Equal(t, tc.ok, ok, tc.in)
 		assert.Equal(t, tc.id, string(id), tc.in)
 	}
+}
+
+// A server flooding notifications for distinct URIs while a hook is busy
+// costs bounded memory: at most maxPendingNotifications wait, the rest are
+// dropped and replaced by one Resync, delivered after the ones kept.
+func TestNotificationFloodBoundedThenResync(t *testing.T) {
+	const flood = 50000
+	release := make(chan struct{})
+	first := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	notified, resyncs, ups := 0, 0, 0
+	var order []string
+	h := Hooks{
+		Up: func(context.Context, *Conn) { mu.Lock(); ups++; mu.Unlock() },
+		Notification: func(context.Context, *Conn, mcp.JSONRPCNotification) {
+			once.Do(func() { close(first) })
+			<-release
+			mu.Lock()
+			notified++
+			order = append(order, "n")
+			mu.Unlock()
+		},
+		Resync: func(context.Context, *Conn) {
+			mu.Lock()
+			resyncs++
+			order = append(order, "resync")
+			mu.Unlock()
+		},
+	}
+	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-flood-updates", strconv.Itoa(flood))}, WithHooks(h))
+	defer m.Close(context.Background())
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	require.NoError(t, m.Start(context.Background()))
+	<-first
+	m.mu.Lock()
+	q := m.sups["a"].q
+	m.mu.Unlock()
+	seen := func() int { // notifications received so far: taken, pending, dropped
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return 1 + q.count + q.dropped
+	}
+	require.Eventually(t, func() bool { return seen() == flood }, 30*time.Second, 20*time.Millisecond,
+		"every notification reached the queue")
+	n, size := q.pendingNotifications()
+	assert.Equal(t, maxPendingNotifications, n)
+	assert.LessOrEqual(t, size, maxPendingBytes)
+	var during runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&during)
+	t.Logf("flood of %d distinct updates: %d pending (%d bytes), heap in use %+d KiB, goroutines %d",
+		flood, n, size, (int64(during.HeapInuse)-int64(before.HeapInuse))>>10, runtime.NumGoroutine())
+
+	close(release)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return resyncs == 1 }, 20*time.Second, 10*time.Millisecond)
+	mu.Lock()
+	assert.Equal(t, 1+maxPendingNotifications, notified, "the first, then the ones kept")
+	assert.Equal(t, "resync", order[len(order)-1], "the re-read comes after the notifications kept")
+	assert.Equal(t, 1, ups, "Resync is not Up")
+	mu.Unlock()
+	n, size = q.pendingNotifications()
+	assert.Zero(t, n)
+	assert.Zero(t, size)
+	assert.Equal(t, "hi", callText(t, m.Conn("a"), "echo", map[string]any{"text": "hi"}), "the connection keeps serving")
 }
