@@ -135,26 +135,20 @@ func (c *Conn) failed(ctx context.Context, err error) error {
 	return err
 }
 
-// ListResources lists every resource, following cursors.
+// ListResources lists every resource, following cursors, within the
+// bounds of one listing (see listAll).
 func (c *Conn) ListResources(ctx context.Context) ([]mcp.Resource, error) {
-	rctx, cancel := c.reqCtx(ctx)
-	defer cancel()
-	res, err := c.client.ListResources(rctx, mcp.ListResourcesRequest{})
-	if err != nil {
-		return nil, c.failed(rctx, err)
-	}
-	return res.Resources, nil
+	return listAll(ctx, c, string(mcp.MethodResourcesList), func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) {
+		return r.Resources, r.NextCursor
+	})
 }
 
-// ListResourceTemplates lists every resource template, following cursors.
+// ListResourceTemplates lists every resource template, following cursors,
+// within the bounds of one listing (see listAll).
 func (c *Conn) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
-	rctx, cancel := c.reqCtx(ctx)
-	defer cancel()
-	res, err := c.client.ListResourceTemplates(rctx, mcp.ListResourceTemplatesRequest{})
-	if err != nil {
-		return nil, c.failed(rctx, err)
-	}
-	return res.ResourceTemplates, nil
+	return listAll(ctx, c, string(mcp.MethodResourcesTemplatesList), func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
+		return r.ResourceTemplates, r.NextCursor
+	})
 }
 
 // Subscribe sends resources/subscribe.
@@ -166,7 +160,9 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	return c.failed(rctx, c.client.Subscribe(rctx, req))
 }
 
-// ListTools lists every tool, following cursors.
+// ListTools lists every tool, following cursors (mcp-go's client, which
+// also filters and remembers tool definitions; bounded by the request
+// timeout only).
 func (c *Conn) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	rctx, cancel := c.reqCtx(ctx)
 	defer cancel()

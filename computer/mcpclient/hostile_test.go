@@ -139,3 +139,28 @@ func TestNotificationFloodBoundedThenResync(t *testing.T) {
 	assert.Zero(t, size)
 	assert.Equal(t, "hi", callText(t, m.Conn("a"), "echo", map[string]any{"text": "hi"}), "the connection keeps serving")
 }
+
+// A listing whose cursor never ends (a new, longer cursor on every page)
+// stops at the page bound with 413, long before the request timeout, and
+// the connection keeps serving.
+func TestEndlessListingBounded(t *testing.T) {
+	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-list-forever")}, WithTimeouts(30*time.Second, 60*time.Second))
+	defer m.Close(context.Background())
+	require.NoError(t, m.Start(context.Background()))
+	c := m.Conn("a")
+	require.NotNil(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	res, err := c.ListResources(ctx)
+	assert.Nil(t, res)
+	var pe *protocol.Error
+	require.True(t, errors.As(err, &pe), "got %v", err)
+	assert.Equal(t, protocol.CodePayloadTooLarge, pe.Code)
+	assert.EqualValues(t, maxListPages, pe.Details["pages"])
+	assert.NoError(t, ctx.Err(), "stopped by the bound, not by the timeout")
+	assert.Equal(t, "hi", callText(t, c, "echo", map[string]any{"text": "hi"}))
+
+	// Templates are listed by mcp-go's server as usual: one page.
+	_, err = c.ListResourceTemplates(ctx)
+	assert.NoError(t, err)
+}
