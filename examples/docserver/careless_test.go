@@ -14,8 +14,9 @@ import (
 )
 
 // TestCarelessFolder: a folder a careless author filled. Files meant as text
-// that are not UTF-8 (a binary file named .md, a Latin-1 .md or .txt) are
-// listed as unavailable with the reason instead of missing without a word;
+// that are not UTF-8 (a binary file named .md, a Latin-1 .md or .csv) are
+// listed as unavailable with the reason instead of missing without a word
+// (other files, .txt included, are sniffed as text and skipped silently);
 // a named pipe, a symlink loop and a link to the folder's parent are left
 // out without blocking anything; 100,000 headings are 100,000 pages; one
 // 8 MB line is served.
@@ -27,6 +28,7 @@ func TestCarelessFolder(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(root, "binary.md"), bin, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "latin1.md"), []byte("# Caf\xe9\n\nd\xe9j\xe0 vu\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "latin1.csv"), []byte("name\nna\xefve\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "latin1.txt"), []byte("na\xefve\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "blob"), bin, 0o644))
 	var h strings.Builder
@@ -48,12 +50,12 @@ func TestCarelessFolder(t *testing.T) {
 	for ref := range docs {
 		refs = append(refs, ref)
 	}
-	assert.ElementsMatch(t, []string{"binary.md", "latin1.md", "latin1.txt", "headings.md", "oneline.md", "ok.md"}, refs)
+	assert.ElementsMatch(t, []string{"binary.md", "latin1.md", "latin1.csv", "headings.md", "oneline.md", "ok.md"}, refs)
 
 	for ref, reason := range map[string]string{
 		"binary.md":  "a NUL byte at offset 0 (a binary file?)",
 		"latin1.md":  "not UTF-8 (first invalid byte at offset 5); save it as UTF-8",
-		"latin1.txt": "not UTF-8 (first invalid byte at offset 2)",
+		"latin1.csv": "not UTF-8 (first invalid byte at offset 7)",
 	} {
 		d := docs[ref]
 		require.NotNil(t, d, ref)

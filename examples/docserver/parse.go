@@ -143,8 +143,8 @@ type parsed struct {
 type location struct{ page, index int }
 
 // errNotText marks a file that is not UTF-8 text. One with no known
-// text extension is skipped without a warning; a .md, .csv or .txt one is listed as
-// unavailable with the reason.
+// text format is sniffed and skipped without a warning; a .md or .csv one
+// is listed as unavailable with the reason.
 var errNotText = errors.New("not a text file")
 
 // parseFile parses one opened file of the given size within the budget. A
@@ -173,8 +173,8 @@ func parseFile(f *os.File, size int64, rel string, k kind, b *budget) (p *parsed
 	default:
 		var src []byte
 		src, err = readText(f, limit)
-		if errors.Is(err, errNotText) && (k != kindText || strings.EqualFold(path.Ext(name), ".txt")) {
-			// A .md, .csv or .txt file its author meant as text: listed as
+		if errors.Is(err, errNotText) && k != kindText {
+			// A .md or .csv file its author meant as text: listed as
 			// unavailable with the reason, not silently left out.
 			return nil, unavailable("%v", err)
 		}
