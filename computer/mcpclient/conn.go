@@ -118,6 +118,9 @@ func (c *Conn) reqCtx(ctx context.Context) (context.Context, context.CancelFunc)
 
 // failed inspects a request error: anything but a JSON-RPC error or the
 // caller's own cancellation asks the monitor for an immediate health check.
+// A failure due to the connection's loss (its transport closed: a stdio
+// server died, even in the middle of an answer) wraps
+// mcpsource.ErrConnectionLost.
 func (c *Conn) failed(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -129,8 +132,8 @@ func (c *Conn) failed(ctx context.Context, err error) error {
 		default:
 		}
 	}
-	if c.ctx.Err() != nil && ctx.Err() != nil {
-		return fmt.Errorf("mcp server %q: connection lost: %w", c.name, err)
+	if errors.Is(err, transport.ErrTransportClosed) || c.ctx.Err() != nil && ctx.Err() != nil {
+		return fmt.Errorf("mcp server %q: %w: %w", c.name, mcpsource.ErrConnectionLost, err)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/bridge"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -163,4 +164,32 @@ func TestEndlessListingBounded(t *testing.T) {
 	// Templates are listed by mcp-go's server as usual: one page.
 	_, err = c.ListResourceTemplates(ctx)
 	assert.NoError(t, err)
+}
+
+// A server that dies in the middle of an answer: the read fails at once
+// (not at its timeout) with an error that says the server is unavailable,
+// and the server is restarted.
+func TestDiesMidAnswer(t *testing.T) {
+	r := newRecorder()
+	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-huge-read", "10")},
+		WithHooks(r.hooks()), WithTimeouts(30*time.Second, 30*time.Second))
+	defer m.Close(context.Background())
+	require.NoError(t, m.Start(context.Background()))
+	c := m.Conn("a")
+	require.NotNil(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.ReadResource(ctx, "dpe://test/die")
+	require.ErrorIs(t, err, mcpsource.ErrConnectionLost)
+	t.Logf("failed after %v: %v", time.Since(start), err)
+	assert.NoError(t, ctx.Err(), "failed before the deadline")
+	perr := bridge.MapError(err, "dpe://test/die")
+	assert.Equal(t, protocol.CodeUnavailable, perr.Code, "the Agent is told to retry: %v", perr)
+	r.wait(t, is("down", "a"))
+	r.wait(t, is("up", "a"))
+	c = m.Conn("a")
+	require.NotNil(t, c)
+	_, err = c.ReadResource(ctx, "dpe://test/doc-1")
+	assert.NoError(t, err, "restarted and serving")
 }

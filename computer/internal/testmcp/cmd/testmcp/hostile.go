@@ -28,7 +28,8 @@ func registerHostile() *hostile {
 	h := &hostile{}
 	flag.BoolVar(&h.listForever, "list-forever", false, "resources/list never ends: every page has a new nextCursor, ever longer")
 	flag.IntVar(&h.flood, "flood-updates", 0, "after initialized, send this many resources/updated notifications, each for a distinct dpe:// URI")
-	flag.IntVar(&h.hugeRead, "huge-read", 0, "resources/read of a URI ending in /huge answers a text of this many bytes")
+	flag.IntVar(&h.hugeRead, "huge-read", 0, "resources/read of a URI ending in /huge answers a text of this many bytes; "+
+		"with it, reading a URI ending in /die writes half an answer and exits 3")
 	return h
 }
 
@@ -41,6 +42,11 @@ func (h *hostile) options() []server.ServerOption {
 	}
 	return []server.ServerOption{server.WithResourceHandlerMiddleware(func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
 		return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			if strings.HasSuffix(req.Params.URI, "/die") {
+				fmt.Fprintln(os.Stderr, "dying in the middle of reading", req.Params.URI)
+				_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","id":`) // half an answer
+				os.Exit(3)
+			}
 			if strings.HasSuffix(req.Params.URI, "/huge") {
 				return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain",
 					Text: strings.Repeat("x", h.hugeRead)}}, nil
