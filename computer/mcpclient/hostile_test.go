@@ -193,3 +193,29 @@ func TestDiesMidAnswer(t *testing.T) {
 	_, err = c.ReadResource(ctx, "dpe://test/doc-1")
 	assert.NoError(t, err, "restarted and serving")
 }
+
+// A server that answers initialize and then nothing (not even ping): its
+// connection is declared lost by the health check, a read in flight fails
+// with ErrConnectionLost (503 for the Agent) in bounded time, and another
+// server keeps answering meanwhile.
+func TestHangsAfterInitialize(t *testing.T) {
+	r := newRecorder()
+	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "hang", "-hang-after-initialize"), stdioConfig(t, "ok")},
+		WithHooks(r.hooks()), WithHealthCheck(100*time.Millisecond, 500*time.Millisecond), WithTimeouts(5*time.Second, 30*time.Second))
+	defer m.Close(context.Background())
+	require.NoError(t, m.Start(context.Background()))
+	c := m.Conn("hang")
+	require.NotNil(t, c, "initialize was answered")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.ReadResource(ctx, "dpe://test/doc-1")
+	require.ErrorIs(t, err, mcpsource.ErrConnectionLost)
+	t.Logf("read failed after %v: %v", time.Since(start), err)
+	assert.NoError(t, ctx.Err(), "before the read's own timeout")
+	assert.Equal(t, protocol.CodeUnavailable, bridge.MapError(err, "dpe://test/doc-1").Code)
+	r.wait(t, is("down", "hang"))
+	ok := m.Conn("ok")
+	require.NotNil(t, ok)
+	assert.Equal(t, "hi", callText(t, ok, "echo", map[string]any{"text": "hi"}), "the other server keeps answering")
+}

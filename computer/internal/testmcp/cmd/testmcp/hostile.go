@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -22,18 +23,21 @@ type hostile struct {
 	listForever bool
 	flood       int
 	hugeRead    int
+	hangAfter   bool
+	hanging     atomic.Bool
 }
 
 func registerHostile() *hostile {
 	h := &hostile{}
 	flag.BoolVar(&h.listForever, "list-forever", false, "resources/list never ends: every page has a new nextCursor, ever longer")
 	flag.IntVar(&h.flood, "flood-updates", 0, "after initialized, send this many resources/updated notifications, each for a distinct dpe:// URI")
+	flag.BoolVar(&h.hangAfter, "hang-after-initialize", false, "answer initialize, then never answer anything again (ping included)")
 	flag.IntVar(&h.hugeRead, "huge-read", 0, "resources/read of a URI ending in /huge answers a text of this many bytes; "+
 		"with it, reading a URI ending in /die writes half an answer and exits 3")
 	return h
 }
 
-func (h *hostile) active() bool { return h.listForever || h.flood > 0 }
+func (h *hostile) active() bool { return h.listForever || h.flood > 0 || h.hangAfter }
 
 // options are the MCP server options the hostile modes need.
 func (h *hostile) options() []server.ServerOption {
@@ -102,10 +106,17 @@ func (h *hostile) intercept(line []byte, write func([]byte)) bool {
 			Cursor string `json:"cursor"`
 		} `json:"params"`
 	}
+	if h.hanging.Load() {
+		return true // swallowed: never answered
+	}
 	if json.Unmarshal(line, &msg) != nil {
 		return false
 	}
 	switch {
+	case msg.Method == "notifications/initialized" && h.hangAfter:
+		fmt.Fprintln(os.Stderr, "initialized: hanging from now on")
+		h.hanging.Store(true)
+		return true
 	case msg.Method == "notifications/initialized" && h.flood > 0:
 		go func() {
 			for i := range h.flood {
