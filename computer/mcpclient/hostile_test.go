@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/computer/bridge"
+	"github.com/a2c-smcp/smcp-go/computer/internal/testmcp"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -218,4 +219,26 @@ func TestHangsAfterInitialize(t *testing.T) {
 	ok := m.Conn("ok")
 	require.NotNil(t, ok)
 	assert.Equal(t, "hi", callText(t, ok, "echo", map[string]any{"text": "hi"}), "the other server keeps answering")
+}
+
+// Over streamable HTTP an answer over the message limit stops being read at
+// the limit and its request fails with 413; the connection keeps serving.
+func TestOversizeHTTPAnswerRefusedWith413(t *testing.T) {
+	p := testmcp.StartHTTP(t, "127.0.0.1:0", "-huge-read", "3000000")
+	m := NewManager([]protocol.MCPServerConfig{httpConfig("h", p.URL)}, WithMaxMessageBytes(1<<20))
+	defer m.Close(context.Background())
+	require.NoError(t, m.Start(context.Background()))
+	c := m.Conn("h")
+	require.NotNil(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := c.ReadResource(ctx, "dpe://test/huge")
+	var pe *protocol.Error
+	require.True(t, errors.As(err, &pe), "got %v", err)
+	assert.Equal(t, protocol.CodePayloadTooLarge, pe.Code)
+	assert.Equal(t, protocol.CodePayloadTooLarge, bridge.MapError(err, "dpe://test/huge").Code)
+	assert.NoError(t, ctx.Err())
+	_, err = c.ReadResource(ctx, "dpe://test/doc-1")
+	assert.NoError(t, err, "the connection keeps serving")
+	assert.Same(t, c, m.Conn("h"))
 }

@@ -81,11 +81,14 @@ func WithTimeouts(connect, request time.Duration) Option {
 	return func(m *Manager) { m.opts.connectTimeout, m.opts.reqTimeout = connect, request }
 }
 
-// WithMaxMessageBytes bounds one JSON-RPC message a stdio server writes
-// (default DefaultMaxMessageBytes). A longer message is never held in
-// memory: it is dropped, and when it is an answer its request fails with a
-// JSON-RPC error 413 instead (spec/protocol.md, Limits). n ≤ 0 keeps the
-// default.
+// WithMaxMessageBytes bounds one message a server sends (default
+// DefaultMaxMessageBytes): a stdio line, an HTTP answer's body, or one event
+// of an event stream. A longer stdio message is never held in memory: it is
+// dropped, and when it is an answer its request fails with a JSON-RPC error
+// 413 instead. Over HTTP the read stops at the bound and the request fails
+// with a 413 *protocol.Error (spec/protocol.md, Limits); on the legacy
+// HTTP+SSE transport this also ends the event stream, so the connection. n ≤
+// 0 keeps the default.
 func WithMaxMessageBytes(n int) Option {
 	return func(m *Manager) {
 		if n > 0 {
