@@ -37,6 +37,9 @@ const (
 //   - MCP's resource-not-found (-32002, or -32602 with a "not found"
 //     message) becomes 4201 with details {uri, mcp_code, mcp_message,
 //     mcp_data}; mcp.ErrResourceNotFound becomes 4201 with details {uri};
+//   - a connection lost while answering (mcpsource.ErrConnectionLost, a
+//     server that died in the middle of an answer) becomes 503, as a
+//     server being restarted does;
 //   - a context deadline becomes 408;
 //   - any other JSON-RPC error becomes 500 with the MCP server's message and
 //     details {mcp_code, mcp_message, mcp_data};
@@ -69,6 +72,9 @@ func MapError(err error, uri string) *protocol.Error {
 	switch {
 	case errors.Is(err, mcp.ErrResourceNotFound):
 		return notFound(uri)
+	case errors.Is(err, mcpsource.ErrConnectionLost):
+		return protocol.NewUnavailable("the MCP server serving %s was lost while answering; it is restarted, try again", clip(uri)).
+			With("uri", clip(uri))
 	case errors.Is(err, context.DeadlineExceeded):
 		return protocol.NewTimeout("reading %s timed out", clip(uri)).With("uri", clip(uri))
 	case errors.Is(err, context.Canceled):

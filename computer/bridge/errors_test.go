@@ -59,6 +59,8 @@ func TestMapError(t *testing.T) {
 		{"mcp-go resource-not-found sentinel", fmt.Errorf("%w: gone", mcp.ErrResourceNotFound), 4201, "resource not found: " + uri, map[string]any{"uri": uri}},
 		{"deadline is 408", fmt.Errorf("transport error: %w", context.DeadlineExceeded), 408, "reading " + uri + " timed out", map[string]any{"uri": uri}},
 		{"cancelled is 500", context.Canceled, 500, "reading " + uri + " was cancelled", map[string]any{"uri": uri}},
+		{"connection lost is 503", fmt.Errorf("mcp server \"a\": %w: %w", mcpsource.ErrConnectionLost, context.Canceled), 503,
+			"the MCP server serving " + uri + " was lost while answering; it is restarted, try again", map[string]any{"uri": uri}},
 		{"transport failure: no address leaked", errors.New("Post \"http://10.1.2.3:8080/mcp\": dial tcp 10.1.2.3:8080: connect: connection refused"),
 			500, "reading " + uri + " from its MCP server failed", map[string]any{"uri": uri}},
 	} {

@@ -26,6 +26,14 @@ const (
 	gracefulStop      = 2 * time.Second // after stdin closed, before SIGTERM (as mcp-go)
 	termStop          = 2 * time.Second // after SIGTERM, before SIGKILL of the group
 	killStop          = 3 * time.Second // after SIGKILL
+	// DefaultMaxMessageBytes bounds one JSON-RPC message (one line) a stdio
+	// server writes on stdout: four times the Server's default payload
+	// limit (protocol.DefaultMaxPayloadBytes), so that every answer the
+	// Server could carry fits with room for JSON escaping.
+	DefaultMaxMessageBytes = 32 << 20
+	// idPrefixBytes is how much of an oversized message is searched for
+	// its JSON-RPC id.
+	idPrefixBytes = 64 << 10
 )
 
 // ProcessError is why a stdio server's connection failed or was lost, with
@@ -67,17 +75,24 @@ type child struct {
 	exited  chan struct{} // closed once the child has been reaped
 	waitErr error         // set before exited is closed
 
-	mu      sync.Mutex
-	tail    []string // last stderr lines, oldest first
-	garbage int      // non-JSON stdout lines seen
+	maxMessage int // bytes of one stdout line; a longer one is refused
+
+	mu       sync.Mutex
+	tail     []string // last stderr lines, oldest first
+	garbage  int      // non-JSON stdout lines seen
+	oversize int      // stdout lines over maxMessage refused
 
 	wg sync.WaitGroup // filter and stderr readers
 }
 
 // startChild spawns cmd (whose Stdin, Stdout and Stderr must be unset) and
-// starts reading its output.
-func startChild(cmd *exec.Cmd, name string, log *slog.Logger) (*child, error) {
-	ch := &child{name: name, log: log, cmd: cmd, exited: make(chan struct{})}
+// starts reading its output. maxMessage bounds one stdout line (≤ 0:
+// DefaultMaxMessageBytes).
+func startChild(cmd *exec.Cmd, name string, log *slog.Logger, maxMessage int) (*child, error) {
+	if maxMessage <= 0 {
+		maxMessage = DefaultMaxMessageBytes
+	}
+	ch := &child{name: name, log: log, cmd: cmd, exited: make(chan struct{}), maxMessage: maxMessage}
 	var toClose []*os.File // the child's ends, closed once it has them
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {
@@ -211,9 +226,15 @@ func truncate(s string) string {
 // The first one is logged verbatim (truncated to 512 bytes) at Warn, later
 // ones as a count at most once per 10 s, and the total when stdout ends.
 // Blank lines are dropped without a word.
+//
+// A line longer than maxMessage is never held in memory: it is read and
+// dropped, logged at Warn, and when its JSON-RPC id is found in its first
+// 64 KiB (an answer) the request it answers gets instead a JSON-RPC error
+// 413 (see oversizeAnswer), so that the caller learns at once why, rather
+// than waiting for its timeout.
 func (ch *child) filterStdout() {
 	defer ch.wg.Done()
-	r := bufio.NewReaderSize(ch.stdout, 64*1024)
+	r := bufio.NewReaderSize(ch.stdout, idPrefixBytes)
 	var lastCount time.Time
 	counted := 0 // garbage lines covered by a log line
 	report := func(final bool) {
@@ -226,9 +247,9 @@ func (ch *child) filterStdout() {
 		}
 	}
 	var err error
+	var line []byte
 	for {
-		var line []byte
-		line, err = r.ReadBytes('\n')
+		line, err = ch.readLine(r, line[:0])
 		if len(line) > 0 {
 			body := bytes.TrimSpace(line)
 			switch {
@@ -250,6 +271,9 @@ func (ch *child) filterStdout() {
 				}
 			}
 		}
+		if cap(line) > idPrefixBytes*4 {
+			line = nil // do not keep a large answer's buffer for the next line
+		}
 		if err != nil {
 			break
 		}
@@ -259,6 +283,109 @@ func (ch *child) filterStdout() {
 		err = nil // mcp-go sees io.EOF: the server is gone
 	}
 	_ = ch.outW.CloseWithError(err)
+}
+
+// readLine appends the next stdout line to buf. A line over maxMessage is
+// consumed and refused (refuseOversize); readLine then returns the 413
+// answer to write in its place, or an empty line.
+func (ch *child) readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+	var prefix []byte // the oversized line's beginning
+	total := 0
+	for {
+		frag, err := r.ReadSlice('\n')
+		total += len(frag)
+		switch {
+		case prefix != nil: // dropping the rest of an oversized line
+		case total > ch.maxMessage:
+			prefix = append(buf, frag...)[:min(len(buf)+len(frag), idPrefixBytes)]
+			prefix = bytes.Clone(prefix)
+			buf = buf[:0]
+		default:
+			buf = append(buf, frag...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if prefix != nil {
+			return ch.refuseOversize(prefix, total), err
+		}
+		return buf, err
+	}
+}
+
+// refuseOversize logs a stdout line of size bytes over maxMessage and
+// returns the answer that replaces it (nil when no id was found).
+func (ch *child) refuseOversize(prefix []byte, size int) []byte {
+	ch.mu.Lock()
+	ch.oversize++
+	ch.mu.Unlock()
+	id, ok := jsonrpcID(prefix)
+	ch.log.Warn("mcp server wrote a message over the size limit on stdout (dropped)",
+		"bytes", size, "limit", ch.maxMessage, "answer_to", string(id))
+	if !ok {
+		return nil
+	}
+	return oversizeAnswer(id, size, ch.maxMessage)
+}
+
+// oversizeAnswer is the JSON-RPC error answering request id in place of an
+// answer of size bytes over limit: code 413 (spec/protocol.md, Errors), which
+// the read bridge relays as it is.
+func oversizeAnswer(id json.RawMessage, size, limit int) []byte {
+	b, _ := json.Marshal(map[string]any{ // cannot fail: plain values and a valid RawMessage
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error": map[string]any{
+			"code": 413,
+			"message": fmt.Sprintf("the MCP server's answer (%d bytes) exceeds the Computer's limit of %d bytes per MCP message; "+
+				"read less at once (a page, a category, an element)", size, limit),
+			"data": map[string]any{"limit_bytes": limit, "size_bytes": size},
+		},
+	})
+	return append(b, '\n')
+}
+
+// jsonrpcID finds the id of a JSON-RPC answer in the beginning of its
+// message: the top-level "id" member when it comes before the first
+// member that cannot be read whole in prefix. Only answers (with "result"
+// or "error", not "method") are refused by id.
+func jsonrpcID(prefix []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var id json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, _ := t.(string)
+		switch key {
+		case "method":
+			return nil, false // a request or notification, not an answer
+		case "result", "error":
+			return id, id != nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		if key == "id" {
+			if len(v) == 0 || (v[0] != '"' && (v[0] < '0' || v[0] > '9') && v[0] != '-') {
+				return nil, false
+			}
+			id = v
+		}
+	}
+	return nil, false
+}
+
+// oversizeLines is the number of stdout lines refused for their size.
+func (ch *child) oversizeLines() int {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.oversize
 }
 
 // garbageLines is the number of non-JSON stdout lines seen.

@@ -118,6 +118,9 @@ func (c *Conn) reqCtx(ctx context.Context) (context.Context, context.CancelFunc)
 
 // failed inspects a request error: anything but a JSON-RPC error or the
 // caller's own cancellation asks the monitor for an immediate health check.
+// A failure due to the connection's loss (its transport closed: a stdio
+// server died, even in the middle of an answer) wraps
+// mcpsource.ErrConnectionLost.
 func (c *Conn) failed(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -129,32 +132,26 @@ func (c *Conn) failed(ctx context.Context, err error) error {
 		default:
 		}
 	}
-	if c.ctx.Err() != nil && ctx.Err() != nil {
-		return fmt.Errorf("mcp server %q: connection lost: %w", c.name, err)
+	if errors.Is(err, transport.ErrTransportClosed) || c.ctx.Err() != nil && ctx.Err() != nil {
+		return fmt.Errorf("mcp server %q: %w: %w", c.name, mcpsource.ErrConnectionLost, err)
 	}
 	return err
 }
 
-// ListResources lists every resource, following cursors.
+// ListResources lists every resource, following cursors, within the
+// bounds of one listing (see listAll).
 func (c *Conn) ListResources(ctx context.Context) ([]mcp.Resource, error) {
-	rctx, cancel := c.reqCtx(ctx)
-	defer cancel()
-	res, err := c.client.ListResources(rctx, mcp.ListResourcesRequest{})
-	if err != nil {
-		return nil, c.failed(rctx, err)
-	}
-	return res.Resources, nil
+	return listAll(ctx, c, string(mcp.MethodResourcesList), func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) {
+		return r.Resources, r.NextCursor
+	})
 }
 
-// ListResourceTemplates lists every resource template, following cursors.
+// ListResourceTemplates lists every resource template, following cursors,
+// within the bounds of one listing (see listAll).
 func (c *Conn) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
-	rctx, cancel := c.reqCtx(ctx)
-	defer cancel()
-	res, err := c.client.ListResourceTemplates(rctx, mcp.ListResourceTemplatesRequest{})
-	if err != nil {
-		return nil, c.failed(rctx, err)
-	}
-	return res.ResourceTemplates, nil
+	return listAll(ctx, c, string(mcp.MethodResourcesTemplatesList), func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
+		return r.ResourceTemplates, r.NextCursor
+	})
 }
 
 // Subscribe sends resources/subscribe.
@@ -166,7 +163,9 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	return c.failed(rctx, c.client.Subscribe(rctx, req))
 }
 
-// ListTools lists every tool, following cursors.
+// ListTools lists every tool, following cursors (mcp-go's client, which
+// also filters and remembers tool definitions; bounded by the request
+// timeout only).
 func (c *Conn) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	rctx, cancel := c.reqCtx(ctx)
 	defer cancel()
@@ -375,6 +374,7 @@ type dialOptions struct {
 	reqTimeout     time.Duration
 	healthInterval time.Duration
 	healthTimeout  time.Duration
+	maxMessage     int // bytes of one stdio message; ≤ 0: DefaultMaxMessageBytes
 }
 
 // dial connects to one server and initializes it.
@@ -393,15 +393,15 @@ func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (
 	var tr transport.Interface
 	switch {
 	case cfg.Stdio != nil:
-		tr, err = c.stdioTransport(cfg.Stdio)
+		tr, err = c.stdioTransport(cfg.Stdio, o.maxMessage)
 	case cfg.Streamable != nil:
 		p := cfg.Streamable.ServerParameters
-		hs := httpSettings{sseRead: to.SSERead, keepSession: p.TerminateOnClose != nil && !*p.TerminateOnClose}
+		hs := httpSettings{sseRead: to.SSERead, keepSession: p.TerminateOnClose != nil && !*p.TerminateOnClose, maxMessage: o.maxMessage}
 		tr, err = transport.NewStreamableHTTP(p.URL, transport.WithHTTPHeaders(headers(p.Headers)),
 			transport.WithHTTPBasicClient(hs.client()), transport.WithContinuousListening(), transport.WithHTTPLogger(o.log))
 	case cfg.SSE != nil:
 		p := cfg.SSE.ServerParameters
-		hs := httpSettings{sseRead: to.SSERead}
+		hs := httpSettings{sseRead: to.SSERead, maxMessage: o.maxMessage}
 		tr, err = transport.NewSSE(p.URL, transport.WithHeaders(headers(p.Headers)),
 			transport.WithHTTPClient(hs.client()), transport.WithSSELogger(o.log))
 	default:
@@ -490,7 +490,7 @@ func childEnv(env map[string]string) []string {
 	return out
 }
 
-func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig) (transport.Interface, error) {
+func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig, maxMessage int) (transport.Interface, error) {
 	p := s.ServerParameters
 	if p.Encoding != "" && !strings.EqualFold(strings.ReplaceAll(p.Encoding, "-", ""), "utf8") {
 		c.log.Warn("only utf-8 is supported as stdio encoding; ignoring", "encoding", p.Encoding)
@@ -502,7 +502,7 @@ func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig) (transport.Interface, 
 	if p.Cwd != nil && *p.Cwd != "" {
 		cmd.Dir = *p.Cwd
 	}
-	proc, err := startChild(cmd, c.name, c.log)
+	proc, err := startChild(cmd, c.name, c.log, maxMessage)
 	if err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}

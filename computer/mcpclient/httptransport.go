@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 // httpSettings are the per-server HTTP settings of a Python SDK config that
@@ -23,6 +25,9 @@ type httpSettings struct {
 	// session is left to expire on the server instead of being ended with
 	// a DELETE when the connection closes.
 	keepSession bool
+	// maxMessage bounds one answer: a JSON body, or one event of an event
+	// stream (≤ 0: DefaultMaxMessageBytes). Past it the read fails with 413.
+	maxMessage int
 }
 
 func (s httpSettings) client() *http.Client {
@@ -45,14 +50,62 @@ func (t *settingsTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || t.s.sseRead <= 0 {
+	if err != nil {
 		return resp, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	stream := mt == "text/event-stream"
+	limit := t.s.maxMessage
+	if limit <= 0 {
+		limit = DefaultMaxMessageBytes
+	}
+	resp.Body = &limitBody{rc: resp.Body, limit: limit, stream: stream}
+	if stream && t.s.sseRead > 0 {
 		resp.Body = newIdleBody(resp.Body, t.s.sseRead)
 	}
 	return resp, nil
 }
+
+// limitBody fails a read once an answer exceeds limit bytes: the whole body,
+// or for an event stream one event (the bytes since the last blank line), so
+// that a server cannot make the Computer hold an unbounded answer. The
+// error is a 413 *protocol.Error, which mcp-go wraps into the failed
+// request's error and the read bridge relays.
+type limitBody struct {
+	rc     io.ReadCloser
+	limit  int
+	stream bool
+	n      int  // bytes of the body, or of the current event
+	line   bool // the current line has a byte other than \r
+}
+
+func (b *limitBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if !b.stream {
+		b.n += n
+	} else {
+		for _, c := range p[:n] {
+			switch c {
+			case '\n':
+				if !b.line {
+					b.n = 0 // a blank line ends the event
+				}
+				b.line = false
+			case '\r':
+			default:
+				b.line = true
+				b.n++
+			}
+		}
+	}
+	if b.n > b.limit {
+		return 0, protocol.NewPayloadTooLarge("the MCP server's answer exceeds the Computer's limit of %d bytes per MCP message; "+
+			"read less at once (a page, a category, an element)", b.limit).With("limit_bytes", b.limit)
+	}
+	return n, err
+}
+
+func (b *limitBody) Close() error { return b.rc.Close() }
 
 // idleBody closes an event stream that delivers no byte for d; the blocked
 // read then fails with an error naming sse_read_timeout.

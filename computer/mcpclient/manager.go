@@ -25,6 +25,11 @@ type Hooks struct {
 	// Down: the connection reported by the last Up ended; err is nil when
 	// it was stopped on request.
 	Down func(name string, err error)
+	// Resync: the server sent notifications faster than the hooks took
+	// them and some were dropped (see the package documentation): what
+	// they announced is unknown, so everything the connection provides
+	// must be read again, as at Up. Nil: Up is called again instead.
+	Resync func(ctx context.Context, c *Conn)
 }
 
 // State of a supervised server.
@@ -74,6 +79,22 @@ func WithHealthCheck(interval, timeout time.Duration) Option {
 // 30 s both).
 func WithTimeouts(connect, request time.Duration) Option {
 	return func(m *Manager) { m.opts.connectTimeout, m.opts.reqTimeout = connect, request }
+}
+
+// WithMaxMessageBytes bounds one message a server sends (default
+// DefaultMaxMessageBytes): a stdio line, an HTTP answer's body, or one event
+// of an event stream. A longer stdio message is never held in memory: it is
+// dropped, and when it is an answer its request fails with a JSON-RPC error
+// 413 instead. Over HTTP the read stops at the bound and the request fails
+// with a 413 *protocol.Error (spec/protocol.md, Limits); on the legacy
+// HTTP+SSE transport this also ends the event stream, so the connection. n ≤
+// 0 keeps the default.
+func WithMaxMessageBytes(n int) Option {
+	return func(m *Manager) {
+		if n > 0 {
+			m.opts.maxMessage = n
+		}
+	}
 }
 
 // WithClientInfo sets the clientInfo sent at initialize.
@@ -508,6 +529,18 @@ func (s *supervisor) dispatch() {
 				if h.Notification != nil {
 					h.Notification(e.conn.ctx, e.conn, e.n)
 				}
+			case evResync:
+				if e.conn != live || e.conn.ctx.Err() != nil {
+					return
+				}
+				s.log.Warn("mcp server sent more notifications than were taken; some were dropped and everything it provides is read again",
+					"dropped", e.dropped, "pending_limit", maxPendingNotifications)
+				switch {
+				case h.Resync != nil:
+					h.Resync(e.conn.ctx, e.conn)
+				case h.Up != nil:
+					h.Up(e.conn.ctx, e.conn)
+				}
 			case evDown:
 				if e.conn != live {
 					return
@@ -527,6 +560,13 @@ const (
 	evUp evKind = iota
 	evNotify
 	evDown
+	evResync // notifications of conn were dropped
+)
+
+// Bounds of the notifications pending for one server (see queue).
+const (
+	maxPendingNotifications = 1024
+	maxPendingBytes         = 8 << 20
 )
 
 type event struct {
@@ -535,14 +575,26 @@ type event struct {
 	n    mcp.JSONRPCNotification
 	err  error
 	done func() // called after the hook returned
+
+	size    int // bytes of n as JSON (its coalescing key)
+	dropped int // evResync: notifications dropped
 }
 
-// queue is an unbounded FIFO that never blocks its producer; a
-// notification identical to one still pending is dropped.
+// queue is a FIFO that never blocks its producer; a notification identical
+// to one still pending is dropped. The notifications pending are bounded
+// (maxPendingNotifications, maxPendingBytes): the first one over the bound
+// is replaced by one evResync event and every later one is dropped until
+// that event is taken (a full re-read covers them all), so that a server
+// flooding notifications costs bounded memory and at most one re-read per
+// backlog (spec/finder.md, Update mechanism).
 type queue struct {
 	mu      sync.Mutex
 	items   []event
 	pending map[string]int
+	count   int   // notifications pending
+	bytes   int   // their size
+	resync  *Conn // the connection of the evResync pending, if any
+	dropped int   // notifications dropped since it was queued
 	signal  chan struct{}
 	closed  bool
 }
@@ -567,12 +619,24 @@ func (q *queue) push(e event) {
 	}
 	if e.kind == evNotify {
 		k := notifKey(e)
-		if k != "" {
-			if q.pending[k] > 0 {
-				q.mu.Unlock()
-				return
-			}
+		e.size = len(k)
+		switch {
+		case q.resync != nil && q.resync == e.conn:
+			q.dropped++ // the pending re-read covers it
+			q.mu.Unlock()
+			return
+		case k != "" && q.pending[k] > 0:
+			q.mu.Unlock()
+			return
+		case q.count >= maxPendingNotifications || q.bytes+e.size > maxPendingBytes:
+			e = event{kind: evResync, conn: e.conn}
+			q.resync, q.dropped = e.conn, 1
+		case k != "":
 			q.pending[k]++
+			fallthrough
+		default:
+			q.count++
+			q.bytes += e.size
 		}
 	}
 	q.items = append(q.items, e)
@@ -601,11 +665,19 @@ func (q *queue) pop() (event, bool) {
 			e := q.items[0]
 			q.items[0] = event{}
 			q.items = q.items[1:]
-			if e.kind == evNotify {
+			switch e.kind {
+			case evNotify:
+				q.count--
+				q.bytes -= e.size
 				if k := notifKey(e); k != "" {
 					if q.pending[k]--; q.pending[k] <= 0 {
 						delete(q.pending, k)
 					}
+				}
+			case evResync:
+				if q.resync == e.conn {
+					e.dropped = q.dropped
+					q.resync, q.dropped = nil, 0
 				}
 			}
 			q.mu.Unlock()
@@ -618,6 +690,13 @@ func (q *queue) pop() (event, bool) {
 		q.mu.Unlock()
 		<-q.signal
 	}
+}
+
+// pendingNotifications is the number and size of the notifications queued.
+func (q *queue) pendingNotifications() (n, bytes int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.count, q.bytes
 }
 
 // Put adds a server config or replaces the one with the same name: a

@@ -11,6 +11,7 @@ package mcpsource
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -36,6 +37,12 @@ type Source interface {
 	// Subscribe sends resources/subscribe for uri.
 	Subscribe(ctx context.Context, uri string) error
 }
+
+// ErrConnectionLost is wrapped by the errors of requests that failed
+// because the connection to the MCP server was lost meanwhile (it died in
+// the middle of an answer, or was stopped): the server is unavailable, not
+// the request wrong (spec/protocol.md, Errors: 503).
+var ErrConnectionLost = errors.New("connection to the MCP server lost")
 
 // RPCError is a JSON-RPC error answered by an MCP server, with the code,
 // message and data exactly as the server sent them.

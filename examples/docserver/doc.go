@@ -31,7 +31,10 @@
 // heading elements; a paragraph is a text element followed by one link or
 // image element per link or image it holds.
 //
-// Binary files are skipped silently, files that fail to parse with a warning;
+// Binary files without a known extension are skipped silently; a .md or
+// .csv file that is not UTF-8 (a binary file so named, a Latin-1 file) is
+// listed as unavailable with the reason (the offset of its first NUL or
+// invalid byte); files that fail to parse are skipped with a warning;
 // neither stops the server, and a file is tried again when it changes. Each
 // parse has a Budget of time and cells (WithParseBudget); a file over it, or
 // over MaxFileSize (MaxTextSize for Markdown and text), is listed as

@@ -142,8 +142,9 @@ type parsed struct {
 
 type location struct{ page, index int }
 
-// errNotText marks a file that is neither a known format nor UTF-8 text: it
-// is skipped without a warning.
+// errNotText marks a file that is not UTF-8 text. One with no known
+// text format is sniffed and skipped without a warning; a .md or .csv one
+// is listed as unavailable with the reason.
 var errNotText = errors.New("not a text file")
 
 // parseFile parses one opened file of the given size within the budget. A
@@ -172,6 +173,11 @@ func parseFile(f *os.File, size int64, rel string, k kind, b *budget) (p *parsed
 	default:
 		var src []byte
 		src, err = readText(f, limit)
+		if errors.Is(err, errNotText) && k != kindText {
+			// A .md or .csv file its author meant as text: listed as
+			// unavailable with the reason, not silently left out.
+			return nil, unavailable("%v", err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -216,8 +222,19 @@ func readText(f *os.File, limit int64) ([]byte, error) {
 		return nil, unavailable("the file is larger than %d MiB", limit>>20)
 	}
 	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
-	if bytes.IndexByte(src, 0) >= 0 || !utf8.Valid(src) {
-		return nil, errNotText
+	if i := bytes.IndexByte(src, 0); i >= 0 {
+		return nil, fmt.Errorf("%w: a NUL byte at offset %d (a binary file?)", errNotText, i)
+	}
+	if !utf8.Valid(src) {
+		i := 0
+		for i < len(src) {
+			r, n := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			i += n
+		}
+		return nil, fmt.Errorf("%w: not UTF-8 (first invalid byte at offset %d); save it as UTF-8", errNotText, i)
 	}
 	return src, nil
 }

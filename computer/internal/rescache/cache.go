@@ -7,7 +7,9 @@
 //
 //   - Add: list the server's resources, subscribe to and read every selected
 //     one with bounded concurrency; resources that cannot be read or decoded
-//     are skipped with a warning.
+//     are skipped with a warning. After max(2 × Concurrency, 8) reads in a
+//     row time out, the rest are left unread (one warning): a server whose
+//     reads all hang costs a few ReadTimeouts, not one per resource.
 //   - ListChanged: re-list, diff the selected URI sets, read only the new
 //     resources and drop the removed ones; an unchanged set changes nothing
 //     and signals nothing.
@@ -389,8 +391,16 @@ func (c *Cache[T]) selectAll(res []mcp.Resource) (order []string, uris map[strin
 	return order, uris
 }
 
+// giveUpAfter is how many reads in a row must time out before load gives
+// up on the rest of a source's resources: a server whose every read hangs
+// would otherwise hold its aggregation for len(keys) × ReadTimeout /
+// Concurrency (hours for a large listing), and its event goroutine with it.
+func giveUpAfter(workers int) int64 { return int64(max(2*workers, 8)) }
+
 // load subscribes to and reads the given keys of s with bounded concurrency.
-// Failures are logged and left out.
+// Failures are logged and left out. When giveUpAfter reads in a row time
+// out, the remaining keys are left unread (one warning says how many); they
+// are read when the source reports them updated, or at its next Add.
 func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string) map[string]T {
 	type result struct {
 		key string
@@ -401,10 +411,14 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string) map[st
 	if len(keys) == 0 {
 		return out
 	}
+	ctx, giveUp := context.WithCancel(ctx)
+	defer giveUp()
 	results := make([]result, len(keys))
-	var next atomic.Int64
+	var next, timeouts atomic.Int64
+	var gaveUp atomic.Bool
 	var wg sync.WaitGroup
 	workers := min(c.conc, len(keys))
+	limit := giveUpAfter(workers)
 	for range workers {
 		wg.Go(func() {
 			for {
@@ -419,11 +433,18 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string) map[st
 				}
 				it, err := c.read(ctx, s, uri)
 				if err != nil {
-					if ctx.Err() == nil { // not a shutdown
-						c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					if ctx.Err() != nil { // a shutdown, or given up
+						continue
+					}
+					c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					if errors.Is(err, context.DeadlineExceeded) && timeouts.Add(1) >= limit && gaveUp.CompareAndSwap(false, true) {
+						c.log.Warn(c.kind+": reads of this MCP server keep timing out; leaving its other resources unread until it reports them updated or restarts",
+							"server", s.name, "timeouts_in_a_row", limit, "unread", max(0, len(keys)-int(next.Load())))
+						giveUp()
 					}
 					continue
 				}
+				timeouts.Store(0)
 				results[i] = result{key: key, it: it, ok: true}
 			}
 		})

@@ -3,6 +3,7 @@ package rescache
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -28,8 +29,9 @@ type fake struct {
 
 	lists, reads, subs    atomic.Int32
 	inflight, maxInflight atomic.Int32
-	block                 chan struct{} // when set, reads wait for it (or ctx)
-	blockList             chan struct{} // when set, listings wait for it (or ctx)
+	block                 chan struct{}   // when set, reads wait for it (or ctx)
+	blockList             chan struct{}   // when set, listings wait for it (or ctx)
+	hang                  map[string]bool // reads of these URIs wait for ctx
 }
 
 var _ mcpsource.Source = (*fake)(nil)
@@ -100,6 +102,13 @@ func (f *fake) ReadResource(ctx context.Context, uri string) ([]mcp.ResourceCont
 	}
 	if err := f.wait(ctx, false); err != nil {
 		return nil, err
+	}
+	f.mu.Lock()
+	hang := f.hang[uri]
+	f.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -262,3 +271,57 @@ func TestDuplicateAndUnselectedURIs(t *testing.T) {
 	assert.Equal(t, []string{"body of t://h/a"}, snap.Items["s"])
 	assert.EqualValues(t, 2, f.reads.Load(), "a and fail, once each")
 }
+
+// A source whose every read hangs is given up after giveUpAfter timeouts in
+// a row instead of being read to the end (200 × ReadTimeout / Concurrency);
+// the cache stays usable, and a source whose reads only sometimes time out
+// is read to the end.
+func TestHangingReadsGivenUp(t *testing.T) {
+	f := newFake("s", uris(200)...)
+	f.block = make(chan struct{}) // never released: every read times out
+	var logs strings.Builder
+	var mu sync.Mutex
+	c := New(codec, Options{Concurrency: 4, ReadTimeout: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return logs.Write(p)
+		}), nil))})
+	defer c.Close()
+	require.NoError(t, c.Add(ctx(t), f))
+	reads := f.reads.Load()
+	assert.LessOrEqual(t, reads, int32(giveUpAfter(4))+4, "given up after the timeouts in a row (and the reads then in flight)")
+	assert.GreaterOrEqual(t, reads, int32(giveUpAfter(4)))
+	assert.Zero(t, c.Snapshot().Len)
+	mu.Lock()
+	assert.Contains(t, logs.String(), "reads of this MCP server keep timing out")
+	assert.Equal(t, 1, strings.Count(logs.String(), "keep timing out"))
+	mu.Unlock()
+
+	// Updates still read the resources left out.
+	f.mu.Lock()
+	f.block = nil
+	f.mu.Unlock()
+	c.Updated(ctx(t), "s", uris(200)[199])
+	assert.Equal(t, 1, c.Snapshot().Len)
+
+	// Timeouts that are not in a row do not give up: every other read
+	// hangs, the others answer.
+	all := uris(60)
+	g := newFake("g", all...)
+	g.hang = map[string]bool{}
+	for i, u := range all {
+		if i%2 == 1 {
+			g.hang[u] = true
+		}
+	}
+	c2 := New(codec, Options{Concurrency: 1, ReadTimeout: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	defer c2.Close()
+	require.NoError(t, c2.Add(ctx(t), g))
+	assert.EqualValues(t, 60, g.reads.Load(), "every resource read")
+	assert.Equal(t, 30, c2.Snapshot().Len)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -27,10 +27,11 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	sseAddr := flag.String("sse", "", "serve the legacy HTTP+SSE transport on this address instead of stdio")
 	f := registerFaults()
+	hf := registerHostile()
 	flag.Parse()
 	f.before()
 
-	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub, ServerOptions: f.options()}
+	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub, ServerOptions: append(f.options(), hf.options()...)}
 	if *windows != "" {
 		o.Windows = strings.Split(*windows, ",")
 	}
@@ -50,6 +51,12 @@ func main() {
 		if err := http.Serve(ln, h); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
+		}
+		return
+	}
+	if *httpAddr == "" && hf.active() {
+		if err := hf.serve(s.MCPServer); err != nil {
+			log.Fatal(err)
 		}
 		return
 	}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// hostile are the misbehaviours of a DPE server that does not merely fail
+// but works against the Computer (stdio mode): they sit between stdin/stdout
+// and the mcp-go server, answering or adding messages themselves.
+type hostile struct {
+	listForever bool
+	flood       int
+	hugeRead    int
+	hangAfter   bool
+	hanging     atomic.Bool
+}
+
+func registerHostile() *hostile {
+	h := &hostile{}
+	flag.BoolVar(&h.listForever, "list-forever", false, "resources/list never ends: every page has a new nextCursor, ever longer")
+	flag.IntVar(&h.flood, "flood-updates", 0, "after initialized, send this many resources/updated notifications, each for a distinct dpe:// URI")
+	flag.BoolVar(&h.hangAfter, "hang-after-initialize", false, "answer initialize, then never answer anything again (ping included)")
+	flag.IntVar(&h.hugeRead, "huge-read", 0, "resources/read of a URI ending in /huge answers a text of this many bytes; "+
+		"with it, reading a URI ending in /die writes half an answer and exits 3")
+	return h
+}
+
+func (h *hostile) active() bool { return h.listForever || h.flood > 0 || h.hangAfter }
+
+// options are the MCP server options the hostile modes need.
+func (h *hostile) options() []server.ServerOption {
+	if h.hugeRead <= 0 {
+		return nil
+	}
+	return []server.ServerOption{server.WithResourceHandlerMiddleware(func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
+		return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			if strings.HasSuffix(req.Params.URI, "/die") {
+				fmt.Fprintln(os.Stderr, "dying in the middle of reading", req.Params.URI)
+				_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","id":`) // half an answer
+				os.Exit(3)
+			}
+			if strings.HasSuffix(req.Params.URI, "/huge") {
+				return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain",
+					Text: strings.Repeat("x", h.hugeRead)}}, nil
+			}
+			return next(ctx, req)
+		}
+	})}
+}
+
+// serve runs s over stdio with the hostile modes in front of it.
+func (h *hostile) serve(s *server.MCPServer) error {
+	var outMu sync.Mutex
+	out := bufio.NewWriterSize(os.Stdout, 1<<16)
+	write := func(b []byte) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		_, _ = out.Write(b)
+		_, _ = out.Write([]byte{'\n'})
+		_ = out.Flush()
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- server.NewStdioServer(s).Listen(context.Background(), pr, writerFunc(func(p []byte) (int, error) {
+			outMu.Lock()
+			defer outMu.Unlock()
+			n, err := out.Write(p)
+			_ = out.Flush()
+			return n, err
+		}))
+	}()
+	in := bufio.NewReaderSize(os.Stdin, 1<<16)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(line) > 0 && !h.intercept(line, write) {
+			if _, werr := pw.Write(line); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			_ = pw.Close()
+			return <-done
+		}
+	}
+}
+
+// intercept answers or reacts to one incoming message; false passes it on.
+func (h *hostile) intercept(line []byte, write func([]byte)) bool {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Cursor string `json:"cursor"`
+		} `json:"params"`
+	}
+	if h.hanging.Load() {
+		return true // swallowed: never answered
+	}
+	if json.Unmarshal(line, &msg) != nil {
+		return false
+	}
+	switch {
+	case msg.Method == "notifications/initialized" && h.hangAfter:
+		fmt.Fprintln(os.Stderr, "initialized: hanging from now on")
+		h.hanging.Store(true)
+		return true
+	case msg.Method == "notifications/initialized" && h.flood > 0:
+		go func() {
+			for i := range h.flood {
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/resources/updated",
+					"params": map[string]any{"uri": fmt.Sprintf("dpe://flood/doc-%d", i)}})
+				write(b)
+			}
+		}()
+		return false
+	case msg.Method == "resources/list" && h.listForever:
+		// Each page: one resource and a cursor one character longer.
+		next := msg.Params.Cursor + "x"
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
+			"resources":  []map[string]any{{"uri": "dpe://forever/doc-" + fmt.Sprint(len(next)), "name": "doc"}},
+			"nextCursor": next,
+		}})
+		write(b)
+		return true
+	}
+	return false
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
