@@ -24,10 +24,8 @@ import (
 // keeps serving.
 func TestOversizeAnswerRefusedWith413(t *testing.T) {
 	var logs logSink
-	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-huge-read", "3000000")},
+	m := startManager(t, []protocol.MCPServerConfig{stdioConfig(t, "a", "-huge-read", "3000000")},
 		WithLogger(logs.logger()), WithMaxMessageBytes(1<<20), WithTimeouts(30*time.Second, 30*time.Second))
-	defer m.Close(context.Background())
-	require.NoError(t, m.Start(context.Background()))
 	c := m.Conn("a")
 	require.NotNil(t, c)
 
@@ -146,9 +144,7 @@ func TestNotificationFloodBoundedThenResync(t *testing.T) {
 // stops at the page bound with 413, long before the request timeout, and
 // the connection keeps serving.
 func TestEndlessListingBounded(t *testing.T) {
-	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-list-forever")}, WithTimeouts(30*time.Second, 60*time.Second))
-	defer m.Close(context.Background())
-	require.NoError(t, m.Start(context.Background()))
+	m := startManager(t, []protocol.MCPServerConfig{stdioConfig(t, "a", "-list-forever")}, WithTimeouts(30*time.Second, 60*time.Second))
 	c := m.Conn("a")
 	require.NotNil(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
@@ -172,10 +168,8 @@ func TestEndlessListingBounded(t *testing.T) {
 // and the server is restarted.
 func TestDiesMidAnswer(t *testing.T) {
 	r := newRecorder()
-	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-huge-read", "10")},
+	m := startManager(t, []protocol.MCPServerConfig{stdioConfig(t, "a", "-huge-read", "10")},
 		WithHooks(r.hooks()), WithTimeouts(30*time.Second, 30*time.Second))
-	defer m.Close(context.Background())
-	require.NoError(t, m.Start(context.Background()))
 	c := m.Conn("a")
 	require.NotNil(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -201,10 +195,8 @@ func TestDiesMidAnswer(t *testing.T) {
 // server keeps answering meanwhile.
 func TestHangsAfterInitialize(t *testing.T) {
 	r := newRecorder()
-	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "hang", "-hang-after-initialize"), stdioConfig(t, "ok")},
+	m := startManager(t, []protocol.MCPServerConfig{stdioConfig(t, "hang", "-hang-after-initialize"), stdioConfig(t, "ok")},
 		WithHooks(r.hooks()), WithHealthCheck(100*time.Millisecond, 500*time.Millisecond), WithTimeouts(5*time.Second, 30*time.Second))
-	defer m.Close(context.Background())
-	require.NoError(t, m.Start(context.Background()))
 	c := m.Conn("hang")
 	require.NotNil(t, c, "initialize was answered")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -225,9 +217,7 @@ func TestHangsAfterInitialize(t *testing.T) {
 // the limit and its request fails with 413; the connection keeps serving.
 func TestOversizeHTTPAnswerRefusedWith413(t *testing.T) {
 	p := testmcp.StartHTTP(t, "127.0.0.1:0", "-huge-read", "3000000")
-	m := NewManager([]protocol.MCPServerConfig{httpConfig("h", p.URL)}, WithMaxMessageBytes(1<<20))
-	defer m.Close(context.Background())
-	require.NoError(t, m.Start(context.Background()))
+	m := startManager(t, []protocol.MCPServerConfig{httpConfig("h", p.URL)}, WithMaxMessageBytes(1<<20))
 	c := m.Conn("h")
 	require.NotNil(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -32,6 +32,15 @@ func stdioConfig(t testing.TB, name string, args ...string) protocol.MCPServerCo
 		ServerParameters: protocol.MCPStdioParameters{Command: testmcp.Binary(t), Args: args}}}
 }
 
+// startManager starts a Manager of cfgs, closed when the test ends.
+func startManager(t *testing.T, cfgs []protocol.MCPServerConfig, opts ...Option) *Manager {
+	t.Helper()
+	m := NewManager(cfgs, opts...)
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	require.NoError(t, m.Start(context.Background()))
+	return m
+}
+
 func httpConfig(name, url string) protocol.MCPServerConfig {
 	return protocol.MCPServerConfig{Streamable: &protocol.MCPStreamableConfig{Name: name, ForbiddenTools: []string{}, ToolMeta: map[string]protocol.ToolMeta{},
 		ServerParameters: protocol.MCPStreamableParameters{URL: url}}}
@@ -202,9 +211,7 @@ func TestConnSource(t *testing.T) {
 func TestToolCallCancelAndRPCError(t *testing.T) {
 	transports(t, func(t *testing.T, cfg func(string, ...string) (protocol.MCPServerConfig, func())) {
 		a, _ := cfg("a")
-		m := NewManager([]protocol.MCPServerConfig{a})
-		defer m.Close(context.Background())
-		require.NoError(t, m.Start(context.Background()))
+		m := startManager(t, []protocol.MCPServerConfig{a})
 		c := m.Conn("a")
 		require.NotNil(t, c)
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
