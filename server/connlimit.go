@@ -158,19 +158,26 @@ func isHandshake(r *http.Request) bool {
 
 // refuseConnection answers a handshake over a bound.
 func refuseConnection(w http.ResponseWriter, reason string) {
-	status, msg := http.StatusServiceUnavailable, "smcp server: too many connections"
+	status, msg := http.StatusServiceUnavailable, "too many connections"
 	switch reason {
 	case refusedAddrLimit:
-		status, msg = http.StatusTooManyRequests, "smcp server: too many connections from this address"
+		status, msg = http.StatusTooManyRequests, "too many connections from this address"
 	case refusedPending:
-		msg = "smcp server: too many connections awaiting admission"
+		msg = "too many connections awaiting admission"
 	case refusedHeaders:
-		status, msg = http.StatusRequestHeaderFieldsTooLarge, "smcp server: request headers too large"
+		status, msg = http.StatusRequestHeaderFieldsTooLarge, "request headers too large"
 	}
+	refuseHTTP(w, status, msg)
+}
+
+// refuseHTTP answers a request the Server refuses before the library sees
+// it (a handshake over a bound, a long-polling request out of bounds) with
+// the body the library's own refusals have, and closes the connection.
+func refuseHTTP(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Connection", "close")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": msg})
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": "smcp server: " + msg})
 }
 
 // connRefused counts and logs (at most once a second) a connection refused

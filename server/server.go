@@ -252,7 +252,7 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.R
 		busy = &c.posting
 	}
 	if !busy.CompareAndSwap(false, true) {
-		refusePolling(w, http.StatusBadRequest, "overlapping long-polling request")
+		refuseHTTP(w, http.StatusBadRequest, "overlapping long-polling request")
 		return nil, nil, false
 	}
 	release = func() { busy.Store(false) }
@@ -261,7 +261,7 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.R
 		if !c.poll.start(cancel) {
 			cancel()
 			release()
-			refusePolling(w, http.StatusBadRequest, "session closed")
+			refuseHTTP(w, http.StatusBadRequest, "session closed")
 			return nil, nil, false
 		}
 		r = r.WithContext(ctx)
@@ -279,7 +279,7 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.R
 		}
 		if r.ContentLength > limit {
 			release()
-			refusePolling(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
+			refuseHTTP(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
 			return nil, nil, false
 		}
 		var body bytes.Buffer
@@ -291,26 +291,17 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.R
 		switch {
 		case err != nil:
 			release()
-			refusePolling(w, http.StatusRequestTimeout, "long-polling body not received in time")
+			refuseHTTP(w, http.StatusRequestTimeout, "long-polling body not received in time")
 			return nil, nil, false
 		case int64(body.Len()) > limit:
 			release()
-			refusePolling(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
+			refuseHTTP(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
 			return nil, nil, false
 		}
 		r.Body = io.NopCloser(&body)
 		r.ContentLength = int64(body.Len())
 	}
 	return r, release, true
-}
-
-// refusePolling answers a long-polling request the Server refuses itself,
-// with the body the library's refusals have.
-func refusePolling(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Connection", "close")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": "smcp server: " + msg})
 }
 
 // Handler returns the http.Handler of the Socket.IO endpoint; mount it at
