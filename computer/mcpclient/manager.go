@@ -576,8 +576,8 @@ type event struct {
 	err  error
 	done func() // called after the hook returned
 
-	size    int // bytes of n as JSON (its coalescing key)
-	dropped int // evResync: notifications dropped
+	key     string // n as JSON: its coalescing key and its size; set by push
+	dropped int    // evResync: notifications dropped
 }
 
 // queue is a FIFO that never blocks its producer; a notification identical
@@ -619,7 +619,7 @@ func (q *queue) push(e event) {
 	}
 	if e.kind == evNotify {
 		k := notifKey(e)
-		e.size = len(k)
+		e.key = k
 		switch {
 		case q.resync != nil && q.resync == e.conn:
 			q.dropped++ // the pending re-read covers it
@@ -628,7 +628,7 @@ func (q *queue) push(e event) {
 		case k != "" && q.pending[k] > 0:
 			q.mu.Unlock()
 			return
-		case q.count >= maxPendingNotifications || q.bytes+e.size > maxPendingBytes:
+		case q.count >= maxPendingNotifications || q.bytes+len(e.key) > maxPendingBytes:
 			e = event{kind: evResync, conn: e.conn}
 			q.resync, q.dropped = e.conn, 1
 		case k != "":
@@ -636,7 +636,7 @@ func (q *queue) push(e event) {
 			fallthrough
 		default:
 			q.count++
-			q.bytes += e.size
+			q.bytes += len(e.key)
 		}
 	}
 	q.items = append(q.items, e)
@@ -668,8 +668,8 @@ func (q *queue) pop() (event, bool) {
 			switch e.kind {
 			case evNotify:
 				q.count--
-				q.bytes -= e.size
-				if k := notifKey(e); k != "" {
+				q.bytes -= len(e.key)
+				if k := e.key; k != "" {
 					if q.pending[k]--; q.pending[k] <= 0 {
 						delete(q.pending, k)
 					}
