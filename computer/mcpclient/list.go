@@ -58,7 +58,7 @@ func listAll[R any, E any](ctx context.Context, c *Conn, method string, page fun
 		switch {
 		case next == "":
 			return out, nil
-		case seen[next] || next == cursor:
+		case seen[next]: // the current cursor included
 			return nil, protocol.NewInternal("mcp server %q: %s: cursor repeated after %d pages", c.name, method, pages).
 				With("server", c.name)
 		case pages >= maxListPages || len(out) > maxListEntries || size > maxListBytes:
