@@ -509,8 +509,12 @@ func Bench() error {
 // goroutines per joined idle connection at 1,000 raw websocket clients, in
 // offices of ten and each in its own office (as BenchCompare's idle phase),
 // with where the RSS goes; the heap profile's largest holders (a second run,
-// profiled); RSS before and after 30,000 connection churn cycles; then the
-// peak RSS under the binary-packet, slow-reader and big-name attacks. It is
+// profiled); RSS before and after 30,000 connection churn cycles, for
+// smcp-server and then for a reference floor (server/internal/cmd/
+// smcp-memfloor: net/http and gorilla/websocket answering the same cycles,
+// no Socket.IO library), which tells what the Go runtime keeps after such a
+// burst in any server; then the peak RSS under the binary-packet,
+// slow-reader and big-name attacks. It is
 // a measurement, not a test: it asserts nothing (spec/decisions.md, Idle
 // memory per connection).
 func Memory() error {
@@ -526,6 +530,10 @@ func Memory() error {
 	if err := runIn("server", "go", "build", "-o", probe, "./internal/cmd/smcp-memprobe"); err != nil {
 		return err
 	}
+	floor, _ := filepath.Abs(filepath.Join(dir, "smcp-memfloor"))
+	if err := runIn("server", "go", "build", "-o", floor, "./internal/cmd/smcp-memfloor"); err != nil {
+		return err
+	}
 	for _, size := range []string{"10", "1"} {
 		if err := run(probe, "-server", bin, "-scenario", "idle", "-clients", "1000", "-office-size", size); err != nil {
 			return err
@@ -538,8 +546,10 @@ func Memory() error {
 	if err := run("go", "tool", "pprof", "-top", "-nodecount=15", "-sample_index=inuse_space", bin, profile); err != nil {
 		return err
 	}
-	if err := run(probe, "-server", bin, "-scenario", "churn", "-cycles", "30000", "-settle", "10s"); err != nil {
-		return err
+	for _, b := range []string{bin, floor} {
+		if err := run(probe, "-server", b, "-scenario", "churn", "-cycles", "30000", "-settle", "10s"); err != nil {
+			return err
+		}
 	}
 	for _, sc := range []string{"binary", "slow", "bignames"} {
 		if err := run(probe, "-server", bin, "-scenario", sc); err != nil {

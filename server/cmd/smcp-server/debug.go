@@ -9,10 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"runtime/metrics"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/a2c-smcp/smcp-go/server/internal/memclasses"
 )
 
 // serveDebug serves the runtime's profiles (/debug/pprof/) and variables
@@ -38,7 +38,7 @@ func serveDebug(addr string, log *slog.Logger) (func(), error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	publishMemory.Do(func() { expvar.Publish("memory", expvar.Func(memoryClasses)) })
+	publishMemory.Do(func() { expvar.Publish("memory", expvar.Func(func() any { return memclasses.Read() })) })
 	mux.Handle("/debug/vars", expvar.Handler())
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -55,26 +55,3 @@ func serveDebug(addr string, log *slog.Logger) (func(), error) {
 }
 
 var publishMemory sync.Once
-
-// memoryClasses is the runtime's account of the memory it has mapped
-// (runtime/metrics /memory/classes/…, the live heap the last collection
-// marked, the heap goal and the goroutine count), published as the expvar
-// "memory": with the kernel's RSS it tells what a connection costs and what
-// a process keeps after a burst (spec/decisions.md, Idle memory per
-// connection). Reading it allocates little, unlike a goroutine profile.
-func memoryClasses() any {
-	var samples []metrics.Sample
-	for _, d := range metrics.All() {
-		if strings.HasPrefix(d.Name, "/memory/classes/") || d.Name == "/gc/heap/live:bytes" || d.Name == "/gc/heap/goal:bytes" || d.Name == "/sched/goroutines:goroutines" {
-			samples = append(samples, metrics.Sample{Name: d.Name})
-		}
-	}
-	metrics.Read(samples)
-	out := make(map[string]uint64, len(samples))
-	for _, s := range samples {
-		if s.Value.Kind() == metrics.KindUint64 {
-			out[s.Name] = s.Value.Uint64()
-		}
-	}
-	return out
-}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,7 +89,7 @@ func churn(bin string, n, warmup, rounds, workers int, settle time.Duration, pro
 	if err != nil {
 		return err
 	}
-	fmt.Printf("churn: %d open/close cycles in %s, server CPU %d ticks (a third each: refused without a key, authenticated, joined and left), %d at a time\n", n, took.Round(time.Millisecond), cpu, workers)
+	fmt.Printf("churn of %s: %d open/close cycles in %s, server CPU %d ticks (a third each: refused without a key, authenticated, joined and left), %d at a time\n", filepath.Base(bin), n, took.Round(time.Millisecond), cpu, workers)
 	names := []string{"fresh", "first", "warm", "churned", "after GC", fmt.Sprintf("+%s", settle)}
 	all := []breakdown{fresh, first, warm, churned, gced, later}
 	printTable(os.Stdout, names, all, 0)
