@@ -124,40 +124,65 @@ type conn struct {
 // cancel makes another goroutine run): the transport's "ready", which
 // onPollRequest emits on the request's goroutine once it is done, marks
 // the GET taken under mu, and the close takes mu too.
+//
+// A client that goes away is handled the same way: net/http cancels the
+// request's context on its own goroutine, so the Server does not hand the
+// library that context; it ends the GET itself (abandon), once taken.
 type pollWait struct {
-	mu     sync.Mutex
-	cancel context.CancelFunc // of the GET being served
-	taken  bool               // the library has taken that GET
-	closed bool               // the connection has closed
+	mu        sync.Mutex
+	cancel    context.CancelFunc // of the GET being served
+	gen       uint64             // which GET that is
+	taken     bool               // the library has taken that GET
+	abandoned bool               // its client has gone away
+	closed    bool               // the connection has closed
 }
 
-// start registers the GET being served; false when the connection has
-// closed already.
-func (p *pollWait) start(cancel context.CancelFunc) bool {
+// start registers the GET being served and returns its generation; false
+// when the connection has closed already.
+func (p *pollWait) start(cancel context.CancelFunc) (uint64, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return false
+		return 0, false
 	}
-	p.cancel, p.taken = cancel, false
-	return true
+	p.gen++
+	p.cancel, p.taken, p.abandoned = cancel, false, false
+	return p.gen, true
 }
 
 // end forgets the GET once it has been answered.
 func (p *pollWait) end() {
 	p.mu.Lock()
-	p.cancel, p.taken = nil, false
+	p.cancel, p.taken, p.abandoned = nil, false, false
 	p.mu.Unlock()
 }
 
 // ready runs on the transport's "ready": a GET being served has been taken
-// by the library; it is ended at once when the connection closed meanwhile.
+// by the library; it is ended at once when the connection closed, or its
+// client went away, meanwhile.
 func (p *pollWait) ready() {
 	p.mu.Lock()
 	var cancel context.CancelFunc
 	if p.cancel != nil {
 		p.taken = true
-		if p.closed {
+		if p.closed || p.abandoned {
+			cancel = p.cancel
+		}
+	}
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// abandon runs when the client of GET gen has gone away: it ends that GET
+// if the library has taken it (else ready will).
+func (p *pollWait) abandon(gen uint64) {
+	p.mu.Lock()
+	var cancel context.CancelFunc
+	if p.cancel != nil && p.gen == gen {
+		p.abandoned = true
+		if p.taken {
 			cancel = p.cancel
 		}
 	}

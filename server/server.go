@@ -230,11 +230,13 @@ func headerBytes(r *http.Request) int {
 // The deadlines are set on the connection when the ResponseWriter allows
 // it (http.ResponseController); net/http sets them again for the
 // connection's next request. A poll is served under a context the Server
-// cancels when its connection closes (pollWait, engine.go): the library
-// never answers a poll waiting then. It gets no deadline of its own: the
-// library's request context races when it is cancelled by a goroutine that
-// has not synchronised with the request's (so no read deadline either:
-// net/http would cancel the context when its background read reaches it).
+// cancels when its connection closes or its client goes away (pollWait,
+// engine.go): the library never answers a poll waiting then, and its
+// request context races when it is cancelled by a goroutine that has not
+// synchronised with the request's, as net/http's does when the client
+// leaves. It gets no deadline of its own, for the same reason (so no read
+// deadline either: net/http would cancel the context when its background
+// read reaches it).
 func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.Request, release func(), ok bool) {
 	d := s.cfg.pingInterval + s.cfg.pingTimeout
 	rc := http.NewResponseController(w)
@@ -257,15 +259,20 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.R
 	}
 	release = func() { busy.Store(false) }
 	if r.Method == http.MethodGet {
-		ctx, cancel := context.WithCancel(r.Context())
-		if !c.poll.start(cancel) {
+		// Not r's context: net/http cancels it from its own goroutine when
+		// the client goes away (pollWait, engine.go).
+		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+		gen, ok := c.poll.start(cancel)
+		if !ok {
 			cancel()
 			release()
 			refuseHTTP(w, http.StatusBadRequest, "session closed")
 			return nil, nil, false
 		}
+		gone := context.AfterFunc(r.Context(), func() { c.poll.abandon(gen) })
 		r = r.WithContext(ctx)
 		release = func() {
+			gone()
 			c.poll.end()
 			cancel()
 			busy.Store(false)
