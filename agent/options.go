@@ -72,11 +72,12 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 // WithPolling makes the client start with HTTP long-polling and upgrade to
-// a websocket, instead of using the websocket transport only (for proxies
-// that refuse websockets). Prefer the default where websockets pass: the
-// Go Socket.IO client's long-polling and upgrade have races of their own
-// (5 dials in 1,800 against this project's Server had their first request
-// held ~25 s by a stalled upgrade; spec/decisions.md).
+// a websocket where it can, instead of using the websocket transport only:
+// for proxies that refuse websockets, behind which it stays on
+// long-polling. Prefer the default where websockets pass: the Go
+// Socket.IO client's pause of the poll for the upgrade has a race of its
+// own (spec/decisions.md, Socket.IO library defects and what we do about
+// them).
 func WithPolling() Option { return func(c *config) { c.transport = "polling" } }
 
 // WithMaxMessageBytes bounds one message the Client reads from the Server

@@ -133,6 +133,13 @@ func reexec(t testing.TB, name, role string, args ...string) mcpServer {
 // it to d's office under name.
 func startComputer(t testing.TB, d *deployment, office, name string, servers []mcpServer, opts ...computer.Option) *computer.Computer {
 	t.Helper()
+	return startComputerDialing(t, d, office, name, servers, opts)
+}
+
+// startComputerDialing is startComputer with options for the Computer's
+// Socket.IO connection too.
+func startComputerDialing(t testing.TB, d *deployment, office, name string, servers []mcpServer, opts []computer.Option, dial ...sio.Option) *computer.Computer {
+	t.Helper()
 	raw, err := json.Marshal(servers)
 	require.NoError(t, err)
 	cfg, err := config.Parse(raw)
@@ -147,7 +154,7 @@ func startComputer(t testing.TB, d *deployment, office, name string, servers []m
 			t.Errorf("closing computer %s: %v", name, err)
 		}
 	})
-	require.NoError(t, c.Connect(ctx, d.URL, office, name, sio.WithAPIKey(d.APIKey), sio.WithLogger(logger(t))))
+	require.NoError(t, c.Connect(ctx, d.URL, office, name, append([]sio.Option{sio.WithAPIKey(d.APIKey), sio.WithLogger(logger(t))}, dial...)...))
 	return c
 }
 

@@ -104,8 +104,9 @@ func WithHeader(k, v string) Option {
 	}
 }
 
-// WithPolling allows HTTP long-polling before the websocket upgrade
-// (default: websocket only).
+// WithPolling starts with HTTP long-polling and upgrades to a websocket
+// where it can; behind a proxy that refuses websockets the connection stays
+// on long-polling (default: websocket only).
 func WithPolling() Option { return func(c *config) { c.polling = true } }
 
 // WithLogger sets the logger (default slog.Default()).
@@ -124,7 +125,8 @@ func WithBackoff(first, max time.Duration) Option {
 // WithMaxMessageBytes bounds one websocket message read from the Server
 // (default DefaultMaxMessageBytes). A larger one closes the transport, and
 // the Conn reconnects, instead of being held in memory whatever its size.
-// Long-polling responses (WithPolling, before the upgrade) are not bounded. Set it above the Server's payload limit: a Server
+// A long-polling response (WithPolling) may hold four such messages and no
+// larger one (sio/third_party/PATCHES.md, 14). Set it above the Server's payload limit: a Server
 // relays messages of up to that limit, plus a few bytes of framing.
 func WithMaxMessageBytes(n int64) Option { return func(c *config) { c.maxMsg = n } }
 

@@ -82,8 +82,9 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // WithTimeout bounds the connection and each join (default 10 s).
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
-// WithPolling allows HTTP long-polling before the websocket upgrade
-// (default: websocket only).
+// WithPolling starts with HTTP long-polling and upgrades to a websocket
+// where it can; behind a proxy that refuses websockets the connection stays
+// on long-polling (default: websocket only).
 func WithPolling() Option { return func(o *options) { o.polling = true } }
 
 // Client is a Computer's connection to a Server.

@@ -1,11 +1,15 @@
 package engine
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"sync/atomic"
+	"time"
 
 	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
 	"github.com/zishang520/socket.io/parsers/engine/v3/parser"
@@ -35,7 +39,27 @@ type polling struct {
 	_polling atomic.Bool
 
 	writeQueue *queue.Queue
+
+	// pollQueue runs the long-polling GETs, one at a time (smcp-go patch:
+	// upstream ran them on writeQueue, so a write waited behind a pending
+	// poll until the server next sent something, a ping interval at worst).
+	pollQueue *queue.Queue
+
+	// The requests' context (smcp-go patch): upstream's requests had none,
+	// so closing the transport left a pending poll, and a POST the server
+	// never answered, with their goroutines until the server answered, if
+	// ever. Closing ends every request still running after closeGrace:
+	// time for the close packet's POST, and for the server to answer the
+	// pending poll as the session ends (aborting it at once races in the
+	// Socket.IO server library's polling transport: its request watcher
+	// reads the request's Cleanup while the handler sets it).
+	requests     context.Context
+	stopRequests context.CancelFunc
 }
+
+// closeGrace is how long requests may run after the transport closes
+// (smcp-go patch).
+const closeGrace = 2 * time.Second
 
 // Name returns the identifier for the polling transport ("polling").
 func (p *polling) Name() string {
@@ -63,6 +87,8 @@ func NewPolling(socket Socket, opts SocketOptionsInterface) Polling {
 func (p *polling) Construct(socket Socket, opts SocketOptionsInterface) {
 	p.Transport.Construct(socket, opts)
 	p.writeQueue = queue.New()
+	p.pollQueue = queue.New()
+	p.requests, p.stopRequests = context.WithCancel(context.Background())
 	p.client = request.NewHTTPClient(
 		request.WithLogger(NewLog("HTTPClient")),
 		request.WithTimeout(p.Opts().RequestTimeout()),
@@ -116,7 +142,7 @@ func (p *polling) _poll() {
 	clientPollingLog.Debug("polling")
 	p._polling.Store(true)
 	p.Emit("poll")
-	p.writeQueue.Enqueue(func() { p.doPoll() })
+	p.pollQueue.Enqueue(func() { p.doPoll() })
 }
 
 // _onPacket handles incoming packets and updates the transport state accordingly.
@@ -156,6 +182,7 @@ func (p *polling) DoClose() {
 		p.Write([]*packet.Packet{{Type: packet.CLOSE}})
 		// Close the write queue after the close packet has been enqueued.
 		p.writeQueue.TryClose()
+		p.pollQueue.TryClose()
 	}
 	if TransportStateOpen == p.ReadyState() {
 		clientPollingLog.Debug("transport open - closing")
@@ -164,7 +191,13 @@ func (p *polling) DoClose() {
 		clientPollingLog.Debug("transport not open - deferring close")
 		_ = p.Once("open", cleanup)
 	}
-	_ = p.client.Close()
+	// smcp-go patch: end the requests still running, and the client's
+	// connections, after closeGrace (closing the client at once closed the
+	// connection of the pending poll).
+	time.AfterFunc(closeGrace, func() {
+		p.stopRequests()
+		_ = p.client.Close()
+	})
 }
 
 // Write encodes and sends packets to the server asynchronously.
@@ -207,7 +240,9 @@ func (p *polling) uri() *url.URL {
 func (p *polling) doPoll() {
 	res, err := p._fetch(nil)
 	if err != nil {
-		p.OnError("fetch read error", err, nil)
+		if p.requests.Err() == nil { // smcp-go patch: not an error once closed
+			p.OnError("fetch read error", err, nil)
+		}
 		return
 	}
 	defer func() { _ = res.Body.Close() }()
@@ -215,12 +250,51 @@ func (p *polling) doPoll() {
 		p.OnError("fetch read error", res.CascadeError, res.Request.Context())
 		return
 	}
-	data, err := types.NewStringBufferReader(res.Body)
+	// smcp-go patch: a bounded response, as a websocket message is
+	// (MaxMessageBytes); upstream read whatever the server sent.
+	var body io.Reader = res.Body
+	n := p.Opts().MaxMessageBytes()
+	if n > 0 {
+		body = io.LimitReader(res.Body, pollResponseLimit(n)+1)
+	}
+	data, err := types.NewStringBufferReader(body)
 	if err != nil {
 		p.OnError("fetch read error", err, nil)
 		return
 	}
+	if n > 0 {
+		if err := checkPollResponse(data.Bytes(), n); err != nil {
+			p.OnError("fetch read error", err, nil)
+			return
+		}
+	}
 	p.OnData(data)
+}
+
+// pollResponseLimit bounds one long-polling response (smcp-go patch): the
+// packets a server held for the client, each at most maxMessage bytes. A
+// Server holds up to twice its payload limit for a slow peer and closes it
+// at twice that (spec/protocol.md, Limits), so four messages' worth.
+func pollResponseLimit(maxMessage int64) int64 { return 4 * maxMessage }
+
+// checkPollResponse refuses a long-polling response over its bound, or
+// holding a packet over maxMessage bytes (packets are separated by the
+// record separator, 0x1e) (smcp-go patch).
+func checkPollResponse(b []byte, maxMessage int64) error {
+	if limit := pollResponseLimit(maxMessage); int64(len(b)) > limit {
+		return fmt.Errorf("long-polling response over %d bytes", limit)
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, 0x1e)
+		if i < 0 {
+			i = len(b)
+		}
+		if int64(i) > maxMessage {
+			return fmt.Errorf("long-polling packet of %d bytes, over %d", i, maxMessage)
+		}
+		b = b[min(i+1, len(b)):]
+	}
+	return nil
 }
 
 // doWrite performs the HTTP POST request to write data to the server.
@@ -228,7 +302,9 @@ func (p *polling) doPoll() {
 func (p *polling) doWrite(data types.BufferInterface, fn func()) {
 	res, err := p._fetch(data)
 	if err != nil {
-		p.OnError("fetch write error", err, nil)
+		if p.requests.Err() == nil { // smcp-go patch: not an error once closed
+			p.OnError("fetch write error", err, nil)
+		}
 		return
 	}
 	defer func() { _ = res.Body.Close() }()
@@ -249,12 +325,12 @@ func (p *polling) _fetch(data io.Reader) (res *request.Response, err error) {
 	}
 	if data != nil {
 		headers.Set("Content-Type", "text/plain;charset=UTF-8")
-		res, err = p.client.Post(p.uri().String(), &request.Options{
+		res, err = p.client.Request(p.requests, http.MethodPost, p.uri().String(), &request.Options{
 			Body:    data,
 			Headers: headers,
 		})
 	} else {
-		res, err = p.client.Get(p.uri().String(), &request.Options{
+		res, err = p.client.Request(p.requests, http.MethodGet, p.uri().String(), &request.Options{
 			Headers: headers,
 		})
 	}

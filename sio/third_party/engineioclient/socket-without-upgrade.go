@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	stdslices "slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,7 +251,12 @@ func (s *socketWithoutUpgrade) Construct(uri string, opts SocketOptionsInterface
 	s.transports = types.NewSlice[string]()
 	s._transportsByName = map[string]TransportCtor{}
 	if transports := opts.Transports(); transports != nil {
-		for _, transport := range transports.Keys() {
+		// smcp-go patch: the set's keys come in map order, so the first
+		// transport tried was random; Engine.IO tries polling first, then
+		// websocket, then webtransport.
+		ctors := transports.Keys()
+		stdslices.SortStableFunc(ctors, func(a, b TransportCtor) int { return transportRank(a.Name()) - transportRank(b.Name()) })
+		for _, transport := range ctors {
 			transportName := transport.Name()
 			s.transports.Push(transportName)
 			s._transportsByName[transportName] = transport
@@ -705,5 +711,17 @@ func (s *socketWithoutUpgrade) _onClose(reason string, description error) {
 		s.writeBuffer.Clear()
 
 		s.taskQueue.TryClose()
+	}
+}
+
+// transportRank orders transports as Engine.IO tries them (smcp-go patch).
+func transportRank(name string) int {
+	switch name {
+	case transports.POLLING:
+		return 0
+	case transports.WEBSOCKET:
+		return 1
+	default:
+		return 2
 	}
 }
