@@ -19,7 +19,9 @@ import (
 // watcher ran the request's Cleanup as the handler wrote it; seen under
 // the race detector), so the Server hands the library a context of its
 // own and ends an abandoned GET itself once the library has taken it
-// (pollWait, engine.go). Every such request ends, and an office carries on.
+// (pollWait, engine.go); a handshake's poll, answered at once, gets a
+// context nothing cancels. Every such request ends, and an office carries
+// on.
 func TestHostileAbandonedPolls(t *testing.T) {
 	ts := startServer(t)
 	a, cs := office(t, ts, "o1", "a1", "c1")
@@ -41,6 +43,17 @@ func TestHostileAbandonedPolls(t *testing.T) {
 			}
 			require.NoError(t, c.Close())
 		}
+	}
+	// Handshakes abandoned as well: no session exists yet to end them.
+	for i := range sessions * pollsEach / 2 {
+		c, err := net.Dial("tcp", u.Host)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(c, "GET /socket.io/?EIO=4&transport=polling HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host)
+		require.NoError(t, err)
+		if i%2 == 1 {
+			time.Sleep(time.Duration(i%8*50) * time.Microsecond)
+		}
+		require.NoError(t, c.Close())
 	}
 	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
 	require.Len(t, vals, 1)

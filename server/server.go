@@ -247,7 +247,10 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.R
 		c = s.conn(sid)
 	}
 	if c == nil || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
-		return r, func() {}, true // a handshake, an unknown session: the library answers at once
+		// A handshake, an unknown session: the library answers at once.
+		// Not under r's context, which net/http cancels from its own
+		// goroutine if the client leaves meanwhile (pollWait, engine.go).
+		return r.WithContext(context.WithoutCancel(r.Context())), func() {}, true
 	}
 	busy := &c.polling
 	if r.Method == http.MethodPost {
