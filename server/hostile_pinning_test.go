@@ -66,3 +66,42 @@ func TestHostileSilentComputer(t *testing.T) {
 	heapReturns(t, base, 2<<20)
 	t.Logf("live heap: %d KB at the start, %d KB at the end", base>>10, liveHeap()>>10)
 }
+
+// TestHostileSilentComputerCluster: the same attack across two nodes. The
+// Computer's node holds the library's ack of each request that came from
+// another node (the adapter's broadcast with acknowledgement), and nothing
+// there knows the request's deadline; the node drops every such entry once
+// it is older than the longest deadline a request can have, plus a lease.
+func TestHostileSilentComputerCluster(t *testing.T) {
+	const inFlight, rounds = 16, 10
+	r := startRedis(t)
+	opts := []server.Option{
+		server.WithRequestTimeout(100 * time.Millisecond), server.WithMaxInFlight(inFlight),
+		server.WithMaxToolCallTimeout(100 * time.Millisecond), server.WithToolCallMargin(0),
+		server.WithNodeLease(1500 * time.Millisecond),
+	}
+	n := startNodes(t, r, 2, opts...)
+	c := dial(t, n[1].url).mustJoin(protocol.RoleComputer, "silent", "o1")
+	_ = c.sock.On(protocol.EventGetTools, func(...any) {}) // never answered
+	for round := range rounds {
+		a := dial(t, n[0].url).mustJoin(protocol.RoleAgent, fmt.Sprint("agent", round), "o1")
+		answers := make(chan []any, inFlight)
+		for i := range inFlight {
+			req := getTools(fmt.Sprint("agent", round), "silent", fmt.Sprint("r", round, "-", i))
+			require.NoError(t, a.sock.Emit(protocol.EventGetTools, req, socket.Ack(func(v []any, _ error) { answers <- v })))
+		}
+		for range inFlight {
+			select {
+			case v := <-answers:
+				requireError(t, v, protocol.CodeTimeout)
+			case <-time.After(wait):
+				t.Fatal("no 408 within the wait")
+			}
+		}
+		a.sock.Disconnect()
+	}
+	held := n[1].srv.PendingAcks("silent")
+	t.Logf("library acks held on the Computer's node after %d timed-out requests: %d", inFlight*rounds, held)
+	require.True(t, eventually(func() bool { return n[1].srv.PendingAcks("silent") == 0 }),
+		"the Computer's node still holds %d acks of requests past their deadline", n[1].srv.PendingAcks("silent"))
+}
