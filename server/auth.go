@@ -47,6 +47,11 @@ func (g *Grant) allows(office string, role protocol.Role) bool {
 		(len(g.Roles) == 0 || slices.Contains(g.Roles, role))
 }
 
+// allowsOffice reports whether the credential admits office in some role.
+func (g *Grant) allowsOffice(office string) bool {
+	return g == nil || len(g.Offices) == 0 || slices.Contains(g.Offices, office)
+}
+
 // AuthProvider admits or refuses connections. Authenticate returns nil to
 // admit; any error refuses the connection with a Socket.IO connect error. A
 // *protocol.Error keeps its code (use 401 or 403) and message; any other error

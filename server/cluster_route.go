@@ -48,6 +48,9 @@ func (s *Server) leaveCluster(sess *session, office string) (string, *protocol.E
 	s.mu.Lock()
 	if sess.office != office {
 		s.mu.Unlock()
+		if !sess.grant.allowsOffice(office) {
+			return "", outOfScopeLeave(office)
+		}
 		if members, err := s.cl.members(office); err == nil && len(members) == 0 {
 			return "", protocol.NewRoomNotFound("office %q does not exist", office)
 		}

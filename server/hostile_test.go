@@ -407,6 +407,51 @@ func TestHostileScopedKeys(t *testing.T) {
 	require.Equal(t, map[string]any{"office_id": "b-office", "computer": "anywhere"}, b.next(protocol.NotifyEnterOffice))
 }
 
+// TestHostileScopedKeyProbes: a key scoped to one tenant's offices learns
+// nothing of another tenant's by probing: leaving, listing or routing to an
+// office or a Computer outside its scope answers alike whether it exists or
+// not (the office ids and names asked for aside).
+func TestHostileScopedKeyProbes(t *testing.T) {
+	ts := startServerAuth(t, server.WithKeys(
+		server.Key{ID: "tenant-a", Secret: "secret-a", Offices: []string{"a-office"}},
+		server.Key{ID: "tenant-b", Secret: "secret-b", Offices: []string{"b-office"}},
+	))
+	dialKey := func(key string) *peer {
+		p, err := connect(t, ts.url, dialOpts{headers: http.Header{"X-Api-Key": {key}}})
+		require.NoError(t, err)
+		return p
+	}
+	dialKey("secret-b").mustJoin(computerRole, "b-computer", "b-office")
+	dialKey("secret-b").mustJoin(agentRole, "b-agent", "b-office")
+	prober := dialKey("secret-a").mustJoin(agentRole, "a-agent", "a-office")
+
+	answer := func(vals []any, office string) string {
+		b, err := json.Marshal(vals)
+		require.NoError(t, err)
+		return strings.ReplaceAll(string(b), office, "OFFICE")
+	}
+	leave := func(office string) string {
+		return answer(prober.call(protocol.EventLeaveOffice, map[string]any{"office_id": office}), office)
+	}
+	require.Equal(t, leave("no-such-office"), leave("b-office"), "leave_office tells an existing office from a missing one")
+	require.Contains(t, leave("b-office"), "4103 NotInRoom")
+	list := func(office string) string {
+		return answer(prober.call(protocol.EventListRoom, map[string]any{"agent": "a-agent", "req_id": "r", "office_id": office}), office)
+	}
+	require.Equal(t, list("no-such-office"), list("b-office"), "list_room tells an existing office from a missing one")
+	route := func(computer string) string {
+		return answer(prober.call(protocol.EventGetTools, getTools("a-agent", computer, "r")), computer)
+	}
+	require.Equal(t, route("no-such-computer"), route("b-computer"), "a routed request tells an existing Computer from a missing one")
+
+	// Within the key's scope the 4102 / 4103 distinction of the protocol stays.
+	ok, reason := prober.join(agentRole, "a-agent", "a-office")
+	require.True(t, ok, "%v", reason)
+	inScope := dialKey("secret-a")
+	vals := inScope.call(protocol.EventLeaveOffice, map[string]any{"office_id": "a-office"})
+	requireReason(t, vals[0].(bool), vals[1], protocol.CodeNotInRoom)
+}
+
 // TestHostileJavaScriptClient: the official JavaScript client misbehaving.
 // A Buffer in an event (a BINARY_EVENT) closes its transport; a wrong key
 // gets a coded connect_error; an oversized name gets a 400. The office of a Go Agent carries on.

@@ -218,6 +218,9 @@ func (s *Server) leave(sess *session, office string) (string, *protocol.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sess.office != office {
+		if !sess.grant.allowsOffice(office) {
+			return "", outOfScopeLeave(office)
+		}
 		if len(s.offices[office]) == 0 {
 			return "", protocol.NewRoomNotFound("office %q does not exist", office)
 		}
@@ -226,6 +229,16 @@ func (s *Server) leave(sess *session, office string) (string, *protocol.Error) {
 	name := sess.name
 	s.leaveLocked(sess)
 	return name, nil
+}
+
+// outOfScopeLeave answers a leave of an office the session's key may not
+// enter: 4103 whether the office exists or not, so that a key scoped to
+// some offices (a tenant's) learns nothing of the others
+// (spec/decisions.md, Limits against hostile clients). The 4102 / 4103
+// distinction of spec/protocol.md (Offices) stays for offices the key
+// admits.
+func outOfScopeLeave(office string) *protocol.Error {
+	return protocol.NewNotInRoom("this session is not in office %q", office)
 }
 
 // leaveLocked broadcasts notify:leave_office to the session's office
