@@ -51,6 +51,7 @@ func TestHostileSilentComputer(t *testing.T) {
 				t.Fatal("no 408 within the wait")
 			}
 		}
+		require.Equal(t, []any{true, nil}, a.call(protocol.EventLeaveOffice, map[string]any{"office_id": "o1"}))
 		a.sock.Disconnect()
 	}
 	t.Logf("library acks held for the silent Computer after %d timed-out requests: %d", inFlight*rounds, ts.srv.PendingAcks("silent"))
@@ -98,6 +99,7 @@ func TestHostileSilentComputerCluster(t *testing.T) {
 				t.Fatal("no 408 within the wait")
 			}
 		}
+		require.Equal(t, []any{true, nil}, a.call(protocol.EventLeaveOffice, map[string]any{"office_id": "o1"}))
 		a.sock.Disconnect()
 	}
 	held := n[1].srv.PendingAcks("silent")
