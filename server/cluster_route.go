@@ -30,6 +30,10 @@ func (s *Server) joinCluster(sess *session, role protocol.Role, name, office str
 		s.mu.Unlock()
 		return noop, err
 	}
+	if err := s.allowOfficeEventLocked(office, protocol.EventJoinOffice); err != nil {
+		s.mu.Unlock()
+		return false, err
+	}
 	oldOffice, oldName := sess.office, sess.name
 	s.mu.Unlock()
 	if err := s.cl.join(sess, role, name, office, oldOffice, oldName); err != nil {

@@ -76,6 +76,9 @@ func (s *Server) broadcastCancel(sess *session, m map[string]any) *protocol.Erro
 	if err := s.checkAgentLocked(sess, m["agent"].(string), protocol.EventCancelToolCall); err != nil {
 		return err
 	}
+	if err := s.allowOfficeEventLocked(sess.office, protocol.EventCancelToolCall); err != nil {
+		return err
+	}
 	s.broadcastLocked(sess.office, sess, protocol.NotifyCancelToolCall, m)
 	return nil
 }

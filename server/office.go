@@ -137,6 +137,9 @@ func (s *Server) join(sess *session, role protocol.Role, name, office string) (n
 	if len(s.offices[office]) >= s.cfg.maxOfficeSize {
 		return false, protocol.NewOfficeFull("office %q has reached its maximum of %d members", office, s.cfg.maxOfficeSize)
 	}
+	if err := s.allowOfficeEventLocked(office, protocol.EventJoinOffice); err != nil {
+		return false, err
+	}
 	s.applyJoinLocked(sess, role, name, office)
 	return false, nil
 }
@@ -247,6 +250,7 @@ func outOfScopeLeave(office string) *protocol.Error {
 func (s *Server) leaveLocked(sess *session) {
 	office := sess.office
 	stopUpdatesLocked(sess)
+	s.chargeOfficeLocked(office)
 	s.broadcastLocked(office, sess, protocol.NotifyLeaveOffice, presence(sess))
 	if s.names[sess.name] == sess {
 		delete(s.names, sess.name)
@@ -257,6 +261,10 @@ func (s *Server) leaveLocked(sess *session) {
 		if len(members) == 0 {
 			delete(s.offices, office)
 			s.offices = shrunk(s.offices, &s.officesPeak)
+			if _, ok := s.officeRates[office]; ok {
+				delete(s.officeRates, office)
+				s.officeRates = shrunk(s.officeRates, &s.officeRatesPeak)
+			}
 		}
 	}
 	sess.sock.Leave(socket.Room(office))

@@ -23,6 +23,15 @@ import (
 //     fetch it again", so updates of one kind from one Computer closer
 //     together than updateInterval are folded into one notify:update_*,
 //     sent when the interval has passed (at most ten a second per kind).
+//   - An office's own events share a budget per office on each node:
+//     officeEventFactor times a session's rate, in bursts of twice as
+//     many. A session's rate bounds what one member makes the Server
+//     send; without an office's bound, its 256 members each at their own
+//     rate made it send 256 times more (a member's join or update reaches
+//     every other member). Joins and cancels over it are answered 429 and
+//     have no effect; leaves (explicit, by a switch or a disconnect) are
+//     never refused but spend from it; updates wait for it, folded as
+//     above, so nothing is lost.
 //   - The log line of a refused event is written for the first
 //     refusalLogBurst refusals of a session and then at most
 //     refusalLogRate a second; the next line written says how many were
@@ -37,6 +46,58 @@ const (
 	refusalLogBurst = 100
 )
 
+// officeEventFactor is how many sessions' worth of events an office's
+// members may send together (see above).
+const officeEventFactor = 4
+
+// officeLimiterLocked returns the budget of an office that has members on
+// this node, made on first use; it goes with the office (leaveLocked).
+// s.mu is held.
+func (s *Server) officeLimiterLocked(office string) *rate.Limiter {
+	l := s.officeRates[office]
+	if l == nil {
+		n := officeEventFactor * s.cfg.maxEventRate
+		l = rate.NewLimiter(rate.Limit(n), 2*n)
+		s.officeRates[office] = l
+		s.officeRatesPeak.grew(len(s.officeRates))
+	}
+	return l
+}
+
+// allowOfficeEventLocked takes a token from office's budget for a join or
+// a cancel that would reach its members here, or returns the 429 that
+// refuses it. An office without members here costs nothing. s.mu is held.
+func (s *Server) allowOfficeEventLocked(office, event string) *protocol.Error {
+	if len(s.offices[office]) == 0 {
+		return nil
+	}
+	if s.officeLimiterLocked(office).Allow() {
+		return nil
+	}
+	n := officeEventFactor * s.cfg.maxEventRate
+	return protocol.NewTooManyRequests("%s: office %q has more than %d events a second", event, office, n).
+		With("max_office_event_rate", n)
+}
+
+// chargeOfficeLocked spends a token of office's budget for an event that
+// is never refused (a leave), going into debt if need be, when it reaches
+// another member. s.mu is held.
+func (s *Server) chargeOfficeLocked(office string) {
+	if len(s.offices[office]) > 1 {
+		s.officeLimiterLocked(office).Reserve()
+	}
+}
+
+// officeDelayLocked reserves a token of office's budget for a notification
+// from sender and returns how long it must wait for it (0: now). An office
+// where nobody else would receive it costs nothing. s.mu is held.
+func (s *Server) officeDelayLocked(office string, now time.Time) time.Duration {
+	if len(s.offices[office]) <= 1 {
+		return 0
+	}
+	return s.officeLimiterLocked(office).ReserveN(now, 1).DelayFrom(now)
+}
+
 // sessionRates is a session's share of the limits above.
 type sessionRates struct {
 	events   *rate.Limiter                // office events; made on the first one
@@ -49,8 +110,9 @@ type sessionRates struct {
 
 // updateThrottle is the folding of one kind of update of one Computer.
 type updateThrottle struct {
-	last    int64       // when the last notification of this kind went out (Unix ns)
-	pending *time.Timer // the folded notification, while one waits
+	last     int64       // when the last notification of this kind went out (Unix ns)
+	pending  *time.Timer // the folded notification, while one waits
+	reserved bool        // pending has its office token (officeDelayLocked)
 }
 
 // allowEvent takes a token for an office event of sess, or returns the
@@ -110,13 +172,33 @@ func (s *Server) announceUpdateLocked(sess *session, info *protocol.EventInfo) {
 	if t.pending != nil {
 		return // the waiting notification tells of this change too
 	}
-	now := time.Now().UnixNano()
-	if wait := time.Duration(t.last + int64(updateInterval) - now); wait > 0 {
+	now := time.Now()
+	if wait := time.Duration(t.last + int64(updateInterval) - now.UnixNano()); wait > 0 {
 		t.pending = time.AfterFunc(wait, func() { s.sendFoldedUpdate(sess, info) })
 		return
 	}
-	t.last = now
+	if s.waitOfficeLocked(sess, info, t, now) {
+		return
+	}
+	t.last = now.UnixNano()
 	s.broadcastLocked(sess.office, sess, info.Broadcasts, map[string]any{"computer": sess.name})
+}
+
+// waitOfficeLocked reserves the office's token for the notification of t
+// and, when it is not there yet, makes the notification wait for it,
+// folded (it reports true then). s.mu is held.
+func (s *Server) waitOfficeLocked(sess *session, info *protocol.EventInfo, t *updateThrottle, now time.Time) bool {
+	if t.reserved {
+		t.reserved = false
+		return false
+	}
+	d := s.officeDelayLocked(sess.office, now)
+	if d <= 0 {
+		return false
+	}
+	t.reserved = true
+	t.pending = time.AfterFunc(d, func() { s.sendFoldedUpdate(sess, info) })
+	return true
 }
 
 // sendFoldedUpdate sends a folded notification, unless the Computer has
@@ -127,9 +209,14 @@ func (s *Server) sendFoldedUpdate(sess *session, info *protocol.EventInfo) {
 	t := &sess.rates.updates[updateKind(info.Name)]
 	t.pending = nil
 	if sess.closed || sess.office == "" {
+		t.reserved = false
 		return
 	}
-	t.last = time.Now().UnixNano()
+	now := time.Now()
+	if s.waitOfficeLocked(sess, info, t, now) {
+		return
+	}
+	t.last = now.UnixNano()
 	s.broadcastLocked(sess.office, sess, info.Broadcasts, map[string]any{"computer": sess.name})
 }
 
@@ -139,7 +226,7 @@ func stopUpdatesLocked(sess *session) {
 	for i := range sess.rates.updates {
 		if t := &sess.rates.updates[i]; t.pending != nil {
 			t.pending.Stop()
-			t.pending = nil
+			t.pending, t.reserved = nil, false
 		}
 	}
 }

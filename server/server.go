@@ -21,6 +21,7 @@ import (
 	"github.com/zishang520/socket.io/servers/engine/v3/transports"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+	"golang.org/x/time/rate"
 )
 
 // Server is the A2C-SMCP signalling Server (spec/protocol.md): it authenticates
@@ -55,11 +56,14 @@ type Server struct {
 	sessions map[socket.SocketId]*session
 	names    map[string]*session              // namespace-wide name registry
 	offices  map[string]map[*session]struct{} // office id → members
+	// officeRates bounds what each office's events make the Server send
+	// (ratelimit.go); an office's limiter goes with the office.
+	officeRates map[string]*rate.Limiter
 	// The tables' peaks, to rebuild them once far below (tables.go).
-	sessionsPeak, namesPeak, officesPeak peak
-	calls                                map[*call]struct{} // routed requests in flight
-	drained                              chan struct{}      // closed when closing and every call answered (settled)
-	seq                                  uint64
+	sessionsPeak, namesPeak, officesPeak, officeRatesPeak peak
+	calls                                                 map[*call]struct{} // routed requests in flight
+	drained                                               chan struct{}      // closed when closing and every call answered (settled)
+	seq                                                   uint64
 }
 
 // New returns a Server configured by opts. Authentication must be configured
@@ -75,15 +79,16 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.logger,
-		known:    map[string]*protocol.EventInfo{},
-		sessions: map[socket.SocketId]*session{},
-		names:    map[string]*session{},
-		offices:  map[string]map[*session]struct{}{},
-		calls:    map[*call]struct{}{},
-		drained:  make(chan struct{}),
-		limits:   connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP, maxPending: int64(cfg.maxPending)},
+		cfg:         cfg,
+		log:         cfg.logger,
+		known:       map[string]*protocol.EventInfo{},
+		sessions:    map[socket.SocketId]*session{},
+		names:       map[string]*session{},
+		offices:     map[string]map[*session]struct{}{},
+		officeRates: map[string]*rate.Limiter{},
+		calls:       map[*call]struct{}{},
+		drained:     make(chan struct{}),
+		limits:      connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP, maxPending: int64(cfg.maxPending)},
 	}
 	for _, info := range protocol.Events() {
 		s.known[info.Name] = info

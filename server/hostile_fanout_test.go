@@ -1,0 +1,83 @@
+package server_test
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHostileOfficeFanOut: every member of an office at its own event rate
+// made the Server send the office's members' count times more: fifteen
+// Computers announcing updates of every kind as fast as they can reach the
+// Agent (and each other) forty times a second each, each notification
+// written to every other member. An office's events share one budget
+// (four sessions' worth): the updates wait for it, folded, and joins over
+// it are answered 429, while another office carries on.
+func TestHostileOfficeFanOut(t *testing.T) {
+	const rate, computers, attack = 8, 15, time.Second
+	ts := startServer(t, server.WithMaxEventRate(rate))
+	other, ocs := office(t, ts, "o2", "a2", "c2")
+	ocs[0].answer(protocol.EventGetTools, toolsAnswer)
+
+	var cs []*rawConn
+	for i := range computers {
+		c := dialRaw(t, ts.url)
+		require.Equal(t, []any{true, nil}, c.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": fmt.Sprint("k", i), "office_id": "o1"}))
+		cs = append(cs, c)
+	}
+	agent := dialRaw(t, ts.url)
+	require.Equal(t, []any{true, nil}, agent.call(1, protocol.EventJoinOffice, map[string]any{"role": "agent", "name": "a1", "office_id": "o1"}))
+	time.Sleep(time.Second) // the joins' share of the office's budget comes back
+
+	var updates atomic.Int64
+	readDone := make(chan struct{})
+	go func() { // the Agent reads and counts until its connection closes
+		defer close(readDone)
+		for {
+			_, b, err := agent.ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(b), `"notify:update_`) {
+				updates.Add(1)
+			}
+		}
+	}()
+	kinds := []string{protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder}
+	start := time.Now()
+	var sent int
+	for time.Since(start) < attack {
+		for i, c := range cs {
+			for _, k := range kinds {
+				c.send(fmt.Sprintf(`42%s,["%s",{"computer":"k%d"}]`, protocol.Namespace, k, i))
+				sent++
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := updates.Load()
+	elapsed := time.Since(start)
+	// The office's budget: 4×rate a second, bursts of 8×rate; a second's
+	// slack for the reading.
+	bound := int64(8*rate + 4*rate*(elapsed+time.Second)/time.Second)
+	t.Logf("%d updates sent in %v; the Agent received %d notifications (bound %d)", sent, elapsed.Round(time.Millisecond), got, bound)
+	require.LessOrEqual(t, got, bound, "an office's notifications are not bounded by its budget")
+	require.Greater(t, got, int64(0))
+
+	// Meanwhile the office's budget is spent: a join is refused with 429
+	// naming the office's bound; another office carries on.
+	late := dialRaw(t, ts.url)
+	vals := late.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": "late", "office_id": "o1"})
+	require.Equal(t, false, vals[0])
+	require.Contains(t, vals[1], "429 TooManyRequests")
+	require.Contains(t, vals[1], `office "o1"`)
+	require.Equal(t, "meanwhile", other.call(protocol.EventGetTools, getTools("a2", "c2", "meanwhile"))[0].(map[string]any)["req_id"])
+	_ = agent.ws.Close()
+	<-readDone
+}
