@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -80,4 +81,43 @@ func TestHostileOfficeFanOut(t *testing.T) {
 	require.Equal(t, "meanwhile", other.call(protocol.EventGetTools, getTools("a2", "c2", "meanwhile"))[0].(map[string]any)["req_id"])
 	_ = agent.ws.Close()
 	<-readDone
+}
+
+// TestHostileCancelPayload: a cancel's members beyond agent and req_id
+// (which its schema does not forbid) were broadcast with it, so one 1 MB
+// cancel made the Server write 1 MB to every other member of the office,
+// and a few of them closed every Computer over its outgoing bound. The
+// notification carries agent and req_id only, as the reference Server's
+// (it validates the payload as AgentCallData, which drops the rest).
+func TestHostileCancelPayload(t *testing.T) {
+	const computers, cancels = 8, 5
+	ts := startServer(t)
+	var cs []*rawConn
+	for i := range computers {
+		c := dialRaw(t, ts.url)
+		require.Equal(t, []any{true, nil}, c.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": fmt.Sprint("k", i), "office_id": "o1"}))
+		cs = append(cs, c)
+	}
+	a := dialRaw(t, ts.url)
+	require.Equal(t, []any{true, nil}, a.call(1, protocol.EventJoinOffice, map[string]any{"role": "agent", "name": "a1", "office_id": "o1"}))
+	pad := strings.Repeat("p", 1<<20)
+	for i := range cancels {
+		require.Empty(t, a.call(10+i, protocol.EventCancelToolCall, map[string]any{"agent": "a1", "req_id": fmt.Sprint("r", i), "pad": pad}))
+	}
+	var got int
+	for _, c := range cs {
+		for i := 0; i < cancels; {
+			m := c.read()
+			if !strings.Contains(m, protocol.NotifyCancelToolCall) {
+				continue
+			}
+			got += len(m)
+			require.Less(t, len(m), 1024, "the cancel notification carries the padding")
+			var vals []any
+			require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(m, "42"+protocol.Namespace+",")), &vals))
+			require.Equal(t, map[string]any{"agent": "a1", "req_id": fmt.Sprint("r", i)}, vals[1])
+			i++
+		}
+	}
+	t.Logf("%d cancels of 1 MB to an office of %d Computers: %d bytes of notifications written", cancels, computers, got)
 }
