@@ -176,10 +176,7 @@ func (s *Server) answered(c *call, args []any) {
 		return
 	}
 	if s.cfg.validateAnswers {
-		v, err := decodeArg(args[0])
-		if err == nil {
-			err = protocol.ValidateValue(c.event, protocol.Ack, v)
-		}
+		err := s.validateAnswer(c.event, args[0])
 		if err != nil {
 			e := protocol.AsError(err)
 			out := protocol.NewInternal("computer %q answered %s with an invalid payload: %s", c.computerName, c.event, e.Message)
@@ -202,6 +199,22 @@ func (s *Server) answered(c *call, args []any) {
 	} else {
 		s.log.Debug("late answer dropped", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
 	}
+}
+
+// validateAnswer checks a Computer's answer against its ack schema, decoding
+// it within the bound on large decodes (decode.go).
+func (s *Server) validateAnswer(event string, arg any) error {
+	raw, _ := arg.(json.RawMessage)
+	release, perr := s.acquireDecode(len(raw))
+	if perr != nil {
+		return perr
+	}
+	defer release()
+	v, err := decodeArg(arg)
+	if err != nil {
+		return err
+	}
+	return protocol.ValidateValue(event, protocol.Ack, v)
 }
 
 func (s *Server) finishLogged(c *call, e *protocol.Error) {

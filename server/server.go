@@ -61,6 +61,7 @@ type Server struct {
 	officeRates map[string]*rate.Limiter
 	// The tables' peaks, to rebuild them once far below (tables.go).
 	sessionsPeak, namesPeak, officesPeak, officeRatesPeak peak
+	largeDecodes                                          chan struct{}      // places for decoding large payloads (decode.go)
 	calls                                                 map[*call]struct{} // routed requests in flight
 	drained                                               chan struct{}      // closed when closing and every call answered (settled)
 	seq                                                   uint64
@@ -79,16 +80,17 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{
-		cfg:         cfg,
-		log:         cfg.logger,
-		known:       map[string]*protocol.EventInfo{},
-		sessions:    map[socket.SocketId]*session{},
-		names:       map[string]*session{},
-		offices:     map[string]map[*session]struct{}{},
-		officeRates: map[string]*rate.Limiter{},
-		calls:       map[*call]struct{}{},
-		drained:     make(chan struct{}),
-		limits:      connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP, maxPending: int64(cfg.maxPending)},
+		cfg:          cfg,
+		log:          cfg.logger,
+		known:        map[string]*protocol.EventInfo{},
+		sessions:     map[socket.SocketId]*session{},
+		names:        map[string]*session{},
+		offices:      map[string]map[*session]struct{}{},
+		officeRates:  map[string]*rate.Limiter{},
+		calls:        map[*call]struct{}{},
+		largeDecodes: make(chan struct{}, maxLargeDecodes),
+		drained:      make(chan struct{}),
+		limits:       connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP, maxPending: int64(cfg.maxPending)},
 	}
 	for _, info := range protocol.Events() {
 		s.known[info.Name] = info
@@ -527,6 +529,13 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid UTF-8", info.Name).With("event", info.Name))
 		return
 	}
+	release, perr := s.acquireDecode(len(raw))
+	if perr != nil {
+		s.refuse(sess, info.Name, "", r, perr.With("event", info.Name))
+		return
+	}
+	// Held until the event is handled: the decoded value lives as long.
+	defer release()
 	payload, err := decodeArg(payloads[0])
 	if err != nil {
 		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid JSON", info.Name).With("event", info.Name))
