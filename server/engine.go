@@ -238,7 +238,7 @@ func (s *Server) onEngineConnection(args ...any) {
 	c.out.limit = s.cfg.maxOutgoing
 	c.out.stall = s.cfg.stallTimeout
 	c.out.closeConn = func(reason string) {
-		s.log.Warn("connection closed: peer not reading", "engine_id", ec.Id(), "remote", ec.RemoteAddress(), "reason", reason)
+		s.connLogs.warn(s.log, "connection closed: peer not reading", "engine_id", ec.Id(), "remote", ec.RemoteAddress(), "reason", reason)
 		go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
 	}
 	s.conns.Store(ec.Id(), c)
@@ -368,7 +368,7 @@ func (s *Server) authFailed(engineID string) {
 		return
 	}
 	if n := c.authFailures.Add(1); int(n) == s.cfg.maxAuthFailures {
-		s.log.Warn("connection closed: too many refused connects", "engine_id", engineID, "remote", c.eio.RemoteAddress(), "refusals", n)
+		s.connLogs.warn(s.log, "connection closed: too many refused connects", "engine_id", engineID, "remote", c.eio.RemoteAddress(), "refusals", n)
 		closeAfterNextWrite(c.eio)
 	}
 }

@@ -346,6 +346,44 @@ func TestHostileAuthAttempts(t *testing.T) {
 	require.Contains(t, r.connectSmcp(map[string]any{"api_key": testKey}), `"sid"`)
 }
 
+// TestHostileRefusalLogs: a client without a key had the Server write a
+// log line per refused CONNECT, and one more per connection closed for
+// them, as fast as it could open connections. Those lines are bounded
+// Server-wide (the first 100, then 10 a second; the next line written
+// counts the ones left out); every refusal is still answered.
+func TestHostileRefusalLogs(t *testing.T) {
+	const conns = 100
+	logs, logOpt := captureLogs(t)
+	ts := startServer(t, logOpt, server.WithMaxAuthFailures(3))
+	start := time.Now()
+	for i := range conns {
+		r := dialEngine(t, ts.url, nil, 0)
+		for j := range 3 {
+			require.Contains(t, r.connectSmcp(map[string]any{"api_key": fmt.Sprint("guess-", i, "-", j)}), `"code":401`)
+		}
+		require.True(t, r.closed())
+	}
+	elapsed := time.Since(start)
+	lines := logs.count("connection refused", nil) + logs.count("connection closed: too many refused connects", nil)
+	bound := 100 + int(10*elapsed.Seconds()) + 10
+	t.Logf("%d refused CONNECTs on %d connections in %v: %d log lines (bound %d)", 3*conns, conns, elapsed.Round(time.Millisecond), lines, bound)
+	require.LessOrEqual(t, lines, bound)
+
+	// Once the budget refills, the next line says how many were left out.
+	time.Sleep(200 * time.Millisecond)
+	r := dialEngine(t, ts.url, nil, 0)
+	require.Contains(t, r.connectSmcp(map[string]any{"api_key": "late"}), `"code":401`)
+	require.Eventually(t, func() bool {
+		for _, m := range logs.lines("connection refused") {
+			if n, ok := m["not_logged"].(float64); ok && n > 0 {
+				return true
+			}
+		}
+		return false
+	}, wait, 10*time.Millisecond, "no line counts the refusals left out")
+	dial(t, ts.url).mustJoin(agentRole, "a1", "o1") // a client with a key is not affected
+}
+
 // TestHostileConnectWindow: a transport that is not admitted to /smcp
 // within WithConnectTimeout is closed, whether it sends nothing, only a
 // refused CONNECT, or leaves /smcp and stays.

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -229,6 +231,42 @@ func stopUpdatesLocked(sess *session) {
 			t.pending, t.reserved = nil, false
 		}
 	}
+}
+
+// logBudget bounds a kind of log line that clients without a session (or
+// without a key) can cause, Server-wide: the first refusalLogBurst lines,
+// then refusalLogRate a second; the next line written says how many were
+// left out (spec/decisions.md, Limits against hostile clients). A line
+// per refused CONNECT let a client without a key have the Server write
+// lines as fast as it could open connections.
+type logBudget struct {
+	once     sync.Once
+	lim      *rate.Limiter
+	unlogged atomic.Int64
+}
+
+// allow reports whether a line may be written now, and how many were not
+// since the last one.
+func (b *logBudget) allow() (bool, int64) {
+	b.once.Do(func() { b.lim = rate.NewLimiter(refusalLogRate, refusalLogBurst) })
+	if !b.lim.Allow() {
+		b.unlogged.Add(1)
+		return false, 0
+	}
+	return true, b.unlogged.Swap(0)
+}
+
+// warn writes a Warn line within the budget, with "not_logged" when
+// earlier ones were left out.
+func (b *logBudget) warn(log *slog.Logger, msg string, attrs ...any) {
+	ok, n := b.allow()
+	if !ok {
+		return
+	}
+	if n > 0 {
+		attrs = append(attrs, "not_logged", n)
+	}
+	log.Warn(msg, attrs...)
 }
 
 // everySecond lets a repeated log line through at most once a second (the

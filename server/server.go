@@ -50,6 +50,7 @@ type Server struct {
 	conns     sync.Map // Engine.IO connection id → *conn (engine.go)
 	limits    connLimits
 	refusals  everySecond // the log line of refused connections (connlimit.go)
+	connLogs  logBudget   // the log lines of refused CONNECTs and closed connections (ratelimit.go)
 
 	mu       sync.Mutex
 	closing  bool
@@ -351,7 +352,7 @@ func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedErr
 			next(nil)
 			return
 		}
-		s.log.Warn("connection refused", "remote", req.RemoteAddr, "code", int(err.Code), "reason", err.Message)
+		s.connLogs.warn(s.log, "connection refused", "remote", req.RemoteAddr, "code", int(err.Code), "reason", err.Message)
 		s.m.authRefused(err.Code)
 		next(connectError(err))
 		s.authFailed(sock.Conn().Id())
