@@ -107,6 +107,10 @@ type conn struct {
 	polling      atomic.Bool // a long-polling GET of it is being served (Server.boundPolling)
 	posting      atomic.Bool // a long-polling POST of it is being served
 	poll         pollWait    // the GET being served, ended when the connection closes
+	// Under Server.mu: the grant its session is counted against
+	// (countKeySession), and whether the connection has closed.
+	keyGrant   *Grant
+	keysClosed bool
 }
 
 // pollWait ends a long-polling GET left waiting when its connection
@@ -282,6 +286,7 @@ func (s *Server) onEngineConnection(args ...any) {
 	_ = ec.Once("close", func(...any) {
 		s.releaseWhenTransportCloses(ec.Transport(), pl)
 		c.poll.close()
+		s.uncountKeySession(c)
 		s.conns.Delete(ec.Id())
 		c.out.stop()
 		g.registered() // nothing to wait for on a closed connection

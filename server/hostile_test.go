@@ -490,6 +490,39 @@ func TestHostileScopedKeyProbes(t *testing.T) {
 	requireReason(t, vals[0].(bool), vals[1], protocol.CodeNotInRoom)
 }
 
+// TestHostileKeySessions: a key with MaxSessions is admitted that many
+// sessions at once on a node; the next CONNECT is refused with 429 (and
+// counts as a refused CONNECT), a closed session gives its place back, and
+// another key is not affected: one tenant cannot take every place of a
+// Server that hosts several.
+func TestHostileKeySessions(t *testing.T) {
+	ts := startServerAuth(t, server.WithKeys(
+		server.Key{ID: "tenant-a", Secret: "secret-a", MaxSessions: 2},
+		server.Key{ID: "tenant-b", Secret: "secret-b"},
+	))
+	a := http.Header{"X-Api-Key": {"secret-a"}}
+	first := dialEngine(t, ts.url, a, 0)
+	require.Contains(t, first.connectSmcp(nil), `"sid"`)
+	second := dialEngine(t, ts.url, a, 0)
+	require.Contains(t, second.connectSmcp(nil), `"sid"`)
+	third := dialEngine(t, ts.url, a, 0)
+	require.Equal(t, `44/smcp,{"data":{"code":429,"message":"this key already has 2 sessions"},"message":"this key already has 2 sessions"}`, third.connectSmcp(nil))
+
+	p, err := connect(t, ts.url, dialOpts{headers: http.Header{"X-Api-Key": {"secret-b"}}})
+	require.NoError(t, err)
+	p.mustJoin(agentRole, "b", "o1")
+
+	// A closed session gives its place back.
+	_ = first.ws.Close()
+	require.Eventually(t, func() bool {
+		r := dialEngine(t, ts.url, a, 0)
+		got := r.connectSmcp(nil)
+		_ = r.ws.Close()
+		require.Regexp(t, `"sid"|"code":429`, got)
+		return strings.Contains(got, `"sid"`)
+	}, wait, 50*time.Millisecond)
+}
+
 // TestHostileJavaScriptClient: the official JavaScript client misbehaving.
 // A Buffer in an event (a BINARY_EVENT) closes its transport; a wrong key
 // gets a coded connect_error; an oversized name gets a 400. The office of a Go Agent carries on.

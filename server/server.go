@@ -62,6 +62,7 @@ type Server struct {
 	officeRates map[string]*rate.Limiter
 	// The tables' peaks, to rebuild them once far below (tables.go).
 	sessionsPeak, namesPeak, officesPeak, officeRatesPeak peak
+	keySessions                                           map[*Grant]int     // sessions per grant with MaxSessions (auth.go)
 	largeDecodes                                          chan struct{}      // places for decoding large payloads (decode.go)
 	calls                                                 map[*call]struct{} // routed requests in flight
 	drained                                               chan struct{}      // closed when closing and every call answered (settled)
@@ -346,6 +347,9 @@ func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedErr
 	go func() {
 		defer s.authWG.Done()
 		err := s.runAuth(req)
+		if err == nil {
+			err = s.countKeySession(sock.Conn().Id(), req.Grant)
+		}
 		if err == nil {
 			sock.SetData(req.Grant)
 			s.admitted(sock.Conn().Id())
