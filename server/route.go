@@ -176,7 +176,11 @@ func (s *Server) answered(c *call, args []any) {
 		return
 	}
 	if s.cfg.validateAnswers {
-		err := s.validateAnswer(c.event, args[0])
+		busy, err := s.validateAnswer(c.event, args[0])
+		if busy != nil {
+			s.finishLogged(c, busy)
+			return
+		}
 		if err != nil {
 			e := protocol.AsError(err)
 			out := protocol.NewInternal("computer %q answered %s with an invalid payload: %s", c.computerName, c.event, e.Message)
@@ -202,19 +206,20 @@ func (s *Server) answered(c *call, args []any) {
 }
 
 // validateAnswer checks a Computer's answer against its ack schema, decoding
-// it within the bound on large decodes (decode.go).
-func (s *Server) validateAnswer(event string, arg any) error {
+// it within the bound on large decodes (decode.go): busy is the 503 when no
+// place came in time, err what the check found.
+func (s *Server) validateAnswer(event string, arg any) (busy *protocol.Error, err error) {
 	raw, _ := arg.(json.RawMessage)
-	release, perr := s.acquireDecode(len(raw))
-	if perr != nil {
-		return perr
+	release, busy := s.acquireDecode(len(raw))
+	if busy != nil {
+		return busy, nil
 	}
 	defer release()
 	v, err := decodeArg(arg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return protocol.ValidateValue(event, protocol.Ack, v)
+	return nil, protocol.ValidateValue(event, protocol.Ack, v)
 }
 
 func (s *Server) finishLogged(c *call, e *protocol.Error) {
