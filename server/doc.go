@@ -24,7 +24,8 @@
 // name is configurable) or from the auth payload's "api_key" string (browsers
 // cannot set headers on websockets), compared in constant time with every
 // configured key. A refusal is a Socket.IO connect error whose data is
-// {"code": 401|403|500, "message"}. New refuses to build a Server without
+// {"code": 401|403|429|500, "message"} (429: the key's Key.MaxSessions are
+// all in use). New refuses to build a Server without
 // authentication; InsecureNoAuth must be chosen explicitly. Keys and auth
 // payloads are never logged. The default namespace "/" refuses everyone.
 //

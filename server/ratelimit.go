@@ -91,8 +91,9 @@ func (s *Server) chargeOfficeLocked(office string) {
 }
 
 // officeDelayLocked reserves a token of office's budget for a notification
-// from sender and returns how long it must wait for it (0: now). An office
-// where nobody else would receive it costs nothing. s.mu is held.
+// from one of its members and returns how long it must wait for it (0:
+// now). An office where no other member is on this node costs nothing (in
+// a cluster, members on other nodes are not counted). s.mu is held.
 func (s *Server) officeDelayLocked(office string, now time.Time) time.Duration {
 	if len(s.offices[office]) <= 1 {
 		return 0
