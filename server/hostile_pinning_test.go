@@ -64,7 +64,7 @@ func TestHostileSilentComputer(t *testing.T) {
 	c.barrier()
 	vals := other.call(protocol.EventGetTools, getTools("a2", "c2", "meanwhile"))
 	require.Equal(t, "meanwhile", vals[0].(map[string]any)["req_id"])
-	heapReturns(t, base, 2<<20)
+	heapReturns(t, base, 3<<20) // the test's own 40 disconnected clients stay until it ends (about 1.5 MB)
 	t.Logf("live heap: %d KB at the start, %d KB at the end", base>>10, liveHeap()>>10)
 }
 
