@@ -121,3 +121,58 @@ func TestHostileCancelPayload(t *testing.T) {
 	}
 	t.Logf("%d cancels of 1 MB to an office of %d Computers: %d bytes of notifications written", cancels, computers, got)
 }
+
+// TestHostileOfficeFanOutCluster: in a cluster a node does not know the
+// members of an office on other nodes, so a Computer alone on its node was
+// outside any office budget: two Computers, each alone on its node,
+// flooding updates to their Agent on a third. Each node's budget now
+// counts its members' events whenever the node is part of a cluster.
+func TestHostileOfficeFanOutCluster(t *testing.T) {
+	const rate, attack = 2, 2 * time.Second
+	r := startRedis(t)
+	n := startNodes(t, r, 3, server.WithMaxEventRate(rate))
+	agent := dialRaw(t, n[0].url)
+	require.Equal(t, []any{true, nil}, agent.call(1, protocol.EventJoinOffice, map[string]any{"role": "agent", "name": "a1", "office_id": "o1"}))
+	var cs []*rawConn
+	for i := 1; i <= 2; i++ {
+		c := dialRaw(t, n[i].url)
+		require.Equal(t, []any{true, nil}, c.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": fmt.Sprint("k", i), "office_id": "o1"}))
+		cs = append(cs, c)
+	}
+	for range cs {
+		require.Contains(t, agent.read(), protocol.NotifyEnterOffice)
+	}
+
+	var updates atomic.Int64
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		for {
+			_, b, err := agent.ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(b), `"notify:update_`) {
+				updates.Add(1)
+			}
+		}
+	}()
+	kinds := []string{protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder}
+	start := time.Now()
+	for time.Since(start) < attack {
+		for i, c := range cs {
+			for _, k := range kinds {
+				c.send(fmt.Sprintf(`42%s,["%s",{"computer":"k%d"}]`, protocol.Namespace, k, i+1))
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	got, elapsed := updates.Load(), time.Since(start)
+	// Two nodes' budgets (4×rate a second, bursts of 8×rate each), a
+	// second's slack; without them, 40 a second per Computer.
+	bound := 2 * int64(8*rate+4*rate*(elapsed+time.Second)/time.Second)
+	t.Logf("two lone Computers flooding updates for %v: the Agent received %d notifications (bound %d)", elapsed.Round(time.Millisecond), got, bound)
+	require.LessOrEqual(t, got, bound)
+	_ = agent.ws.Close()
+	<-readDone
+}

@@ -82,23 +82,31 @@ func (s *Server) allowOfficeEventLocked(office, event string) *protocol.Error {
 }
 
 // chargeOfficeLocked spends a token of office's budget for an event that
-// is never refused (a leave), going into debt if need be, when it reaches
+// is never refused (a leave), going into debt if need be, when it may reach
 // another member. s.mu is held.
 func (s *Server) chargeOfficeLocked(office string) {
-	if len(s.offices[office]) > 1 {
+	if s.othersMayHearLocked(office) {
 		s.officeLimiterLocked(office).Reserve()
 	}
 }
 
 // officeDelayLocked reserves a token of office's budget for a notification
 // from one of its members and returns how long it must wait for it (0:
-// now). An office where no other member is on this node costs nothing (in
-// a cluster, members on other nodes are not counted). s.mu is held.
+// now), when it may reach another member. s.mu is held.
 func (s *Server) officeDelayLocked(office string, now time.Time) time.Duration {
-	if len(s.offices[office]) <= 1 {
+	if !s.othersMayHearLocked(office) {
 		return 0
 	}
 	return s.officeLimiterLocked(office).ReserveN(now, 1).DelayFrom(now)
+}
+
+// othersMayHearLocked reports whether an event of a member of office on
+// this node may reach another member: on one node, when another member is
+// here; in a cluster, always (members on other nodes are not known here,
+// and a member alone on its node must not escape the budget). s.mu is
+// held.
+func (s *Server) othersMayHearLocked(office string) bool {
+	return s.cl != nil || len(s.offices[office]) > 1
 }
 
 // sessionRates is a session's share of the limits above.
