@@ -384,6 +384,33 @@ func TestHostileRefusalLogs(t *testing.T) {
 	dial(t, ts.url).mustJoin(agentRole, "a1", "o1") // a client with a key is not affected
 }
 
+// TestHostileRefusalLogsAcrossSessions: a session's refusal lines are
+// bounded (its first 100, then 10 a second), but a client with a key could
+// open session after session and have each one's first 100 logged. All
+// sessions' refusal lines share a Server-wide budget too (the first 1,000,
+// then 100 a second); every refusal is still answered.
+func TestHostileRefusalLogsAcrossSessions(t *testing.T) {
+	const sessions, each = 30, 100
+	logs, logOpt := captureLogs(t)
+	ts := startServer(t, logOpt)
+	start := time.Now()
+	for range sessions {
+		r := dialRaw(t, ts.url)
+		for i := range each {
+			r.send(fmt.Sprintf(`42%s,%d["no:such_event",{}]`, protocol.Namespace, i))
+		}
+		for range each {
+			require.Contains(t, r.read(), `"code":400`)
+		}
+		_ = r.ws.Close()
+	}
+	elapsed := time.Since(start)
+	lines := logs.count("request refused", nil)
+	bound := 1000 + int(100*elapsed.Seconds()) + 10
+	t.Logf("%d refusals on %d sessions in %v: %d log lines (bound %d)", sessions*each, sessions, elapsed.Round(time.Millisecond), lines, bound)
+	require.LessOrEqual(t, lines, bound)
+}
+
 // TestHostileConnectWindow: a transport that is not admitted to /smcp
 // within WithConnectTimeout is closed, whether it sends nothing, only a
 // refused CONNECT, or leaves /smcp and stays.

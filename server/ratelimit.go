@@ -36,8 +36,11 @@ import (
 //     above, so nothing is lost.
 //   - The log line of a refused event is written for the first
 //     refusalLogBurst refusals of a session and then at most
-//     refusalLogRate a second; the next line written says how many were
-//     left out. A client cannot fill the operator's disk with refusals.
+//     refusalLogRate a second, and within a Server-wide budget for all
+//     sessions (serverRefusalLogBurst, then serverRefusalLogRate a
+//     second); the next line written says how many were left out. A
+//     client cannot fill the operator's disk with refusals, not even by
+//     opening session after session.
 
 // updateInterval is the least time between two notify:update_* of one kind
 // for one Computer.
@@ -139,15 +142,27 @@ func (s *Server) allowEvent(sess *session, event string) *protocol.Error {
 		With("max_event_rate", s.cfg.maxEventRate)
 }
 
+// Server-wide, the refusal lines of all sessions together: a client with a
+// key opening sessions one after another had each one's burst logged.
+const (
+	serverRefusalLogRate  = 100
+	serverRefusalLogBurst = 1000
+)
+
 // logRefusal reports whether a refusal of sess may be logged now, and how
-// many earlier ones were not.
-func (s *Server) logRefusal(sess *session) (bool, int64) {
+// many earlier ones were not: of this session, and (over the Server-wide
+// budget) of all sessions.
+func (s *Server) logRefusal(sess *session) (ok bool, unlogged, serverUnlogged int64) {
 	lim := sess.rates.loadLogs()
 	if !lim.Allow() {
 		sess.rates.unlogged.Add(1)
-		return false, 0
+		return false, 0, 0
 	}
-	return true, sess.rates.unlogged.Swap(0)
+	if ok, serverUnlogged = s.refusalLogs.allow(); !ok {
+		sess.rates.unlogged.Add(1)
+		return false, 0, 0
+	}
+	return true, sess.rates.unlogged.Swap(0), serverUnlogged
 }
 
 // loadLogs returns the refusal log limiter, made once (refusals are
@@ -249,6 +264,9 @@ func stopUpdatesLocked(sess *session) {
 // per refused CONNECT let a client without a key have the Server write
 // lines as fast as it could open connections.
 type logBudget struct {
+	every rate.Limit // lines a second after the burst; 0: refusalLogRate
+	burst int        // 0: refusalLogBurst
+
 	once     sync.Once
 	lim      *rate.Limiter
 	unlogged atomic.Int64
@@ -257,7 +275,13 @@ type logBudget struct {
 // allow reports whether a line may be written now, and how many were not
 // since the last one.
 func (b *logBudget) allow() (bool, int64) {
-	b.once.Do(func() { b.lim = rate.NewLimiter(refusalLogRate, refusalLogBurst) })
+	b.once.Do(func() {
+		every, burst := b.every, b.burst
+		if every == 0 {
+			every, burst = refusalLogRate, refusalLogBurst
+		}
+		b.lim = rate.NewLimiter(every, burst)
+	})
 	if !b.lim.Allow() {
 		b.unlogged.Add(1)
 		return false, 0

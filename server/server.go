@@ -44,13 +44,14 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	closeOnce sync.Once
-	stopped   atomic.Bool // the Socket.IO server is closed
-	authWG    sync.WaitGroup
-	conns     sync.Map // Engine.IO connection id → *conn (engine.go)
-	limits    connLimits
-	refusals  everySecond // the log line of refused connections (connlimit.go)
-	connLogs  logBudget   // the log lines of refused CONNECTs and closed connections (ratelimit.go)
+	closeOnce   sync.Once
+	stopped     atomic.Bool // the Socket.IO server is closed
+	authWG      sync.WaitGroup
+	conns       sync.Map // Engine.IO connection id → *conn (engine.go)
+	limits      connLimits
+	refusals    everySecond // the log line of refused connections (connlimit.go)
+	connLogs    logBudget   // the log lines of refused CONNECTs and closed connections (ratelimit.go)
+	refusalLogs logBudget   // the refusal lines of all sessions (ratelimit.go)
 
 	mu       sync.Mutex
 	closing  bool
@@ -97,6 +98,7 @@ func New(opts ...Option) (*Server, error) {
 	for _, info := range protocol.Events() {
 		s.known[info.Name] = info
 	}
+	s.refusalLogs.every, s.refusalLogs.burst = serverRefusalLogRate, serverRefusalLogBurst
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.metrics != nil {
 		m, err := newMetrics(cfg.metrics, s)
@@ -592,9 +594,12 @@ func (s *Server) refuse(sess *session, event, reqID string, r *reply, e *protoco
 	if r == nil || !r.asked() {
 		attrs = append(attrs, "ack", false)
 	}
-	if ok, unlogged := s.logRefusal(sess); ok {
+	if ok, unlogged, serverUnlogged := s.logRefusal(sess); ok {
 		if unlogged > 0 {
 			attrs = append(attrs, "refusals_not_logged", unlogged)
+		}
+		if serverUnlogged > 0 {
+			attrs = append(attrs, "server_refusals_not_logged", serverUnlogged)
 		}
 		s.log.Warn("request refused", attrs...)
 	}
