@@ -36,6 +36,53 @@ type Grant struct {
 	Offices []string
 	// Roles lists the roles the connection may join as; empty: any.
 	Roles []protocol.Role
+	// MaxSessions bounds the sessions admitted at once, on one Server
+	// node, with this Grant (the same *Grant: KeyAuth returns one per
+	// key); 0: no bound. A CONNECT over it is refused with 429, so that one
+	// tenant cannot take every place of a Server that hosts several.
+	MaxSessions int
+}
+
+// countKeySession counts the session of the connection engineID against its
+// grant's MaxSessions, or returns the 429 that refuses it. The count is
+// given back when the connection closes (uncountKeySession).
+func (s *Server) countKeySession(engineID string, g *Grant) *protocol.Error {
+	if g == nil || g.MaxSessions <= 0 {
+		return nil
+	}
+	c := s.conn(engineID)
+	if c == nil {
+		return nil // closed meanwhile: nothing will be admitted
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.keysClosed || c.keyGrant != nil {
+		return nil
+	}
+	if s.keySessions[g] >= g.MaxSessions {
+		return protocol.NewTooManyRequests("this key already has %d sessions", g.MaxSessions).With("max_sessions", g.MaxSessions)
+	}
+	if s.keySessions == nil {
+		s.keySessions = map[*Grant]int{}
+	}
+	s.keySessions[g]++
+	c.keyGrant = g
+	return nil
+}
+
+// uncountKeySession gives back the count of a closed connection.
+func (s *Server) uncountKeySession(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.keysClosed = true
+	g := c.keyGrant
+	if g == nil {
+		return
+	}
+	c.keyGrant = nil
+	if s.keySessions[g]--; s.keySessions[g] <= 0 {
+		delete(s.keySessions, g)
+	}
 }
 
 // allows reports whether the grant admits joining office as role.
@@ -45,6 +92,11 @@ func (g *Grant) allows(office string, role protocol.Role) bool {
 	}
 	return (len(g.Offices) == 0 || slices.Contains(g.Offices, office)) &&
 		(len(g.Roles) == 0 || slices.Contains(g.Roles, role))
+}
+
+// allowsOffice reports whether the credential admits office in some role.
+func (g *Grant) allowsOffice(office string) bool {
+	return g == nil || len(g.Offices) == 0 || slices.Contains(g.Offices, office)
 }
 
 // AuthProvider admits or refuses connections. Authenticate returns nil to
@@ -92,11 +144,15 @@ type Key struct {
 	Secret  string          `json:"secret"`
 	Offices []string        `json:"offices,omitempty"`
 	Roles   []protocol.Role `json:"roles,omitempty"`
+	// MaxSessions bounds the sessions admitted with this key at once on
+	// one node (Grant.MaxSessions); 0: no bound.
+	MaxSessions int `json:"max_sessions,omitempty"`
 }
 
 // KeyAuth is APIKeyAuth with scoped keys: an admitted connection carries
-// its key's Grant, and the Server refuses a join outside it with 403. It
-// fails on an empty secret, a secret given twice, or an unknown role.
+// its key's Grant, and the Server refuses a join outside it with 403, and a
+// CONNECT beyond its MaxSessions with 429. It fails on an empty secret, a
+// secret given twice, an unknown role or a negative MaxSessions.
 func KeyAuth(header string, keys ...Key) (AuthProvider, error) {
 	if header == "" {
 		header = DefaultAPIKeyHeader
@@ -117,7 +173,10 @@ func KeyAuth(header string, keys ...Key) (AuthProvider, error) {
 				return nil, fmt.Errorf("key %d: unknown role %q", i, r)
 			}
 		}
-		g := &Grant{KeyID: k.ID, Offices: slices.Clone(k.Offices), Roles: slices.Clone(k.Roles)}
+		if k.MaxSessions < 0 {
+			return nil, fmt.Errorf("key %d: negative max_sessions", i)
+		}
+		g := &Grant{KeyID: k.ID, Offices: slices.Clone(k.Offices), Roles: slices.Clone(k.Roles), MaxSessions: k.MaxSessions}
 		if g.KeyID == "" {
 			g.KeyID = "sha256:" + hex.EncodeToString(d[:6])
 		}

@@ -110,6 +110,14 @@ type cluster struct {
 
 	mu      sync.Mutex
 	pending []entry // releases that failed while Redis was unreachable
+
+	ackMarks []ackMark // the loop's marks of the namespace's ack ids (sweepAcks)
+}
+
+// ackMark is the namespace's next ack id at one heartbeat.
+type ackMark struct {
+	at time.Time
+	id uint64
 }
 
 // entry is one session in the cluster state.
@@ -630,6 +638,50 @@ func (cl *cluster) loop() {
 			cl.checkTargets(ctx)
 		}
 		cancel()
+		cl.sweepAcks(time.Now())
+	}
+}
+
+// sweepAcks drops, from the library's ack table of every Computer session
+// of this node, the entries of requests whose deadline has passed on any
+// node (spec/decisions.md, Limits against hostile clients). A request from
+// another node reaches its Computer as the adapter's broadcast with
+// acknowledgement, whose ack the library keeps until the Computer answers
+// or disconnects; nothing on this node knows the request's deadline, so a
+// Computer that never answers would keep one entry per request for as long
+// as it stays. Ack ids grow with time (one counter per namespace): at every
+// heartbeat the loop notes the next one, and an entry with an id below a
+// mark taken longer ago than the longest deadline a request can have, plus
+// a lease, belongs to a request every node has given up on. The calls
+// routed on this node drop their entry themselves (emitCall).
+func (cl *cluster) sweepAcks(now time.Time) {
+	s := cl.s
+	cl.ackMarks = append(cl.ackMarks, ackMark{at: now, id: s.nsp.Ids()})
+	age := max(s.cfg.requestTimeout, s.cfg.maxToolTimeout+s.cfg.toolCallMargin) + cl.lease
+	var below uint64
+	for len(cl.ackMarks) > 0 && now.Sub(cl.ackMarks[0].at) >= age {
+		below = cl.ackMarks[0].id
+		cl.ackMarks = cl.ackMarks[1:]
+	}
+	if below == 0 {
+		return
+	}
+	s.mu.Lock()
+	var socks []*socket.Socket
+	for _, sess := range s.sessions {
+		if sess.role == protocol.RoleComputer {
+			socks = append(socks, sess.sock)
+		}
+	}
+	s.mu.Unlock()
+	for _, sock := range socks {
+		acks := sock.Acks()
+		acks.Range(func(id uint64, _ socket.Ack) bool {
+			if id < below {
+				acks.Delete(id)
+			}
+			return true
+		})
 	}
 }
 

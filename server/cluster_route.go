@@ -30,6 +30,10 @@ func (s *Server) joinCluster(sess *session, role protocol.Role, name, office str
 		s.mu.Unlock()
 		return noop, err
 	}
+	if err := s.allowOfficeEventLocked(office, protocol.EventJoinOffice); err != nil {
+		s.mu.Unlock()
+		return false, err
+	}
 	oldOffice, oldName := sess.office, sess.name
 	s.mu.Unlock()
 	if err := s.cl.join(sess, role, name, office, oldOffice, oldName); err != nil {
@@ -48,6 +52,9 @@ func (s *Server) leaveCluster(sess *session, office string) (string, *protocol.E
 	s.mu.Lock()
 	if sess.office != office {
 		s.mu.Unlock()
+		if !sess.grant.allowsOffice(office) {
+			return "", outOfScopeLeave(office)
+		}
 		if members, err := s.cl.members(office); err == nil && len(members) == 0 {
 			return "", protocol.NewRoomNotFound("office %q does not exist", office)
 		}

@@ -24,7 +24,8 @@
 // name is configurable) or from the auth payload's "api_key" string (browsers
 // cannot set headers on websockets), compared in constant time with every
 // configured key. A refusal is a Socket.IO connect error whose data is
-// {"code": 401|403|500, "message"}. New refuses to build a Server without
+// {"code": 401|403|429|500, "message"} (429: the key's Key.MaxSessions are
+// all in use). New refuses to build a Server without
 // authentication; InsecureNoAuth must be chosen explicitly. Keys and auth
 // payloads are never logged. The default namespace "/" refuses everyone.
 //
@@ -75,8 +76,8 @@
 // server:update_{config,tool_list,desktop,finder} are accepted from a
 // Computer inside an office naming itself, and broadcast as notify:update_*
 // {computer} to its office, skipping it. server:tool_call_cancel is accepted
-// from the Agent named in it, inside an office, and broadcast unchanged as
-// notify:tool_call_cancel to that office, skipping it. These events define no
+// from the Agent named in it, inside an office, and its agent and req_id are
+// broadcast as notify:tool_call_cancel to that office, skipping it. These events define no
 // ack: a refusal is a log line (with req_id when there is one). A client that
 // asks for an ack anyway gets no value on success and the ErrorPayload on
 // refusal. notify:* events sent by clients are refused (403).

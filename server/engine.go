@@ -107,6 +107,10 @@ type conn struct {
 	polling      atomic.Bool // a long-polling GET of it is being served (Server.boundPolling)
 	posting      atomic.Bool // a long-polling POST of it is being served
 	poll         pollWait    // the GET being served, ended when the connection closes
+	// Under Server.mu: the grant its session is counted against
+	// (countKeySession), and whether the connection has closed.
+	keyGrant   *Grant
+	keysClosed bool
 }
 
 // pollWait ends a long-polling GET left waiting when its connection
@@ -263,7 +267,7 @@ func (s *Server) onEngineConnection(args ...any) {
 	c.out.limit = s.cfg.maxOutgoing
 	c.out.stall = s.cfg.stallTimeout
 	c.out.closeConn = func(reason string) {
-		s.log.Warn("connection closed: peer not reading", "engine_id", ec.Id(), "remote", ec.RemoteAddress(), "reason", reason)
+		s.connLogs.warn(s.log, "connection closed: peer not reading", "engine_id", ec.Id(), "remote", ec.RemoteAddress(), "reason", reason)
 		go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
 	}
 	s.conns.Store(ec.Id(), c)
@@ -307,6 +311,7 @@ func (s *Server) onEngineConnection(args ...any) {
 	_ = ec.Once("close", func(...any) {
 		s.releaseWhenTransportCloses(ec.Transport(), pl)
 		c.poll.close()
+		s.uncountKeySession(c)
 		s.conns.Delete(ec.Id())
 		c.out.stop()
 		g.registered() // nothing to wait for on a closed connection
@@ -393,7 +398,7 @@ func (s *Server) authFailed(engineID string) {
 		return
 	}
 	if n := c.authFailures.Add(1); int(n) == s.cfg.maxAuthFailures {
-		s.log.Warn("connection closed: too many refused connects", "engine_id", engineID, "remote", c.eio.RemoteAddress(), "refusals", n)
+		s.connLogs.warn(s.log, "connection closed: too many refused connects", "engine_id", engineID, "remote", c.eio.RemoteAddress(), "refusals", n)
 		closeAfterNextWrite(c.eio)
 	}
 }

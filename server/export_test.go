@@ -74,3 +74,16 @@ func RedisOptions(url string) (*redis.Options, error) {
 	}
 	return c.redis, nil
 }
+
+// PendingAcks is how many acknowledgements the Socket.IO library holds for
+// the session registered under name: requests sent to it that it has not
+// answered (0 when no session has that name).
+func (s *Server) PendingAcks(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.names[name]
+	if sess == nil {
+		return 0
+	}
+	return sess.sock.Acks().Len()
+}

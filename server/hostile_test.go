@@ -346,6 +346,71 @@ func TestHostileAuthAttempts(t *testing.T) {
 	require.Contains(t, r.connectSmcp(map[string]any{"api_key": testKey}), `"sid"`)
 }
 
+// TestHostileRefusalLogs: a client without a key had the Server write a
+// log line per refused CONNECT, and one more per connection closed for
+// them, as fast as it could open connections. Those lines are bounded
+// Server-wide (the first 100, then 10 a second; the next line written
+// counts the ones left out); every refusal is still answered.
+func TestHostileRefusalLogs(t *testing.T) {
+	const conns = 100
+	logs, logOpt := captureLogs(t)
+	ts := startServer(t, logOpt, server.WithMaxAuthFailures(3))
+	start := time.Now()
+	for i := range conns {
+		r := dialEngine(t, ts.url, nil, 0)
+		for j := range 3 {
+			require.Contains(t, r.connectSmcp(map[string]any{"api_key": fmt.Sprint("guess-", i, "-", j)}), `"code":401`)
+		}
+		require.True(t, r.closed())
+	}
+	elapsed := time.Since(start)
+	lines := logs.count("connection refused", nil) + logs.count("connection closed: too many refused connects", nil)
+	bound := 100 + int(10*elapsed.Seconds()) + 10
+	t.Logf("%d refused CONNECTs on %d connections in %v: %d log lines (bound %d)", 3*conns, conns, elapsed.Round(time.Millisecond), lines, bound)
+	require.LessOrEqual(t, lines, bound)
+
+	// Once the budget refills, the next line says how many were left out.
+	time.Sleep(200 * time.Millisecond)
+	r := dialEngine(t, ts.url, nil, 0)
+	require.Contains(t, r.connectSmcp(map[string]any{"api_key": "late"}), `"code":401`)
+	require.Eventually(t, func() bool {
+		for _, m := range logs.lines("connection refused") {
+			if n, ok := m["not_logged"].(float64); ok && n > 0 {
+				return true
+			}
+		}
+		return false
+	}, wait, 10*time.Millisecond, "no line counts the refusals left out")
+	dial(t, ts.url).mustJoin(agentRole, "a1", "o1") // a client with a key is not affected
+}
+
+// TestHostileRefusalLogsAcrossSessions: a session's refusal lines are
+// bounded (its first 100, then 10 a second), but a client with a key could
+// open session after session and have each one's first 100 logged. All
+// sessions' refusal lines share a Server-wide budget too (the first 1,000,
+// then 100 a second); every refusal is still answered.
+func TestHostileRefusalLogsAcrossSessions(t *testing.T) {
+	const sessions, each = 30, 100
+	logs, logOpt := captureLogs(t)
+	ts := startServer(t, logOpt)
+	start := time.Now()
+	for range sessions {
+		r := dialRaw(t, ts.url)
+		for i := range each {
+			r.send(fmt.Sprintf(`42%s,%d["no:such_event",{}]`, protocol.Namespace, i))
+		}
+		for range each {
+			require.Contains(t, r.read(), `"code":400`)
+		}
+		_ = r.ws.Close()
+	}
+	elapsed := time.Since(start)
+	lines := logs.count("request refused", nil)
+	bound := 1000 + int(100*elapsed.Seconds()) + 10
+	t.Logf("%d refusals on %d sessions in %v: %d log lines (bound %d)", sessions*each, sessions, elapsed.Round(time.Millisecond), lines, bound)
+	require.LessOrEqual(t, lines, bound)
+}
+
 // TestHostileConnectWindow: a transport that is not admitted to /smcp
 // within WithConnectTimeout is closed, whether it sends nothing, only a
 // refused CONNECT, or leaves /smcp and stays.
@@ -405,6 +470,84 @@ func TestHostileScopedKeys(t *testing.T) {
 	dialKey("secret-a").mustJoin(computerRole, "ca", "a-office")
 	dial(t, ts.url).mustJoin(computerRole, "anywhere", "b-office") // an unscoped key goes anywhere
 	require.Equal(t, map[string]any{"office_id": "b-office", "computer": "anywhere"}, b.next(protocol.NotifyEnterOffice))
+}
+
+// TestHostileScopedKeyProbes: a key scoped to one tenant's offices learns
+// nothing of another tenant's by probing: leaving, listing or routing to an
+// office or a Computer outside its scope answers alike whether it exists or
+// not (the office ids and names asked for aside).
+func TestHostileScopedKeyProbes(t *testing.T) {
+	ts := startServerAuth(t, server.WithKeys(
+		server.Key{ID: "tenant-a", Secret: "secret-a", Offices: []string{"a-office"}},
+		server.Key{ID: "tenant-b", Secret: "secret-b", Offices: []string{"b-office"}},
+	))
+	dialKey := func(key string) *peer {
+		p, err := connect(t, ts.url, dialOpts{headers: http.Header{"X-Api-Key": {key}}})
+		require.NoError(t, err)
+		return p
+	}
+	dialKey("secret-b").mustJoin(computerRole, "b-computer", "b-office")
+	dialKey("secret-b").mustJoin(agentRole, "b-agent", "b-office")
+	prober := dialKey("secret-a").mustJoin(agentRole, "a-agent", "a-office")
+
+	answer := func(vals []any, office string) string {
+		b, err := json.Marshal(vals)
+		require.NoError(t, err)
+		return strings.ReplaceAll(string(b), office, "OFFICE")
+	}
+	leave := func(office string) string {
+		return answer(prober.call(protocol.EventLeaveOffice, map[string]any{"office_id": office}), office)
+	}
+	require.Equal(t, leave("no-such-office"), leave("b-office"), "leave_office tells an existing office from a missing one")
+	require.Contains(t, leave("b-office"), "4103 NotInRoom")
+	list := func(office string) string {
+		return answer(prober.call(protocol.EventListRoom, map[string]any{"agent": "a-agent", "req_id": "r", "office_id": office}), office)
+	}
+	require.Equal(t, list("no-such-office"), list("b-office"), "list_room tells an existing office from a missing one")
+	route := func(computer string) string {
+		return answer(prober.call(protocol.EventGetTools, getTools("a-agent", computer, "r")), computer)
+	}
+	require.Equal(t, route("no-such-computer"), route("b-computer"), "a routed request tells an existing Computer from a missing one")
+
+	// Within the key's scope the 4102 / 4103 distinction of the protocol stays.
+	ok, reason := prober.join(agentRole, "a-agent", "a-office")
+	require.True(t, ok, "%v", reason)
+	inScope := dialKey("secret-a")
+	vals := inScope.call(protocol.EventLeaveOffice, map[string]any{"office_id": "a-office"})
+	requireReason(t, vals[0].(bool), vals[1], protocol.CodeNotInRoom)
+}
+
+// TestHostileKeySessions: a key with MaxSessions is admitted that many
+// sessions at once on a node; the next CONNECT is refused with 429 (and
+// counts as a refused CONNECT), a closed session gives its place back, and
+// another key is not affected: one tenant cannot take every place of a
+// Server that hosts several.
+func TestHostileKeySessions(t *testing.T) {
+	ts := startServerAuth(t, server.WithKeys(
+		server.Key{ID: "tenant-a", Secret: "secret-a", MaxSessions: 2},
+		server.Key{ID: "tenant-b", Secret: "secret-b"},
+	))
+	a := http.Header{"X-Api-Key": {"secret-a"}}
+	first := dialEngine(t, ts.url, a, 0)
+	require.Contains(t, first.connectSmcp(nil), `"sid"`)
+	second := dialEngine(t, ts.url, a, 0)
+	require.Contains(t, second.connectSmcp(nil), `"sid"`)
+	third := dialEngine(t, ts.url, a, 0)
+	require.Equal(t, `44/smcp,{"data":{"code":429,"message":"this key already has 2 sessions"},"message":"this key already has 2 sessions"}`, third.connectSmcp(nil))
+
+	p, err := connect(t, ts.url, dialOpts{headers: http.Header{"X-Api-Key": {"secret-b"}}})
+	require.NoError(t, err)
+	p.mustJoin(agentRole, "b", "o1")
+
+	// A closed session gives its place back.
+	_ = first.ws.Close()
+	require.Eventually(t, func() bool {
+		r := dialEngine(t, ts.url, a, 0)
+		got := r.connectSmcp(nil)
+		_ = r.ws.Close()
+		require.Regexp(t, `"sid"|"code":429`, got)
+		return strings.Contains(got, `"sid"`)
+	}, wait, 50*time.Millisecond)
 }
 
 // TestHostileJavaScriptClient: the official JavaScript client misbehaving.

@@ -437,3 +437,63 @@ func TestHostileAbandonedSessions(t *testing.T) {
 	require.True(t, eventually(func() bool { return handshakeStatus() == http.StatusOK }), "their places come back")
 	heapReturns(t, base, 1<<20)
 }
+
+// TestHostileNameRace: two sessions race to hold one Computer name in one
+// office, joining and leaving as fast as they can, and then one of them
+// disconnects while the other holds the name. At no time do both hold it:
+// the office's Agent sees the name enter and leave in turn, never twice in
+// a row; a refused join or a leave by the session that does not hold the
+// name changes nothing for the one that does; the last holder's disconnect
+// is the last leave.
+func TestHostileNameRace(t *testing.T) {
+	const rounds = 60
+	ts := startServer(t, server.WithMaxEventRate(10_000))
+	a := dialRaw(t, ts.url) // reads the office's notifications in their order
+	require.Equal(t, "[true,null]", a.joinRaw(1, `{"role":"agent","name":"a1","office_id":"o1"}`))
+	racers := []*rawConn{dialRaw(t, ts.url), dialRaw(t, ts.url)}
+	held := make([]int, len(racers)) // successful joins per racer
+	var wg sync.WaitGroup
+	for i, r := range racers {
+		wg.Go(func() {
+			for k := range rounds {
+				got := r.joinRaw(2*k+1, `{"role":"computer","name":"same","office_id":"o1"}`)
+				if got == "[true,null]" {
+					held[i]++
+				} else if !strings.Contains(got, "403 Forbidden") {
+					t.Errorf("join answered %s", got)
+				}
+				_ = r.call(2*k+2, protocol.EventLeaveOffice, map[string]any{"office_id": "o1"})
+			}
+		})
+	}
+	wg.Wait()
+	// The first racer takes the name and keeps it; the second is refused,
+	// then disconnects.
+	require.Equal(t, "[true,null]", racers[0].joinRaw(1000, `{"role":"computer","name":"same","office_id":"o1"}`))
+	require.Contains(t, racers[1].joinRaw(1001, `{"role":"computer","name":"same","office_id":"o1"}`), "403 Forbidden")
+	_ = racers[1].ws.Close()
+	_ = racers[0].ws.Close()
+
+	enters := held[0] + held[1] + 1
+	inOffice := false
+	for range 2 * enters {
+		var vals []any
+		require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(a.read(), "42"+protocol.Namespace+",")), &vals))
+		require.Equal(t, map[string]any{"office_id": "o1", "computer": "same"}, vals[1])
+		switch vals[0] {
+		case protocol.NotifyEnterOffice:
+			require.False(t, inOffice, "the name entered twice without a leave")
+			inOffice = true
+		case protocol.NotifyLeaveOffice:
+			require.True(t, inOffice, "the name left without having entered")
+			inOffice = false
+		default:
+			t.Fatalf("unexpected %v", vals)
+		}
+	}
+	require.False(t, inOffice)
+	// Nothing more: the loser's disconnect told nobody anything.
+	a.send(`42/smcp,9["test:barrier",{}]`)
+	require.Equal(t, `43/smcp,9[{"error":{"code":400,"message":"unknown event \"test:barrier\""}}]`, a.read())
+	t.Logf("%d joins of one name by two racing sessions, %d and %d won", 2*rounds, held[0], held[1])
+}

@@ -51,9 +51,9 @@ func (s *Server) broadcastUpdate(sess *session, info *protocol.EventInfo, comput
 }
 
 // cancelToolCall handles server:tool_call_cancel: only the Agent named in the
-// request, inside an office, may cancel its own call; the request is
-// broadcast unchanged as notify:tool_call_cancel to that office, skipping the
-// sender.
+// request, inside an office, may cancel its own call; its agent and req_id
+// are broadcast as notify:tool_call_cancel to that office, skipping the
+// sender (spec/protocol.md, Updates and notifications).
 func (s *Server) cancelToolCall(sess *session, payload any, r *reply) {
 	const ev = protocol.EventCancelToolCall
 	if err := protocol.ValidateValue(ev, protocol.Request, payload); err != nil {
@@ -76,7 +76,14 @@ func (s *Server) broadcastCancel(sess *session, m map[string]any) *protocol.Erro
 	if err := s.checkAgentLocked(sess, m["agent"].(string), protocol.EventCancelToolCall); err != nil {
 		return err
 	}
-	s.broadcastLocked(sess.office, sess, protocol.NotifyCancelToolCall, m)
+	if err := s.allowOfficeEventLocked(sess.office, protocol.EventCancelToolCall); err != nil {
+		return err
+	}
+	// agent and req_id only: the schema does not forbid other members, and
+	// relaying them made one cancel of up to the payload limit be written
+	// to every member of the office (spec/decisions.md, Limits against
+	// hostile clients).
+	s.broadcastLocked(sess.office, sess, protocol.NotifyCancelToolCall, map[string]any{"agent": m["agent"], "req_id": m["req_id"]})
 	return nil
 }
 

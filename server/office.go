@@ -137,6 +137,9 @@ func (s *Server) join(sess *session, role protocol.Role, name, office string) (n
 	if len(s.offices[office]) >= s.cfg.maxOfficeSize {
 		return false, protocol.NewOfficeFull("office %q has reached its maximum of %d members", office, s.cfg.maxOfficeSize)
 	}
+	if err := s.allowOfficeEventLocked(office, protocol.EventJoinOffice); err != nil {
+		return false, err
+	}
 	s.applyJoinLocked(sess, role, name, office)
 	return false, nil
 }
@@ -218,6 +221,9 @@ func (s *Server) leave(sess *session, office string) (string, *protocol.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sess.office != office {
+		if !sess.grant.allowsOffice(office) {
+			return "", outOfScopeLeave(office)
+		}
 		if len(s.offices[office]) == 0 {
 			return "", protocol.NewRoomNotFound("office %q does not exist", office)
 		}
@@ -228,12 +234,23 @@ func (s *Server) leave(sess *session, office string) (string, *protocol.Error) {
 	return name, nil
 }
 
+// outOfScopeLeave answers a leave of an office the session's key may not
+// enter: 4103 whether the office exists or not, so that a key scoped to
+// some offices (a tenant's) learns nothing of the others
+// (spec/decisions.md, Limits against hostile clients). The 4102 / 4103
+// distinction of spec/protocol.md (Offices) stays for offices the key
+// admits.
+func outOfScopeLeave(office string) *protocol.Error {
+	return protocol.NewNotInRoom("this session is not in office %q", office)
+}
+
 // leaveLocked broadcasts notify:leave_office to the session's office
 // (skipping it), then unregisters its name and membership. The caller holds
 // s.mu and has checked that the session is in an office.
 func (s *Server) leaveLocked(sess *session) {
 	office := sess.office
 	stopUpdatesLocked(sess)
+	s.chargeOfficeLocked(office)
 	s.broadcastLocked(office, sess, protocol.NotifyLeaveOffice, presence(sess))
 	if s.names[sess.name] == sess {
 		delete(s.names, sess.name)
@@ -244,6 +261,10 @@ func (s *Server) leaveLocked(sess *session) {
 		if len(members) == 0 {
 			delete(s.offices, office)
 			s.offices = shrunk(s.offices, &s.officesPeak)
+			if _, ok := s.officeRates[office]; ok {
+				delete(s.officeRates, office)
+				s.officeRates = shrunk(s.officeRates, &s.officeRatesPeak)
+			}
 		}
 	}
 	sess.sock.Leave(socket.Room(office))

@@ -409,7 +409,10 @@ func WithMaxPendingConnections(n int) Option {
 // WithMaxEventRate bounds the server:join_office, server:leave_office,
 // server:list_room and server:tool_call_cancel one session may send: n a
 // second, in bursts of 2n (default DefaultMaxEventRate). An event over it
-// is answered 429 and has no effect (spec/protocol.md, Limits).
+// is answered 429 and has no effect (spec/protocol.md, Limits). The members
+// of one office share 4n a second, in bursts of 8n, for what reaches the
+// others: joins and cancels over it are answered 429 too, leaves spend from
+// it, and update notifications wait for it, folded.
 func WithMaxEventRate(n int) Option {
 	return func(c *config) error {
 		if n <= 0 {

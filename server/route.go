@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 )
 
@@ -20,6 +21,7 @@ type call struct {
 	agent        *session
 	computer     *session
 	computerName string
+	ackID        uint64 // the id of the Computer's ack in the library's table (admit)
 	remoteNode   string // cluster mode: the node holding the Computer (computer is nil), once looked up (checkTargets)
 	remoteSid    string
 	office       string  // cluster mode: the office the request was routed in
@@ -70,10 +72,28 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 		s.refuse(sess, info.Name, reqID, r, err)
 		return
 	}
-	ack := socket.Ack(func(args []any, _ error) { s.answered(c, args) })
-	if err := c.computer.sock.Emit(info.Name, forward, ack); err != nil {
-		s.finish(c, protocol.NewInternal("could not forward %s: %v", info.Name, err))
+	s.emitCall(c, info.Name, forward)
+}
+
+// emitCall writes an admitted request to its Computer, as the library's
+// Emit with an acknowledgement would, with the ack id admit registered.
+// Emit takes the id itself and keeps the ack in the socket's table until
+// the Computer answers (or disconnects), whatever became of the call
+// meanwhile: a Computer that never answers would grow that table by one
+// entry per timed-out request, each holding the call and the Agent's own
+// ack, so every Agent session it was sent from, for as long as it stays
+// connected (spec/decisions.md, Limits against hostile clients). With the
+// id known, removeCallLocked drops the entry with the call. A connection
+// that is no longer open writes nothing, as Emit would; its disconnect
+// fails the call.
+func (s *Server) emitCall(c *call, event string, payload any) {
+	sock := c.computer.sock
+	if sock.Conn().ReadyState() != "open" {
+		return
 	}
+	id := c.ackID
+	p := &parser.Packet{Type: parser.EVENT, Nsp: protocol.Namespace, Id: &id, Data: []any{event, payload}}
+	sock.Client().WriteToEngine(s.io.Encoder().Encode(p), &socket.WriteOptions{})
 }
 
 // admit runs the sender and target checks and registers the call, under one
@@ -116,6 +136,10 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	}
 	target.inbound[c] = struct{}{}
 	s.startCallLocked(c, timeout)
+	// The Computer's ack, registered under the lock so that whatever ends
+	// the call (removeCallLocked) finds it there.
+	c.ackID = s.nsp.Ids()
+	target.sock.Acks().Store(c.ackID, func(args []any, _ error) { s.answered(c, args) })
 	return c, nil
 }
 
@@ -152,9 +176,10 @@ func (s *Server) answered(c *call, args []any) {
 		return
 	}
 	if s.cfg.validateAnswers {
-		v, err := decodeArg(args[0])
-		if err == nil {
-			err = protocol.ValidateValue(c.event, protocol.Ack, v)
+		busy, err := s.validateAnswer(c.event, args[0])
+		if busy != nil {
+			s.finishLogged(c, busy)
+			return
 		}
 		if err != nil {
 			e := protocol.AsError(err)
@@ -178,6 +203,23 @@ func (s *Server) answered(c *call, args []any) {
 	} else {
 		s.log.Debug("late answer dropped", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
 	}
+}
+
+// validateAnswer checks a Computer's answer against its ack schema, decoding
+// it within the bound on large decodes (decode.go): busy is the 503 when no
+// place came in time, err what the check found.
+func (s *Server) validateAnswer(event string, arg any) (busy *protocol.Error, err error) {
+	raw, _ := arg.(json.RawMessage)
+	release, busy := s.acquireDecode(len(raw))
+	if busy != nil {
+		return busy, nil
+	}
+	defer release()
+	v, err := decodeArg(arg)
+	if err != nil {
+		return nil, err
+	}
+	return nil, protocol.ValidateValue(event, protocol.Ack, v)
 }
 
 func (s *Server) finishLogged(c *call, e *protocol.Error) {
@@ -213,6 +255,7 @@ func (s *Server) removeCallLocked(c *call) {
 	delete(c.agent.outbound, c)
 	if c.computer != nil {
 		delete(c.computer.inbound, c)
+		c.computer.sock.Acks().Delete(c.ackID) // unless its answer did already (emitCall)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/zishang520/socket.io/servers/engine/v3/transports"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+	"golang.org/x/time/rate"
 )
 
 // Server is the A2C-SMCP signalling Server (spec/protocol.md): it authenticates
@@ -43,23 +44,30 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	closeOnce sync.Once
-	stopped   atomic.Bool // the Socket.IO server is closed
-	authWG    sync.WaitGroup
-	conns     sync.Map // Engine.IO connection id → *conn (engine.go)
-	limits    connLimits
-	refusals  everySecond // the log line of refused connections (connlimit.go)
+	closeOnce   sync.Once
+	stopped     atomic.Bool // the Socket.IO server is closed
+	authWG      sync.WaitGroup
+	conns       sync.Map // Engine.IO connection id → *conn (engine.go)
+	limits      connLimits
+	refusals    everySecond // the log line of refused connections (connlimit.go)
+	connLogs    logBudget   // the log lines of refused CONNECTs and closed connections (ratelimit.go)
+	refusalLogs logBudget   // the refusal lines of all sessions (ratelimit.go)
 
 	mu       sync.Mutex
 	closing  bool
 	sessions map[socket.SocketId]*session
 	names    map[string]*session              // namespace-wide name registry
 	offices  map[string]map[*session]struct{} // office id → members
+	// officeRates bounds what each office's events make the Server send
+	// (ratelimit.go); an office's limiter goes with the office.
+	officeRates map[string]*rate.Limiter
 	// The tables' peaks, to rebuild them once far below (tables.go).
-	sessionsPeak, namesPeak, officesPeak peak
-	calls                                map[*call]struct{} // routed requests in flight
-	drained                              chan struct{}      // closed when closing and every call answered (settled)
-	seq                                  uint64
+	sessionsPeak, namesPeak, officesPeak, officeRatesPeak peak
+	keySessions                                           map[*Grant]int     // sessions per grant with MaxSessions (auth.go)
+	largeDecodes                                          chan struct{}      // places for decoding large payloads (decode.go)
+	calls                                                 map[*call]struct{} // routed requests in flight
+	drained                                               chan struct{}      // closed when closing and every call answered (settled)
+	seq                                                   uint64
 }
 
 // New returns a Server configured by opts. Authentication must be configured
@@ -75,19 +83,22 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.logger,
-		known:    map[string]*protocol.EventInfo{},
-		sessions: map[socket.SocketId]*session{},
-		names:    map[string]*session{},
-		offices:  map[string]map[*session]struct{}{},
-		calls:    map[*call]struct{}{},
-		drained:  make(chan struct{}),
-		limits:   connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP, maxPending: int64(cfg.maxPending)},
+		cfg:          cfg,
+		log:          cfg.logger,
+		known:        map[string]*protocol.EventInfo{},
+		sessions:     map[socket.SocketId]*session{},
+		names:        map[string]*session{},
+		offices:      map[string]map[*session]struct{}{},
+		officeRates:  map[string]*rate.Limiter{},
+		calls:        map[*call]struct{}{},
+		largeDecodes: make(chan struct{}, maxLargeDecodes),
+		drained:      make(chan struct{}),
+		limits:       connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP, maxPending: int64(cfg.maxPending)},
 	}
 	for _, info := range protocol.Events() {
 		s.known[info.Name] = info
 	}
+	s.refusalLogs.every, s.refusalLogs.burst = serverRefusalLogRate, serverRefusalLogBurst
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.metrics != nil {
 		m, err := newMetrics(cfg.metrics, s)
@@ -349,12 +360,15 @@ func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedErr
 		defer s.authWG.Done()
 		err := s.runAuth(req)
 		if err == nil {
+			err = s.countKeySession(sock.Conn().Id(), req.Grant)
+		}
+		if err == nil {
 			sock.SetData(req.Grant)
 			s.admitted(sock.Conn().Id())
 			next(nil)
 			return
 		}
-		s.log.Warn("connection refused", "remote", req.RemoteAddr, "code", int(err.Code), "reason", err.Message)
+		s.connLogs.warn(s.log, "connection refused", "remote", req.RemoteAddr, "code", int(err.Code), "reason", err.Message)
 		s.m.authRefused(err.Code)
 		next(connectError(err))
 		s.authFailed(sock.Conn().Id())
@@ -532,6 +546,13 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid UTF-8", info.Name).With("event", info.Name))
 		return
 	}
+	release, perr := s.acquireDecode(len(raw))
+	if perr != nil {
+		s.refuse(sess, info.Name, "", r, perr.With("event", info.Name))
+		return
+	}
+	// Held until the event is handled: the decoded value lives as long.
+	defer release()
 	payload, err := decodeArg(payloads[0])
 	if err != nil {
 		s.refuse(sess, info.Name, "", r, protocol.NewBadRequest("%s payload is not valid JSON", info.Name).With("event", info.Name))
@@ -583,9 +604,12 @@ func (s *Server) refuse(sess *session, event, reqID string, r *reply, e *protoco
 	if r == nil || !r.asked() {
 		attrs = append(attrs, "ack", false)
 	}
-	if ok, unlogged := s.logRefusal(sess); ok {
+	if ok, unlogged, serverUnlogged := s.logRefusal(sess); ok {
 		if unlogged > 0 {
 			attrs = append(attrs, "refusals_not_logged", unlogged)
+		}
+		if serverUnlogged > 0 {
+			attrs = append(attrs, "server_refusals_not_logged", serverUnlogged)
 		}
 		s.log.Warn("request refused", attrs...)
 	}

@@ -106,7 +106,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	str(&s.corsOrigins, "cors-origins", "", `comma-separated origins allowed to connect from a browser ("*" for any)`)
 	str(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	str(&s.logFormat, "log-format", "json", "log format: json or text")
-	str(&s.keysFile, "keys-file", "", `JSON file of scoped API keys: [{"id", "secret", "offices": [...], "roles": [...]}] (empty lists: any)`)
+	str(&s.keysFile, "keys-file", "", `JSON file of scoped API keys: [{"id", "secret", "offices": [...], "roles": [...], "max_sessions"}] (empty lists, 0: any)`)
 	// The Redis URL's variable is read after parsing: it may hold a password.
 	fs.StringVar(&s.redisURL, "redis", "", "redis://[:password@]host:port/db of the cluster's Redis (≥ 7); this process is then one node of the cluster ("+envName("redis")+")")
 	str(&s.debugListen, "debug-listen", "", "address of a loopback listener serving /debug/pprof/ and /debug/vars (off when empty)")

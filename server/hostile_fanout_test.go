@@ -1,0 +1,178 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHostileOfficeFanOut: every member of an office at its own event rate
+// made the Server send the office's members' count times more: fifteen
+// Computers announcing updates of every kind as fast as they can reach the
+// Agent (and each other) forty times a second each, each notification
+// written to every other member. An office's events share one budget
+// (four sessions' worth): the updates wait for it, folded, and joins over
+// it are answered 429, while another office carries on.
+func TestHostileOfficeFanOut(t *testing.T) {
+	const rate, computers, attack = 8, 15, time.Second
+	ts := startServer(t, server.WithMaxEventRate(rate))
+	other, ocs := office(t, ts, "o2", "a2", "c2")
+	ocs[0].answer(protocol.EventGetTools, toolsAnswer)
+
+	var cs []*rawConn
+	for i := range computers {
+		c := dialRaw(t, ts.url)
+		require.Equal(t, []any{true, nil}, c.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": fmt.Sprint("k", i), "office_id": "o1"}))
+		cs = append(cs, c)
+	}
+	agent := dialRaw(t, ts.url)
+	require.Equal(t, []any{true, nil}, agent.call(1, protocol.EventJoinOffice, map[string]any{"role": "agent", "name": "a1", "office_id": "o1"}))
+	time.Sleep(time.Second) // the joins' share of the office's budget comes back
+
+	var updates atomic.Int64
+	readDone := make(chan struct{})
+	go func() { // the Agent reads and counts until its connection closes
+		defer close(readDone)
+		for {
+			_, b, err := agent.ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(b), `"notify:update_`) {
+				updates.Add(1)
+			}
+		}
+	}()
+	kinds := []string{protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder}
+	start := time.Now()
+	var sent int
+	for time.Since(start) < attack {
+		for i, c := range cs {
+			for _, k := range kinds {
+				c.send(fmt.Sprintf(`42%s,["%s",{"computer":"k%d"}]`, protocol.Namespace, k, i))
+				sent++
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := updates.Load()
+	elapsed := time.Since(start)
+	// The office's budget: 4×rate a second, bursts of 8×rate; a second's
+	// slack for the reading.
+	bound := int64(8*rate + 4*rate*(elapsed+time.Second)/time.Second)
+	t.Logf("%d updates sent in %v; the Agent received %d notifications (bound %d)", sent, elapsed.Round(time.Millisecond), got, bound)
+	require.LessOrEqual(t, got, bound, "an office's notifications are not bounded by its budget")
+	require.Greater(t, got, int64(0))
+
+	// Meanwhile the office's budget is spent: a join is refused with 429
+	// naming the office's bound; another office carries on.
+	late := dialRaw(t, ts.url)
+	vals := late.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": "late", "office_id": "o1"})
+	require.Equal(t, false, vals[0])
+	require.Contains(t, vals[1], "429 TooManyRequests")
+	require.Contains(t, vals[1], `office "o1"`)
+	require.Equal(t, "meanwhile", other.call(protocol.EventGetTools, getTools("a2", "c2", "meanwhile"))[0].(map[string]any)["req_id"])
+	_ = agent.ws.Close()
+	<-readDone
+}
+
+// TestHostileCancelPayload: a cancel's members beyond agent and req_id
+// (which its schema does not forbid) were broadcast with it, so one 1 MB
+// cancel made the Server write 1 MB to every other member of the office,
+// and a few of them closed every Computer over its outgoing bound. The
+// notification carries agent and req_id only, as the reference Server's
+// (it validates the payload as AgentCallData, which drops the rest).
+func TestHostileCancelPayload(t *testing.T) {
+	const computers, cancels = 8, 5
+	ts := startServer(t)
+	var cs []*rawConn
+	for i := range computers {
+		c := dialRaw(t, ts.url)
+		require.Equal(t, []any{true, nil}, c.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": fmt.Sprint("k", i), "office_id": "o1"}))
+		cs = append(cs, c)
+	}
+	a := dialRaw(t, ts.url)
+	require.Equal(t, []any{true, nil}, a.call(1, protocol.EventJoinOffice, map[string]any{"role": "agent", "name": "a1", "office_id": "o1"}))
+	pad := strings.Repeat("p", 1<<20)
+	for i := range cancels {
+		require.Empty(t, a.call(10+i, protocol.EventCancelToolCall, map[string]any{"agent": "a1", "req_id": fmt.Sprint("r", i), "pad": pad}))
+	}
+	var got int
+	for _, c := range cs {
+		for i := 0; i < cancels; {
+			m := c.read()
+			if !strings.Contains(m, protocol.NotifyCancelToolCall) {
+				continue
+			}
+			got += len(m)
+			require.Less(t, len(m), 1024, "the cancel notification carries the padding")
+			var vals []any
+			require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(m, "42"+protocol.Namespace+",")), &vals))
+			require.Equal(t, map[string]any{"agent": "a1", "req_id": fmt.Sprint("r", i)}, vals[1])
+			i++
+		}
+	}
+	t.Logf("%d cancels of 1 MB to an office of %d Computers: %d bytes of notifications written", cancels, computers, got)
+}
+
+// TestHostileOfficeFanOutCluster: in a cluster a node does not know the
+// members of an office on other nodes, so a Computer alone on its node was
+// outside any office budget: two Computers, each alone on its node,
+// flooding updates to their Agent on a third. Each node's budget now
+// counts its members' events whenever the node is part of a cluster.
+func TestHostileOfficeFanOutCluster(t *testing.T) {
+	const rate, attack = 2, 2 * time.Second
+	r := startRedis(t)
+	n := startNodes(t, r, 3, server.WithMaxEventRate(rate))
+	agent := dialRaw(t, n[0].url)
+	require.Equal(t, []any{true, nil}, agent.call(1, protocol.EventJoinOffice, map[string]any{"role": "agent", "name": "a1", "office_id": "o1"}))
+	var cs []*rawConn
+	for i := 1; i <= 2; i++ {
+		c := dialRaw(t, n[i].url)
+		require.Equal(t, []any{true, nil}, c.call(1, protocol.EventJoinOffice, map[string]any{"role": "computer", "name": fmt.Sprint("k", i), "office_id": "o1"}))
+		cs = append(cs, c)
+	}
+	for range cs {
+		require.Contains(t, agent.read(), protocol.NotifyEnterOffice)
+	}
+
+	var updates atomic.Int64
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		for {
+			_, b, err := agent.ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(b), `"notify:update_`) {
+				updates.Add(1)
+			}
+		}
+	}()
+	kinds := []string{protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder}
+	start := time.Now()
+	for time.Since(start) < attack {
+		for i, c := range cs {
+			for _, k := range kinds {
+				c.send(fmt.Sprintf(`42%s,["%s",{"computer":"k%d"}]`, protocol.Namespace, k, i+1))
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	got, elapsed := updates.Load(), time.Since(start)
+	// Two nodes' budgets (4×rate a second, bursts of 8×rate each), a
+	// second's slack; without them, 40 a second per Computer.
+	bound := 2 * int64(8*rate+4*rate*(elapsed+time.Second)/time.Second)
+	t.Logf("two lone Computers flooding updates for %v: the Agent received %d notifications (bound %d)", elapsed.Round(time.Millisecond), got, bound)
+	require.LessOrEqual(t, got, bound)
+	_ = agent.ws.Close()
+	<-readDone
+}
