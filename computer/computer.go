@@ -36,7 +36,8 @@ type options struct {
 }
 
 // WithMaxPayloadBytes bounds the JSON-encoded size of an answer read through
-// the Computer (client:read_resource). It is the same setting as the
+// the Computer (client:read_resource) and of its tool list
+// (client:get_tools; see package tools, Bounds). It is the same setting as the
 // Server's payload limit (smcp-server --max-payload-bytes) and defaults to
 // the same value, protocol.DefaultMaxPayloadBytes: an answer the Server
 // would refuse — and close the Computer's connection for — is refused with
@@ -119,7 +120,7 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 		f(&o)
 	}
 	c := &Computer{cfg: cfg.Clone(), o: o, log: o.log}
-	topts := []tools.Option{tools.WithLogger(o.log)}
+	topts := []tools.Option{tools.WithLogger(o.log), tools.WithMaxListBytes(o.maxPayload)}
 	if o.confirm != nil {
 		topts = append(topts, tools.WithConfirm(o.confirm))
 	}

@@ -163,17 +163,17 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	return c.failed(rctx, c.client.Subscribe(rctx, req))
 }
 
-// ListTools lists every tool, following cursors (mcp-go's client, which
-// also filters and remembers tool definitions; bounded by the request
-// timeout only).
+// ListTools lists every tool, following cursors, within the bounds of one
+// listing (see listAll): a server whose tools/list never ends, or lists
+// more than 100,000 tools or 64 MiB, fails with 413 instead of holding the
+// Computer until the request timeout. The listing bypasses mcp-go's
+// client, which would also remember the definitions for x-mcp-header
+// mirroring: that applies only to a protocol revision newer than
+// ProtocolVersion, and CallTool sends tools/call itself.
 func (c *Conn) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	rctx, cancel := c.reqCtx(ctx)
-	defer cancel()
-	res, err := c.client.ListTools(rctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return nil, c.failed(rctx, err)
-	}
-	return res.Tools, nil
+	return listAll(ctx, c, string(mcp.MethodToolsList), func(r *mcp.ListToolsResult) ([]mcp.Tool, mcp.Cursor) {
+		return r.Tools, r.NextCursor
+	})
 }
 
 // raw sends one request through the transport and returns its result, or a

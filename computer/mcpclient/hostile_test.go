@@ -232,3 +232,24 @@ func TestOversizeHTTPAnswerRefusedWith413(t *testing.T) {
 	assert.NoError(t, err, "the connection keeps serving")
 	assert.Same(t, c, m.Conn("h"))
 }
+
+// tools/list is bounded like resources/list: a listing that never ends
+// stops at the page bound with 413, long before the request timeout, and
+// the connection keeps serving.
+func TestEndlessToolListingBounded(t *testing.T) {
+	m := startManager(t, []protocol.MCPServerConfig{stdioConfig(t, "a", "-tools-forever")}, WithTimeouts(30*time.Second, 60*time.Second))
+	c := m.Conn("a")
+	require.NotNil(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := c.ListTools(ctx)
+	assert.Nil(t, res)
+	var pe *protocol.Error
+	require.True(t, errors.As(err, &pe), "got %v", err)
+	assert.Equal(t, protocol.CodePayloadTooLarge, pe.Code)
+	assert.EqualValues(t, maxListPages, pe.Details["pages"])
+	assert.NoError(t, ctx.Err(), "stopped by the bound, not by the timeout")
+	t.Logf("gave up after %v", time.Since(start))
+	assert.Equal(t, "hi", callText(t, c, "echo", map[string]any{"text": "hi"}))
+}

@@ -11,8 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Bounds of one listing (resources/list, resources/templates/list)
-// followed across its pages: a server whose cursor never ends,
+// Bounds of one listing (resources/list, resources/templates/list,
+// tools/list) followed across its pages: a server whose cursor never ends,
 // or that lists without end, costs at most this much (spec/protocol.md,
 // Limits). The whole listing is also bounded by the request timeout.
 const (
