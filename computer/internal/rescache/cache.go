@@ -15,8 +15,11 @@
 //     and signals nothing.
 //   - Updated: re-read the one resource the notification names (one read);
 //     a matched URI the source has not listed (a resource it added without
-//     list_changed, or a catalog) re-lists as ListChanged does; URIs the
-//     codec does not match are ignored.
+//     list_changed, or a catalog) re-lists as ListChanged does, in the
+//     background and coalesced: one re-list in flight and at most one
+//     pending per source, however many such updates arrive (a flood of
+//     updates for URIs never listed costs two re-lists, not one each); URIs
+//     the codec does not match are ignored.
 //   - Remove: withdraw every resource of the server.
 //
 // Every change calls OnChange through a debouncer, once per burst. Readers
@@ -106,6 +109,8 @@ type Cache[T any] struct {
 	sources map[string]*source[T]
 	closed  bool
 	snap    atomic.Pointer[Snapshot[T]]
+
+	bg sync.WaitGroup // background re-lists (see requestList)
 }
 
 type gate struct {
@@ -122,9 +127,18 @@ type source[T any] struct {
 	uris  map[string]string // key → URI as listed
 	items map[string]T      // key → decoded item (readable resources only)
 
+	// listed is uris as last stored, read without op: an update of a
+	// resource not listed never waits for a listing in progress.
+	listed atomic.Pointer[map[string]string]
+
 	gmu     sync.Mutex
 	listG   gate
 	updateG map[string]*gate
+
+	rmu       sync.Mutex      // guards the background re-list below
+	relisting bool            // a background re-list runs
+	repeat    bool            // another one is asked for after it
+	rctx      context.Context // the context of the latest request
 }
 
 // New returns an empty cache.
@@ -167,6 +181,7 @@ func (c *Cache[T]) Close() {
 	c.closed = true
 	c.mu.Unlock()
 	c.cancel()
+	c.bg.Wait()
 	if c.deb != nil {
 		c.deb.Close()
 	}
@@ -218,6 +233,7 @@ func (c *Cache[T]) Add(ctx context.Context, src mcpsource.Source) error {
 		return fmt.Errorf("%s: listing resources of %q: %w", c.kind, s.name, err)
 	}
 	s.order, s.uris = c.selectAll(res)
+	s.listed.Store(&s.uris)
 	for key, it := range c.load(ctx, s, s.order) {
 		s.items[key] = it
 	}
@@ -246,10 +262,13 @@ func (c *Cache[T]) Remove(name string) {
 // source are coalesced: a call made while a re-list is running is satisfied
 // by the next single re-list.
 func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
-	s := c.current(name)
-	if s == nil {
-		return
+	if s := c.current(name); s != nil {
+		c.listChanged(ctx, s)
 	}
+}
+
+func (c *Cache[T]) listChanged(ctx context.Context, s *source[T]) {
+	name := s.name
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
 
@@ -298,6 +317,7 @@ func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
 	}
 	c.log.Info(c.kind+": URI set changed", "server", name, "added", len(added), "removed", removed)
 	s.uris = uris
+	s.listed.Store(&uris)
 	for key, it := range c.load(ctx, s, added) {
 		s.items[key] = it
 	}
@@ -308,15 +328,73 @@ func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
 
 // Updated handles notifications/resources/updated for uri from the named
 // source: the one resource it concerns is re-read (one read) and a change is
-// signalled. A resource the source has not listed re-lists the source
-// (ListChanged): any update of a matched URI may reveal a new resource. URIs
-// the codec does not match are ignored. Concurrent calls for one resource
-// are coalesced.
+// signalled before it returns. A resource the source has not listed
+// re-lists the source as ListChanged does (any update of a matched URI may
+// reveal a new resource), but in the background: Updated returns at once,
+// and the re-lists asked for while one runs are folded into one more after
+// it (requestList). URIs the codec does not match are ignored. Concurrent
+// calls for one resource are coalesced.
 func (c *Cache[T]) Updated(ctx context.Context, name, uri string) {
 	if !c.updated(ctx, name, uri) {
 		c.log.Debug(c.kind+": update of a resource not listed; re-listing", "server", name, "uri", uri)
-		c.ListChanged(ctx, name)
+		if s := c.current(name); s != nil {
+			c.requestList(ctx, s)
+		}
 	}
+}
+
+// requestList re-lists s in the background: one re-list in flight, and at
+// most one pending, which starts when the running one ends and covers every
+// request made meanwhile (it lists after all of them arrived). The re-list
+// ends with ctx (the latest request's) or with the cache; Close waits for
+// it.
+func (c *Cache[T]) requestList(ctx context.Context, s *source[T]) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.rctx = ctx
+	if s.relisting {
+		s.repeat = true
+		return
+	}
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		c.bg.Add(1)
+	}
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	s.relisting = true
+	go func() {
+		defer c.bg.Done()
+		for {
+			s.rmu.Lock()
+			ctx := s.rctx
+			s.repeat = false
+			s.rmu.Unlock()
+			c.listChanged(ctx, s)
+			s.rmu.Lock()
+			if !s.repeat || c.ctx.Err() != nil {
+				s.relisting, s.repeat, s.rctx = false, false, nil
+				s.rmu.Unlock()
+				return
+			}
+			s.rmu.Unlock()
+		}
+	}()
+}
+
+// relisting reports whether a background re-list of the named source runs
+// or is pending (for tests).
+func (c *Cache[T]) relisting(name string) bool {
+	s := c.current(name)
+	if s == nil {
+		return false
+	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.relisting
 }
 
 // updated re-reads the listed resource uri concerns; it returns false when
@@ -330,6 +408,9 @@ func (c *Cache[T]) updated(ctx context.Context, name, uri string) bool {
 	s := c.current(name)
 	if s == nil {
 		return true
+	}
+	if l := s.listed.Load(); l == nil || (*l)[key] == "" {
+		return false // not listed (or not yet): re-list, without waiting for s.op
 	}
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()

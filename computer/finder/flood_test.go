@@ -1,0 +1,79 @@
+package finder
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer/internal/testmcp"
+	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gatedSource counts the listings of a real connection and holds the
+// second one (the first re-list) until released.
+type gatedSource struct {
+	*mcpclient.Conn
+	lists   atomic.Int32
+	release chan struct{}
+}
+
+func (g *gatedSource) ListResources(ctx context.Context) ([]mcp.Resource, error) {
+	if g.lists.Add(1) == 2 {
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.Conn.ListResources(ctx)
+}
+
+// A real DPE server floods resources/updated for 1,000 documents it never
+// listed, each of which asks for a re-list: the re-lists are coalesced (one
+// in flight, one pending), so the whole flood costs two re-lists, and the
+// server's event goroutine is never held by them (every notification is
+// handled while the first re-list is still held).
+func TestUpdatesOfUnlistedDocumentsCoalesce(t *testing.T) {
+	const flood = 1000
+	a := New(WithDebounce(20 * time.Millisecond))
+	var src atomic.Pointer[gatedSource]
+	var handled atomic.Int32
+	release := make(chan struct{})
+	h := mcpclient.Hooks{
+		Up: func(ctx context.Context, c *mcpclient.Conn) {
+			g := &gatedSource{Conn: c, release: release}
+			src.Store(g)
+			assert.NoError(t, a.AddSource(ctx, g))
+		},
+		Notification: func(ctx context.Context, c *mcpclient.Conn, n mcp.JSONRPCNotification) {
+			if uri, _ := n.Params.AdditionalFields["uri"].(string); uri != "" {
+				a.ResourceUpdated(ctx, c.Name(), uri)
+				handled.Add(1)
+			}
+		},
+	}
+	cfg := protocol.MCPServerConfig{Stdio: &protocol.MCPStdioConfig{Name: "flood", ForbiddenTools: []string{}, ToolMeta: map[string]protocol.ToolMeta{},
+		ServerParameters: protocol.MCPStdioParameters{Command: testmcp.Binary(t), Args: []string{"-host", "real", "-docs", "2", "-flood-updates", "1000"}}}}
+	m := mcpclient.NewManager([]protocol.MCPServerConfig{cfg}, mcpclient.WithHooks(h))
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	before := runtime.NumGoroutine()
+	start := time.Now()
+	require.NoError(t, m.Start(ctx(t)))
+	require.Eventually(t, func() bool { return handled.Load() == flood }, 30*time.Second, 5*time.Millisecond,
+		"every notification handled while the first re-list is held")
+	goroutines := runtime.NumGoroutine()
+	close(release)
+	require.Eventually(t, func() bool { return src.Load().lists.Load() == 3 }, 30*time.Second, 5*time.Millisecond)
+	a.Close() // waits for the background re-list
+	t.Logf("flood of %d updates of unlisted documents handled in %v; goroutines %d before, %d during",
+		flood, time.Since(start).Round(time.Millisecond), before, goroutines)
+	assert.EqualValues(t, 3, src.Load().lists.Load(), "the first listing, one re-list held, one pending for the rest")
+	assert.Equal(t, 2, a.Len(), "the listed documents stay")
+	assert.Less(t, goroutines, before+50, "no goroutine per notification")
+}
