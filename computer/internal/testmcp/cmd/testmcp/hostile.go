@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -22,6 +23,7 @@ import (
 type hostile struct {
 	listForever  bool
 	flood        int
+	floodDelay   time.Duration
 	hugeRead     int
 	hangAfter    bool
 	hanging      atomic.Bool
@@ -34,6 +36,7 @@ func registerHostile() *hostile {
 	h := &hostile{}
 	flag.BoolVar(&h.listForever, "list-forever", false, "resources/list never ends: every page has a new nextCursor, ever longer")
 	flag.IntVar(&h.flood, "flood-updates", 0, "after initialized, send this many resources/updated notifications, each for a distinct dpe:// URI")
+	flag.DurationVar(&h.floodDelay, "flood-delay", 0, "with -flood-updates: wait this long after initialized before flooding")
 	flag.BoolVar(&h.hangAfter, "hang-after-initialize", false, "answer initialize, then never answer anything again (ping included)")
 	flag.BoolVar(&h.toolsForever, "tools-forever", false, "tools/list never ends: every page has a new nextCursor, ever longer")
 	flag.IntVar(&h.manyTools, "many-tools", 0, "also serve this many tools t-000001 … (listed in pages of 1,000)")
@@ -149,6 +152,7 @@ func (h *hostile) intercept(line []byte, write func([]byte)) bool {
 		return true
 	case msg.Method == "notifications/initialized" && h.flood > 0:
 		go func() {
+			time.Sleep(h.floodDelay)
 			for i := range h.flood {
 				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/resources/updated",
 					"params": map[string]any{"uri": fmt.Sprintf("dpe://flood/doc-%d", i)}})
