@@ -19,6 +19,7 @@ const (
 	DefaultConcurrency = rescache.DefaultConcurrency // Level-1 reads in flight per server
 	DefaultDebounce    = rescache.DefaultDebounce    // OnChange coalescing delay
 	DefaultReadTimeout = rescache.DefaultReadTimeout // per Level-1 read or subscribe
+	DefaultBuildBudget = rescache.DefaultBudget      // one catalog build of a server
 )
 
 // Option configures an Aggregator.
@@ -29,6 +30,7 @@ type options struct {
 	concurrency int
 	debounce    time.Duration
 	readTimeout time.Duration
+	budget      time.Duration
 	onChange    func()
 }
 
@@ -47,6 +49,13 @@ func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce
 // WithReadTimeout bounds each Level-1 read and each subscribe (default
 // DefaultReadTimeout).
 func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readTimeout = d } }
+
+// WithBuildBudget bounds one catalog build of a server — the Level-1 reads
+// of AddSource, or of a re-list — as a whole (default DefaultBuildBudget, 2
+// minutes). Documents are published as they are read; those not read when
+// the budget is spent are left out (one warning) until the server re-lists
+// or reports them updated (spec/decisions.md, Finder build budget).
+func WithBuildBudget(d time.Duration) Option { return func(o *options) { o.budget = d } }
 
 // WithOnChange sets the function called once per burst of catalog changes;
 // the Computer emits server:update_finder from it.
@@ -91,13 +100,15 @@ func New(opts ...Option) *Aggregator {
 		Logger:      o.logger,
 		Concurrency: o.concurrency,
 		ReadTimeout: o.readTimeout,
+		Budget:      o.budget,
 		Debounce:    o.debounce,
 		OnChange:    o.onChange,
 	})}
 }
 
 // AddSource performs the cold aggregation of src: list its resources,
-// subscribe to and read every Level-1 document. It replaces the documents of
+// subscribe to and read every Level-1 document, publishing them as they are
+// read, within the build budget (WithBuildBudget). It replaces the documents of
 // a previous source of the same name (a restarted server). A listing failure
 // is returned; the source stays known so that a later ResourceListChanged can
 // fill it.

@@ -3,10 +3,12 @@ package finder
 import (
 	"context"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/internal/sourcetest"
 	"github.com/a2c-smcp/smcp-go/computer/internal/testmcp"
 	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -79,4 +81,35 @@ func TestUpdatesOfUnlistedDocumentsCoalesce(t *testing.T) {
 	assert.LessOrEqual(t, lists, int32(3), "one re-list held, at most one pending for the rest")
 	assert.Equal(t, 2, a.Len(), "the listed documents stay")
 	assert.Less(t, goroutines, before+50, "no goroutine per notification")
+}
+
+// A real DPE server whose documents are slow to read: the catalog build
+// publishes the documents read so far while it runs, stops at its budget
+// (long before documents × read timeout), leaves the slow documents out
+// with one warning, and reads them at the server's next re-list.
+func TestCatalogBuildBudget(t *testing.T) {
+	cl := sourcetest.DialStdio(t, "slow", testmcp.Binary(t), "-host", "slow", "-docs", "6",
+		"-slow-docs", "doc-2,doc-3", "-read-delay", "1h", "-tools", "mutate")
+	var logs sourcetest.LogRecorder
+	a := New(WithLogger(logs.Logger()), WithConcurrency(3), WithReadTimeout(time.Hour), WithBuildBudget(2*time.Second), WithDebounce(10*time.Millisecond))
+	t.Cleanup(a.Close)
+	bctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var built atomic.Bool
+	errc := make(chan error, 1)
+	go func() { errc <- a.AddSource(bctx, cl); built.Store(true) }()
+	require.Eventually(t, func() bool { return a.Len() > 0 }, 10*time.Second, 5*time.Millisecond, "documents published during the build")
+	during := a.Len()
+	wasBuilding := !built.Load()
+	require.NoError(t, <-errc)
+	assert.True(t, wasBuilding, "the first documents were published while the build ran (%d)", during)
+	assert.NoError(t, bctx.Err(), "the build stopped at its budget")
+	assert.ElementsMatch(t, []string{"doc-1", "doc-4", "doc-5", "doc-6"}, refs(a.Documents()), "the slow documents are left out")
+	warned := 0
+	for _, w := range logs.Warnings() {
+		if strings.HasPrefix(w, "finder: the build's time budget is spent") {
+			warned++
+		}
+	}
+	assert.Equal(t, 1, warned)
 }
