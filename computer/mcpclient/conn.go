@@ -141,7 +141,7 @@ func (c *Conn) failed(ctx context.Context, err error) error {
 // ListResources lists every resource, following cursors, within the
 // bounds of one listing (see listAll).
 func (c *Conn) ListResources(ctx context.Context) ([]mcp.Resource, error) {
-	return listAll(ctx, c, string(mcp.MethodResourcesList), func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) {
+	return listAll(ctx, c, string(mcp.MethodResourcesList), "resources", func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) {
 		return r.Resources, r.NextCursor
 	})
 }
@@ -149,7 +149,7 @@ func (c *Conn) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 // ListResourceTemplates lists every resource template, following cursors,
 // within the bounds of one listing (see listAll).
 func (c *Conn) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
-	return listAll(ctx, c, string(mcp.MethodResourcesTemplatesList), func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
+	return listAll(ctx, c, string(mcp.MethodResourcesTemplatesList), "resourceTemplates", func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
 		return r.ResourceTemplates, r.NextCursor
 	})
 }
@@ -171,7 +171,7 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 // mirroring: that applies only to a protocol revision newer than
 // ProtocolVersion, and CallTool sends tools/call itself.
 func (c *Conn) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	return listAll(ctx, c, string(mcp.MethodToolsList), func(r *mcp.ListToolsResult) ([]mcp.Tool, mcp.Cursor) {
+	return listAll(ctx, c, string(mcp.MethodToolsList), "tools", func(r *mcp.ListToolsResult) ([]mcp.Tool, mcp.Cursor) {
 		return r.Tools, r.NextCursor
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,4 +253,55 @@ func TestEndlessToolListingBounded(t *testing.T) {
 	assert.NoError(t, ctx.Err(), "stopped by the bound, not by the timeout")
 	t.Logf("gave up after %v", time.Since(start))
 	assert.Equal(t, "hi", callText(t, c, "echo", map[string]any{"text": "hi"}))
+}
+
+// One listing page of 800,000 resources (30 MB, under the message limit):
+// refused with 413 from its count, before its entries are decoded; the
+// bound holds on the last page as on the others (a page of 100,001 is
+// refused, one of 100,000 listed).
+func TestHugeListingPageCountedBeforeDecoding(t *testing.T) {
+	for _, tc := range []struct {
+		n  int
+		ok bool
+	}{{800_000, false}, {100_001, false}, {100_000, true}} {
+		m := startManager(t, []protocol.MCPServerConfig{stdioConfig(t, "a", "-big-list-page", strconv.Itoa(tc.n))},
+			WithTimeouts(30*time.Second, 60*time.Second))
+		c := m.Conn("a")
+		require.NotNil(t, c)
+		var peak atomic.Uint64
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() { // samples the heap while the page is read
+			defer close(sampled)
+			var ms runtime.MemStats
+			for {
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak.Load() {
+					peak.Store(ms.HeapInuse)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+		}()
+		var before runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		res, err := c.ListResources(context.Background())
+		close(stop)
+		<-sampled
+		t.Logf("page of %d resources: heap peak %+d MiB", tc.n, (int64(peak.Load())-int64(before.HeapInuse))>>20)
+		if tc.ok {
+			require.NoError(t, err)
+			assert.Len(t, res, tc.n)
+			continue
+		}
+		var pe *protocol.Error
+		require.True(t, errors.As(err, &pe), "got %v", err)
+		assert.Equal(t, protocol.CodePayloadTooLarge, pe.Code)
+		assert.EqualValues(t, tc.n, pe.Details["entries"])
+		assert.Equal(t, "hi", callText(t, c, "echo", map[string]any{"text": "hi"}), "the connection keeps serving")
+	}
 }

@@ -28,6 +28,7 @@ type hostile struct {
 	hangAfter    bool
 	hanging      atomic.Bool
 	toolsForever bool
+	bigPage      int
 	manyTools    int
 	hugeTool     int
 }
@@ -39,6 +40,7 @@ func registerHostile() *hostile {
 	flag.DurationVar(&h.floodDelay, "flood-delay", 0, "with -flood-updates: wait this long after initialized before flooding")
 	flag.BoolVar(&h.hangAfter, "hang-after-initialize", false, "answer initialize, then never answer anything again (ping included)")
 	flag.BoolVar(&h.toolsForever, "tools-forever", false, "tools/list never ends: every page has a new nextCursor, ever longer")
+	flag.IntVar(&h.bigPage, "big-list-page", 0, "resources/list answers this many resources in one page")
 	flag.IntVar(&h.manyTools, "many-tools", 0, "also serve this many tools t-000001 … (listed in pages of 1,000)")
 	flag.IntVar(&h.hugeTool, "huge-tool", 0, "also serve a tool \"huge\" whose input schema holds a description of this many bytes")
 	flag.IntVar(&h.hugeRead, "huge-read", 0, "resources/read of a URI ending in /huge answers a text of this many bytes; "+
@@ -46,7 +48,9 @@ func registerHostile() *hostile {
 	return h
 }
 
-func (h *hostile) active() bool { return h.listForever || h.flood > 0 || h.hangAfter || h.toolsForever }
+func (h *hostile) active() bool {
+	return h.listForever || h.flood > 0 || h.hangAfter || h.toolsForever || h.bigPage > 0
+}
 
 // addTools adds the tools of -many-tools and -huge-tool to s; each answers
 // its own name.
@@ -160,6 +164,18 @@ func (h *hostile) intercept(line []byte, write func([]byte)) bool {
 			}
 		}()
 		return false
+	case msg.Method == "resources/list" && h.bigPage > 0:
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"result":{"resources":[`, msg.ID)
+		for i := range h.bigPage {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"uri":"dpe://big/d%d","name":"d"}`, i)
+		}
+		b.WriteString(`]}}`)
+		write([]byte(b.String()))
+		return true
 	case msg.Method == "tools/list" && h.toolsForever:
 		// Each page: one tool and a cursor one character longer.
 		next := msg.Params.Cursor + "x"
