@@ -256,16 +256,17 @@ func TestEndlessToolListingBounded(t *testing.T) {
 }
 
 // One listing page of 800,000 resources (30 MB, under the message limit):
-// refused with 413 from its count, before its entries are decoded; the
-// bound holds on the last page as on the others (a page of 100,001 is
-// refused, one of 100,000 listed).
+// refused with 413 from its count, before its entries are decoded. A
+// listing of 100,001 keeps its first 100,000 with a coded warning (a
+// folder of 100,000 documents plus its catalog lists its documents).
 func TestHugeListingPageCountedBeforeDecoding(t *testing.T) {
+	var logs logSink
 	for _, tc := range []struct {
 		n  int
 		ok bool
-	}{{800_000, false}, {100_001, false}, {100_000, true}} {
+	}{{800_000, false}, {100_001, true}, {100_000, true}} {
 		m := startManager(t, []protocol.MCPServerConfig{stdioConfig(t, "a", "-big-list-page", strconv.Itoa(tc.n))},
-			WithTimeouts(30*time.Second, 60*time.Second))
+			WithTimeouts(30*time.Second, 60*time.Second), WithLogger(logs.logger()))
 		c := m.Conn("a")
 		require.NotNil(t, c)
 		var peak atomic.Uint64
@@ -295,7 +296,7 @@ func TestHugeListingPageCountedBeforeDecoding(t *testing.T) {
 		t.Logf("page of %d resources: heap peak %+d MiB", tc.n, (int64(peak.Load())-int64(before.HeapInuse))>>20)
 		if tc.ok {
 			require.NoError(t, err)
-			assert.Len(t, res, tc.n)
+			assert.Len(t, res, min(tc.n, maxListEntries))
 			continue
 		}
 		var pe *protocol.Error
@@ -304,4 +305,8 @@ func TestHugeListingPageCountedBeforeDecoding(t *testing.T) {
 		assert.EqualValues(t, tc.n, pe.Details["entries"])
 		assert.Equal(t, "hi", callText(t, c, "echo", map[string]any{"text": "hi"}), "the connection keeps serving")
 	}
+	recs := logs.records("mcp server lists more entries than the Computer keeps; keeping the first ones")
+	require.Len(t, recs, 1, "the listing of 100,001 only")
+	assert.EqualValues(t, 413, recs[0]["code"])
+	assert.EqualValues(t, 100_001, recs[0]["listed_at_least"])
 }

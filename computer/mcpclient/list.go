@@ -18,18 +18,22 @@ import (
 const (
 	maxListPages   = 1000
 	maxListEntries = 100_000
+	maxPageEntries = 2 * maxListEntries // one page over it is refused undecoded
 	maxListBytes   = 64 << 20
 )
 
 // listAll sends method page after page, following nextCursor, and returns
-// every entry. A repeated cursor fails with 500; a listing over maxListPages,
-// maxListEntries or maxListBytes fails with 413 (the last page included), so
-// that the Computer never spends unbounded memory or work on one server's
-// listing. field names the array of entries in a page: a page's entries are
-// counted (a scan that allocates nothing per entry) before it is decoded, so
-// that a page of a million entries is refused without decoding them (a
-// 30 MB page of 800,000 resources took 430 MiB of heap to decode, 140 MiB
-// to count and refuse, mostly the transport's copies of the message).
+// every entry. A repeated cursor fails with 500; a listing over maxListPages
+// or maxListBytes fails with 413, so that the Computer never spends
+// unbounded memory or work on one server's listing. A listing over
+// maxListEntries keeps its first maxListEntries entries and stops there,
+// with one WARN (code 413): a folder of 100,000 documents (100,001
+// resources with its catalog) must list its first 100,000, not none. field
+// names the array of entries in a page: a page's entries are counted (a
+// scan that allocates nothing per entry) before it is decoded, and a page
+// of more than maxPageEntries is refused with 413 undecoded (a 30 MB page
+// of 800,000 resources took 430 MiB of heap to decode, 140 MiB to count and
+// refuse, mostly the transport's copies of the message).
 func listAll[R any, E any](ctx context.Context, c *Conn, method, field string, page func(*R) ([]E, mcp.Cursor)) ([]E, error) {
 	rctx, cancel := c.reqCtx(ctx)
 	defer cancel()
@@ -66,7 +70,7 @@ func listAll[R any, E any](ctx context.Context, c *Conn, method, field string, p
 		if err != nil {
 			return nil, malformed(err)
 		}
-		if len(out)+n > maxListEntries || size > maxListBytes {
+		if n > maxPageEntries || size > maxListBytes {
 			return nil, tooLarge(len(out) + n)
 		}
 		var r R
@@ -74,6 +78,12 @@ func listAll[R any, E any](ctx context.Context, c *Conn, method, field string, p
 			return nil, malformed(err)
 		}
 		entries, next := page(&r)
+		if keep := maxListEntries - len(out); len(entries) > keep {
+			c.log.Warn("mcp server lists more entries than the Computer keeps; keeping the first ones",
+				"method", method, "code", int(protocol.CodePayloadTooLarge), "kept", maxListEntries,
+				"listed_at_least", len(out)+len(entries), "pages", pages)
+			return append(out, entries[:keep]...), nil
+		}
 		out = append(out, entries...)
 		switch {
 		case next == "":
