@@ -524,6 +524,11 @@ func (c *Cache[T]) selectAll(res []mcp.Resource) (order []string, uris map[strin
 // Concurrency (hours for a large listing), and its event goroutine with it.
 func giveUpAfter(workers int) int64 { return int64(max(2*workers, 8)) }
 
+// maxSkipWarnings is how many resources a load skips with a warning each;
+// the others are logged at debug level and counted in one warning, so that
+// a server whose every read fails does not write one warning per resource.
+const maxSkipWarnings = 10
+
 // progressEvery is how often a load in progress publishes what it has read
 // so far.
 const progressEvery = 250 * time.Millisecond
@@ -555,7 +560,7 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, progre
 	done := make([]bool, len(keys)) // read, or failed for a reason of its own
 	var mu sync.Mutex
 	var ready []result
-	var next, timeouts atomic.Int64
+	var next, timeouts, failed atomic.Int64
 	var gaveUp atomic.Bool
 	var wg sync.WaitGroup
 	workers := min(c.conc, len(keys))
@@ -577,7 +582,11 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, progre
 					if ctx.Err() != nil { // a shutdown, the budget, or given up: unread
 						continue
 					}
-					c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					if failed.Add(1) <= maxSkipWarnings {
+						c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					} else {
+						c.log.Debug(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					}
 					mu.Lock()
 					ready = append(ready, result{i: i})
 					mu.Unlock()
@@ -630,6 +639,10 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, progre
 		if !ok {
 			unread = append(unread, keys[i])
 		}
+	}
+	if n := failed.Load(); n > maxSkipWarnings {
+		c.log.Warn(c.kind+": more resources skipped than logged one by one (the others at debug level)",
+			"server", s.name, "skipped", n, "logged", maxSkipWarnings)
 	}
 	if len(unread) > 0 && context.Cause(ctx) == errBudget && !gaveUp.Load() {
 		c.log.Warn(c.kind+": the build's time budget is spent; leaving the resources not read yet unread until the MCP server re-lists or reports them updated",

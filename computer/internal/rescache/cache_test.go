@@ -350,3 +350,29 @@ func TestBudgetLeavesUnreadUntilReList(t *testing.T) {
 	c.ListChanged(ctx(t), "s")
 	assert.EqualValues(t, reads+2, f.reads.Load(), "and only once")
 }
+
+// A source whose every read fails costs ten warnings and one count, not
+// one warning per resource.
+func TestFailingReadsWarnedInBounds(t *testing.T) {
+	all := uris(500)
+	f := newFake("s", all...)
+	f.mu.Lock()
+	for _, u := range all {
+		delete(f.bodies, u)
+	}
+	f.mu.Unlock()
+	var logs strings.Builder
+	var mu sync.Mutex
+	c := New(codec, Options{Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))})
+	defer c.Close()
+	require.NoError(t, c.Add(ctx(t), f))
+	assert.EqualValues(t, 500, f.reads.Load())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, maxSkipWarnings, strings.Count(logs.String(), "skipping resource"))
+	assert.Contains(t, logs.String(), "skipped=500")
+}
