@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2c-smcp/smcp-go/computer/internal/rescache"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
@@ -68,7 +69,8 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 //
 // A source's documents are its listed resources whose URI is a valid Level-1
 // dpe:// URI. Each Level 1 is read and must validate against
-// dpe_document.json; otherwise the document is skipped with a warning. The
+// dpe_document.json and name the document of its URI (its doc_ref);
+// otherwise the document is skipped with a warning. The
 // summary's uri is the URI as listed and server is Source.Name(); documents
 // with equal instants keep the server's listing order.
 //
@@ -226,6 +228,12 @@ func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("invalid Level 1: %w", err)
 	}
+	// A Level 1 that names another document (a server answering a
+	// different URI than asked) would publish a doc_ref that reads
+	// something else: it is skipped.
+	if u, err := dpe.Parse(uri); err == nil && u.DocRef != d.DocRef {
+		return nil, fmt.Errorf("invalid Level 1: %s answers doc_ref %q, not %q", uri, clip(d.DocRef), clip(u.DocRef))
+	}
 	return cached(protocol.DPEDocumentSummary{
 		DocRef:       d.DocRef,
 		FileType:     d.FileType,
@@ -238,4 +246,15 @@ func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*
 		Title:        d.Title,
 		URI:          uri,
 	}), nil
+}
+
+func clip(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	i := 80
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

@@ -113,3 +113,27 @@ func TestCatalogBuildBudget(t *testing.T) {
 	}
 	assert.Equal(t, 1, warned)
 }
+
+// A DPE server that answers a document's read with another document's
+// Level 1 (a different doc_ref, or an encoded one that decodes elsewhere):
+// that document is skipped with a warning; the others are listed.
+func TestLevelOneNamingAnotherDocumentSkipped(t *testing.T) {
+	srv := sourcetest.NewServer()
+	liar := sourcetest.Meta("h.docs", "b", 2) // served at the URI of "a"
+	liar.URI = "dpe://h.docs/a"
+	b, err := jsonMarshal(liar)
+	require.NoError(t, err)
+	spaced := sourcetest.Meta("h.docs", "x y", 3) // an encoded doc_ref that decodes to its own
+	spaced.URI = "dpe://h.docs/x%20y"
+	srv.Put(sourcetest.Resource{URI: "dpe://h.docs/a", Contents: sourcetest.Text("dpe://h.docs/a", "application/json", string(b))},
+		sourcetest.Doc(sourcetest.Meta("h.docs", "b", 2)), sourcetest.Doc(spaced))
+	cl := sourcetest.DialHTTP(t, "h", sourcetest.Serve(t, srv))
+	var logs sourcetest.LogRecorder
+	a := New(WithLogger(logs.Logger()))
+	t.Cleanup(a.Close)
+	require.NoError(t, a.AddSource(ctx(t), cl))
+	assert.ElementsMatch(t, []string{"b", "x y"}, refs(a.Documents()))
+	warnings := strings.Join(logs.Warnings(), "\n")
+	assert.Contains(t, warnings, `finder: skipping resource server=h uri=dpe://h.docs/a err=invalid Level 1: dpe://h.docs/a answers doc_ref "b", not "a"`)
+	assert.Equal(t, 1, strings.Count(warnings, "skipping resource"))
+}
