@@ -32,6 +32,7 @@ type options struct {
 	debounce    time.Duration
 	readTimeout time.Duration
 	budget      time.Duration
+	maxAnswer   int64
 	onChange    func()
 }
 
@@ -58,6 +59,10 @@ func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readT
 // or reports them updated (spec/decisions.md, Finder build budget).
 func WithBuildBudget(d time.Duration) Option { return func(o *options) { o.budget = d } }
 
+// WithMaxAnswerBytes bounds the JSON encoding of one Query answer (default
+// protocol.DefaultMaxPayloadBytes, the Server's payload limit; see Query).
+func WithMaxAnswerBytes(n int64) Option { return func(o *options) { o.maxAnswer = n } }
+
 // WithOnChange sets the function called once per burst of catalog changes;
 // the Computer emits server:update_finder from it.
 func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn } }
@@ -78,8 +83,9 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 // and ResourceUpdated make MCP calls and return when the cache is current:
 // never call them on an MCP client's read loop.
 type Aggregator struct {
-	cache *rescache.Cache[*entry]
-	log   *slog.Logger
+	cache     *rescache.Cache[*entry]
+	log       *slog.Logger
+	maxAnswer int64
 }
 
 // New returns an empty Aggregator.
@@ -91,13 +97,16 @@ func New(opts ...Option) *Aggregator {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
+	if o.maxAnswer <= 0 {
+		o.maxAnswer = protocol.DefaultMaxPayloadBytes
+	}
 	codec := rescache.Codec[*entry]{
 		Select:  selectDocument,
 		Match:   matchDocument,
 		Decode:  decodeDocument,
 		Arrange: arrange,
 	}
-	return &Aggregator{log: o.logger, cache: rescache.New(codec, rescache.Options{
+	return &Aggregator{log: o.logger, maxAnswer: o.maxAnswer, cache: rescache.New(codec, rescache.Options{
 		Kind:        "finder",
 		Logger:      o.logger,
 		Concurrency: o.concurrency,
@@ -157,10 +166,66 @@ func (a *Aggregator) ResourceUpdated(ctx context.Context, name, uri string) {
 // request's filter and page applied by the organizer (see Organize). history
 // lists the MCP server names of the tool-call history, oldest first. ReqID is
 // copied from the request.
+//
+// The answer fits the payload limit (WithMaxAnswerBytes; spec/protocol.md,
+// Limits): a page whose documents would exceed it ends with the last
+// document that fits — fewer than limit, total_count unchanged, so the
+// Agent goes on with a larger offset — and a first document too large on
+// its own is sent with its keywords left out and its title and summary
+// clipped to 256 characters (one warning). Without it, 100 documents with
+// long titles, summaries or keyword lists (a DPE server may send 32 MiB per
+// document) made an answer the Server refuses by closing the connection.
 func (a *Aggregator) Query(req protocol.GetFinderReq, history []string) protocol.GetFinderRet {
 	snap := a.cache.Snapshot()
 	docs, total := organize(index{servers: snap.Servers, byServer: snap.Items}, QueryFrom(req), history)
-	return protocol.GetFinderRet{Documents: docs, TotalCount: total, ReqID: req.ReqID}
+	return protocol.GetFinderRet{Documents: a.fit(docs), TotalCount: total, ReqID: req.ReqID}
+}
+
+// answerEnvelope is kept free in a get_finder answer for total_count,
+// req_id and the Socket.IO framing.
+const answerEnvelope = 4 << 10
+
+// fit cuts a page to the answer budget (see Query).
+func (a *Aggregator) fit(docs []protocol.DPEDocumentSummary) []protocol.DPEDocumentSummary {
+	budget := a.maxAnswer - answerEnvelope
+	var used int64
+	for i := range docs {
+		n := summarySize(docs[i])
+		if i == 0 && n > budget {
+			a.log.Warn("finder: a document's summary alone exceeds the answer limit; sent clipped",
+				"uri", clip(docs[i].URI), "bytes", n, "limit", a.maxAnswer, "code", int(protocol.CodePayloadTooLarge))
+			d := docs[i]
+			d.Keywords = nil
+			d.Title = clipRunes(d.Title, 256)
+			if d.Summary != nil {
+				s := clipRunes(*d.Summary, 256)
+				d.Summary = &s
+			}
+			docs[i] = d
+			n = summarySize(d)
+		}
+		if used+n > budget && i > 0 {
+			a.log.Debug("finder: answer cut to the payload limit", "documents", i, "of", len(docs), "limit", a.maxAnswer)
+			return docs[:i]
+		}
+		used += n
+	}
+	return docs
+}
+
+func summarySize(d protocol.DPEDocumentSummary) int64 {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return 0
+	}
+	return int64(len(b)) + 1
+}
+
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }
 
 // Documents returns every cached summary, servers alphabetically, each

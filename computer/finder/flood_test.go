@@ -2,6 +2,8 @@ package finder
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -136,4 +138,56 @@ func TestLevelOneNamingAnotherDocumentSkipped(t *testing.T) {
 	warnings := strings.Join(logs.Warnings(), "\n")
 	assert.Contains(t, warnings, `finder: skipping resource server=h uri=dpe://h.docs/a err=invalid Level 1: dpe://h.docs/a answers doc_ref "b", not "a"`)
 	assert.Equal(t, 1, strings.Count(warnings, "skipping resource"))
+}
+
+// Documents with long keyword lists: a get_finder page is cut to fit the
+// payload limit (fewer than limit, total_count unchanged), paging with the
+// offset reaches every document, and a document too large on its own is
+// sent clipped.
+func TestQueryFitsThePayloadLimit(t *testing.T) {
+	const limit = 256 << 10
+	srv := sourcetest.NewServer()
+	kw := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%04d%s", i, strings.Repeat("k", 252))
+		}
+		return out
+	}
+	for i := range 60 {
+		m := sourcetest.Meta("h.docs", fmt.Sprintf("d%02d", i), i)
+		m.Keywords = kw(20) // about 5 KB each
+		srv.Put(sourcetest.Doc(m))
+	}
+	huge := sourcetest.Meta("h.docs", "huge", 100) // the newest: first
+	huge.Keywords = kw(2000)                        // 512 KB alone
+	srv.Put(sourcetest.Doc(huge))
+	cl := sourcetest.DialHTTP(t, "h", sourcetest.Serve(t, srv))
+	a := New(WithMaxAnswerBytes(limit))
+	t.Cleanup(a.Close)
+	require.NoError(t, a.AddSource(ctx(t), cl))
+	require.Equal(t, 61, a.Len())
+
+	seen := map[string]bool{}
+	for offset, pages := 0, 0; offset < 61; pages++ {
+		require.Less(t, pages, 61, "paging ends")
+		ret := a.Query(protocol.GetFinderReq{ReqID: "r", Offset: offset, Limit: 100}, nil)
+		raw, err := json.Marshal(ret)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(raw), limit, "offset %d", offset)
+		require.NoError(t, protocol.Validate(protocol.EventGetFinder, protocol.Ack, raw))
+		assert.Equal(t, 61, ret.TotalCount)
+		require.NotEmpty(t, ret.Documents)
+		if offset == 0 {
+			assert.Equal(t, "huge", ret.Documents[0].DocRef, "sent, clipped")
+			assert.Empty(t, ret.Documents[0].Keywords)
+			assert.Less(t, len(ret.Documents), 61, "cut to the limit")
+		}
+		for _, d := range ret.Documents {
+			seen[d.DocRef] = true
+		}
+		offset += len(ret.Documents)
+	}
+	assert.Len(t, seen, 61, "every document reached by paging")
+	assert.Len(t, a.Documents()[0].Keywords, 2000, "the cache keeps the document whole")
 }
