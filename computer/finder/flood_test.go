@@ -160,7 +160,7 @@ func TestQueryFitsThePayloadLimit(t *testing.T) {
 		srv.Put(sourcetest.Doc(m))
 	}
 	huge := sourcetest.Meta("h.docs", "huge", 100) // the newest: first
-	huge.Keywords = kw(2000)                        // 512 KB alone
+	huge.Keywords = kw(2000)                       // 512 KB alone
 	srv.Put(sourcetest.Doc(huge))
 	cl := sourcetest.DialHTTP(t, "h", sourcetest.Serve(t, srv))
 	a := New(WithMaxAnswerBytes(limit))
