@@ -223,7 +223,9 @@ func (s *Set) SetServer(name string, cfg protocol.MCPServerConfigBase, caller Ca
 			continue
 		}
 		e := &entry{server: name, original: t.Name, meta: meta, caller: caller, tool: Convert(t, meta), order: i}
-		e.size = jsonSize(e.tool)
+		if e.size = jsonSize(e.tool); e.size > MaxToolBytes {
+			e.tool = protocol.SMCPTool{Name: t.Name} // always withheld: keep its size, not its 10 MB schema
+		}
 		sv.cands = append(sv.cands, cand{display: display, e: e})
 	}
 	s.mu.Lock()
