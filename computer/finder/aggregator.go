@@ -80,8 +80,10 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 // with equal instants keep the server's listing order.
 //
 // All methods are safe for concurrent use. AddSource, ResourceListChanged
-// and ResourceUpdated make MCP calls and return when the cache is current:
-// never call them on an MCP client's read loop.
+// and ResourceUpdated make MCP calls and return when the cache is current
+// (except the re-list an update of an unlisted document asks for, which
+// runs in the background, and documents left for later by the build
+// budget): never call them on an MCP client's read loop.
 type Aggregator struct {
 	cache     *rescache.Cache[*entry]
 	log       *slog.Logger
