@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -88,7 +90,13 @@ type Aggregator struct {
 	cache     *rescache.Cache[*entry]
 	log       *slog.Logger
 	maxAnswer int64
+	clipped   atomic.Int64 // documents whose keywords were cut (see decodeDocument)
 }
+
+// maxKeywords is how many keywords the Finder keeps of one document: the
+// schema bounds each keyword (256 characters), not their number, and a
+// DPE server may send 32 MiB of them per document.
+const maxKeywords = 256
 
 // New returns an empty Aggregator.
 func New(opts ...Option) *Aggregator {
@@ -105,10 +113,12 @@ func New(opts ...Option) *Aggregator {
 	codec := rescache.Codec[*entry]{
 		Select:  selectDocument,
 		Match:   matchDocument,
-		Decode:  decodeDocument,
+		Decode:  nil, // set below: it needs the Aggregator
 		Arrange: arrange,
 	}
-	return &Aggregator{log: o.logger, maxAnswer: o.maxAnswer, cache: rescache.New(codec, rescache.Options{
+	a := &Aggregator{log: o.logger, maxAnswer: o.maxAnswer}
+	codec.Decode = a.decodeDocument
+	a.cache = rescache.New(codec, rescache.Options{
 		Kind:        "finder",
 		Logger:      o.logger,
 		Concurrency: o.concurrency,
@@ -116,7 +126,8 @@ func New(opts ...Option) *Aggregator {
 		Budget:      o.budget,
 		Debounce:    o.debounce,
 		OnChange:    o.onChange,
-	})}
+	})
+	return a
 }
 
 // AddSource performs the cold aggregation of src: list its resources,
@@ -276,8 +287,10 @@ func matchDocument(uri string) (string, bool) {
 
 var errNoText = errors.New("no text content")
 
-// decodeDocument turns a Level-1 read into a prepared summary.
-func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*entry, error) {
+// decodeDocument turns a Level-1 read into a prepared summary. Keywords past
+// maxKeywords are left out (a warning for the first ten documents so cut,
+// debug level after).
+func (a *Aggregator) decodeDocument(server, uri string, contents []protocol.ResourceContents) (*entry, error) {
 	var raw []byte
 	for _, c := range contents {
 		if c.Text != nil {
@@ -300,6 +313,15 @@ func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*
 	// something else: it is skipped.
 	if u, err := dpe.Parse(uri); err == nil && u.DocRef != d.DocRef {
 		return nil, fmt.Errorf("invalid Level 1: %s answers doc_ref %q, not %q", uri, clip(d.DocRef), clip(u.DocRef))
+	}
+	if n := len(d.Keywords); n > maxKeywords {
+		level := slog.LevelWarn
+		if a.clipped.Add(1) > 10 {
+			level = slog.LevelDebug
+		}
+		a.log.Log(context.Background(), level, "finder: a document lists more keywords than the Finder keeps; keeping the first ones",
+			"server", server, "uri", clip(uri), "keywords", n, "kept", maxKeywords, "code", int(protocol.CodePayloadTooLarge))
+		d.Keywords = slices.Clone(d.Keywords[:maxKeywords]) // not the whole array behind them
 	}
 	return cached(protocol.DPEDocumentSummary{
 		DocRef:       d.DocRef,

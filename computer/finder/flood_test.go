@@ -142,8 +142,8 @@ func TestLevelOneNamingAnotherDocumentSkipped(t *testing.T) {
 
 // Documents with long keyword lists: a get_finder page is cut to fit the
 // payload limit (fewer than limit, total_count unchanged), paging with the
-// offset reaches every document, and a document too large on its own is
-// sent clipped.
+// offset reaches every document, a document too large on its own is sent
+// clipped, and the Finder keeps at most 256 keywords of a document.
 func TestQueryFitsThePayloadLimit(t *testing.T) {
 	const limit = 256 << 10
 	srv := sourcetest.NewServer()
@@ -160,7 +160,10 @@ func TestQueryFitsThePayloadLimit(t *testing.T) {
 		srv.Put(sourcetest.Doc(m))
 	}
 	huge := sourcetest.Meta("h.docs", "huge", 100) // the newest: first
-	huge.Keywords = kw(2000)                       // 512 KB alone
+	huge.Keywords = kw(2000)                       // the Finder keeps 256
+	huge.Title = strings.Repeat("文", 65536)        // 192 KiB
+	long := strings.Repeat("字", 65536)
+	huge.Summary = &long // 192 KiB more: over the limit alone
 	srv.Put(sourcetest.Doc(huge))
 	cl := sourcetest.DialHTTP(t, "h", sourcetest.Serve(t, srv))
 	a := New(WithMaxAnswerBytes(limit))
@@ -189,5 +192,6 @@ func TestQueryFitsThePayloadLimit(t *testing.T) {
 		offset += len(ret.Documents)
 	}
 	assert.Len(t, seen, 61, "every document reached by paging")
-	assert.Len(t, a.Documents()[0].Keywords, 2000, "the cache keeps the document whole")
+	assert.Len(t, a.Documents()[0].Keywords, maxKeywords, "the cache keeps the first keywords")
+	assert.Equal(t, huge.Title, a.Documents()[0].Title, "and the rest of the document whole")
 }
