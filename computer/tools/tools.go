@@ -131,6 +131,9 @@ func WithHistorySize(n int) Option {
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(s *Set) { s.log = l } }
 
+// maxClashWarnings bounds the clash warnings of one rebuild.
+const maxClashWarnings = 10
+
 // MaxToolBytes bounds the JSON encoding of one published tool: a larger one
 // is withheld (see the package documentation).
 const MaxToolBytes = 1 << 20
@@ -299,20 +302,38 @@ func (s *Set) rebuild() bool {
 			clashes[name] = cs
 		}
 	}
-	for name, cs := range clashes {
+	clashNames := make([]string, 0, len(clashes))
+	for name := range clashes {
+		clashNames = append(clashNames, name)
+	}
+	sort.Strings(clashNames)
+	logged := 0
+	for _, name := range clashNames {
 		var servers []string
-		for _, c := range cs {
+		for _, c := range clashes[name] {
 			servers = append(servers, c.e.server)
 			q := c.e.server + ClashSeparator + name
 			if _, taken := published[q]; taken {
-				s.log.Warn("qualified tool name clashes with another tool: hidden", "tool", q, "server", c.e.server)
+				if logged++; logged <= maxClashWarnings {
+					s.log.Warn("qualified tool name clashes with another tool: hidden", "tool", clip(q), "server", c.e.server)
+				}
 				continue
 			}
 			published[q] = c.e
 			ambiguous[name] = append(ambiguous[name], q)
 		}
-		s.log.Warn("tool name published by several MCP servers: publishing qualified names; set a tool_meta alias to choose",
-			"tool", name, "servers", servers, "published_as", ambiguous[name])
+		// One warning per clash, but only for clashes that are new and only
+		// the first few: two servers sharing 100,000 tool names must not
+		// write 100,000 warnings at every change of the tool set.
+		if _, known := s.ambiguous[name]; !known {
+			if logged++; logged <= maxClashWarnings {
+				s.log.Warn("tool name published by several MCP servers: publishing qualified names; set a tool_meta alias to choose",
+					"tool", clip(name), "servers", servers, "published_as", ambiguous[name])
+			}
+		}
+	}
+	if logged > maxClashWarnings {
+		s.log.Warn("more tool name clashes than logged one by one", "clashes", logged, "logged", maxClashWarnings)
 	}
 	withheld := s.bound(published)
 	list := make([]protocol.SMCPTool, 0, len(published))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -353,3 +354,33 @@ func TestBounds(t *testing.T) {
 	assert.Len(t, s.List(), 102)
 	assert.Empty(t, s.Withheld())
 }
+
+// Two servers sharing 1,000 tool names: the clashes are warned about once,
+// and only the first few one by one.
+func TestClashWarningsBounded(t *testing.T) {
+	var mu sync.Mutex
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	s := New(WithLogger(log))
+	var ts []mcp.Tool
+	for i := range 1000 {
+		ts = append(ts, mcp.NewTool(fmt.Sprintf("t%04d", i)))
+	}
+	s.SetServer("a", base(nil, nil, nil), fakeCaller{"a"}, ts)
+	s.SetServer("b", base(nil, nil, nil), fakeCaller{"b"}, ts)
+	assert.Len(t, s.List(), 2000, "every tool published under its qualified name")
+	s.SetServer("c", base(nil, nil, nil), fakeCaller{"c"}, []mcp.Tool{mcp.NewTool("other")})
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, maxClashWarnings, strings.Count(logs.String(), "tool name published by several MCP servers"))
+	assert.Equal(t, 1, strings.Count(logs.String(), "more tool name clashes than logged one by one"))
+	assert.Contains(t, logs.String(), "clashes=1000")
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
