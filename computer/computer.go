@@ -36,7 +36,9 @@ type options struct {
 }
 
 // WithMaxPayloadBytes bounds the JSON-encoded size of an answer read through
-// the Computer (client:read_resource). It is the same setting as the
+// the Computer (client:read_resource), of its tool list (client:get_tools;
+// see package tools, Bounds) and of a client:get_finder answer (see
+// finder.Aggregator.Query). It is the same setting as the
 // Server's payload limit (smcp-server --max-payload-bytes) and defaults to
 // the same value, protocol.DefaultMaxPayloadBytes: an answer the Server
 // would refuse — and close the Computer's connection for — is refused with
@@ -119,7 +121,7 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 		f(&o)
 	}
 	c := &Computer{cfg: cfg.Clone(), o: o, log: o.log}
-	topts := []tools.Option{tools.WithLogger(o.log)}
+	topts := []tools.Option{tools.WithLogger(o.log), tools.WithMaxListBytes(o.maxPayload)}
 	if o.confirm != nil {
 		topts = append(topts, tools.WithConfirm(o.confirm))
 	}
@@ -127,7 +129,8 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 		topts = append(topts, tools.WithHistorySize(o.historySize))
 	}
 	c.tools = tools.New(topts...)
-	fopts := []finder.Option{finder.WithLogger(o.log), finder.WithOnChange(func() { c.notify(protocol.EventUpdateFinder) })}
+	fopts := []finder.Option{finder.WithLogger(o.log), finder.WithMaxAnswerBytes(o.maxPayload),
+		finder.WithOnChange(func() { c.notify(protocol.EventUpdateFinder) })}
 	dopts := []desktop.Option{desktop.WithLogger(o.log), desktop.WithOnChange(func() { c.notify(protocol.EventUpdateDesktop) })}
 	if o.debounce > 0 {
 		fopts = append(fopts, finder.WithDebounce(o.debounce))

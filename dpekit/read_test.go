@@ -1,9 +1,12 @@
 package dpekit_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/a2c-smcp/smcp-go/dpekit"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/protocol/dpe"
 )
@@ -358,3 +362,52 @@ func testReadErrors(t *testing.T, c *client.Client) {
 		})
 	}
 }
+
+// A careless author's document whose catalog entry violates its schema (a
+// keyword over 256 characters) is left out of the validated catalog with a
+// coded warning; the other documents stay listed, and reading it answers
+// 500 with the violations.
+func TestValidationLeavesOneBadDocumentOut(t *testing.T) {
+	p := testProvider()
+	p.put(dpekit.Document{DocRef: "careless", Title: "Careless", FileType: "md", FileURI: "file:///careless.md",
+		Keywords: []string{strings.Repeat("k", 300)}}, dpekit.Page{Title: "p"})
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewJSONHandler(writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(b) }), nil))
+	srv, err := dpekit.New(testCtx(t), testHost, p, dpekit.WithValidation(), dpekit.WithLogger(log))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	c := connect(t, overHTTP, srv)
+
+	cat := read(t, c, "dpe://"+testHost)
+	var refs []string
+	for _, d := range cat["documents"].([]any) {
+		refs = append(refs, d.(map[string]any)["doc_ref"].(string))
+	}
+	assert.NotContains(t, refs, "careless")
+	assert.Subset(t, refs, []string{refReport, refContract}, "the other documents stay listed")
+	assert.EqualValues(t, len(refs), cat["total_count"])
+
+	perr := readErr(t, c, "dpe://"+testHost+"/careless")
+	assert.Equal(t, protocol.CodeInternal, perr.Code)
+
+	mu.Lock()
+	defer mu.Unlock()
+	var warned bool
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		if rec["msg"] == "dpekit: a document violates dpe_document_meta.json; left out of the catalog" {
+			warned = true
+			assert.Equal(t, "WARN", rec["level"])
+			assert.EqualValues(t, 500, rec["code"])
+			assert.Equal(t, "careless", rec["doc_ref"])
+			assert.NotEmpty(t, rec["violations"])
+		}
+	}
+	assert.True(t, warned, "a coded warning: %s", buf.String())
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -109,9 +109,21 @@ func (s *Server) readCatalog(ctx context.Context, u *dpe.URI, uri string) (any, 
 	}
 	c := protocol.DPECatalog{Documents: make([]protocol.DPEDocumentMeta, 0, len(docs))}
 	for _, d := range docs {
-		if d.DocRef != "" {
-			c.Documents = append(c.Documents, s.meta(d))
+		if d.DocRef == "" {
+			continue
 		}
+		m := s.meta(d)
+		if s.validate {
+			// One document that violates its schema is left out of the
+			// catalog, with a coded warning, rather than failing the
+			// catalog of every other document.
+			if err := s.validMeta(m); err != nil {
+				s.log.Warn("dpekit: a document violates dpe_document_meta.json; left out of the catalog",
+					"uri", m.URI, "doc_ref", d.DocRef, "code", int(err.Code), "err", err, "violations", err.Details)
+				continue
+			}
+		}
+		c.Documents = append(c.Documents, m)
 	}
 	c.TotalCount = len(c.Documents)
 	switch u.Format() {
@@ -121,6 +133,20 @@ func (s *Server) readCatalog(ctx context.Context, u *dpe.URI, uri string) (any, 
 		c.ContentText = ptr(dpe.CatalogText(c))
 	}
 	return c, nil
+}
+
+// validMeta checks one catalog entry against dpe_document_meta.json: nil,
+// or a 500 *protocol.Error whose details list the violations.
+func (s *Server) validMeta(m protocol.DPEDocumentMeta) *protocol.Error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return protocol.NewInternal("encoding the catalog entry of %s: %v", m.URI, err)
+	}
+	if err := protocol.ValidateSchema("dpe_document_meta.json", body); err != nil {
+		return protocol.NewInternal("the catalog entry of %s violates dpe_document_meta.json", m.URI).
+			With("violations", protocol.AsError(err).Details)
+	}
+	return nil
 }
 
 func (s *Server) document(ctx context.Context, ref, uri string) (Document, error) {

@@ -67,7 +67,10 @@ func WithMCPOptions(opts ...server.ServerOption) Option {
 
 // WithValidation makes the Server check every payload it serves against its
 // JSON Schema (schema/dpe_*.json) and answer 500 with the violations instead
-// of a malformed payload. It costs a few tens of microseconds per read and is
+// of a malformed payload. The catalog (Level 0) is checked document by
+// document: a document whose entry violates dpe_document_meta.json is left
+// out of it with a warning (code 500 and the violations), and the others
+// are listed; reading that document answers 500. It costs a few tens of microseconds per read and is
 // meant for provider development and tests.
 func WithValidation() Option { return func(c *config) { c.validate = true } }
 

@@ -112,11 +112,18 @@ func New(opts ...Option) *Bridge {
 
 // AddSource learns which hosts src serves from its listed resources and
 // resource templates, replacing what was known for a source of the same name.
-// It fails only when both listings fail; the source is then known with no
-// host until ResourceListChanged.
+// While it lists, and when both listings fail (its only error), the hosts a
+// previous source of that name served stay routed to src; a new source then
+// has no host until ResourceListChanged.
 func (b *Bridge) AddSource(ctx context.Context, src mcpsource.Source) error {
 	s := &source{src: src}
 	b.mu.Lock()
+	if old := b.sources[src.Name()]; old != nil {
+		// Until the listing below answers, the hosts it served stay routed,
+		// to the new connection: a resync or a restart must not answer
+		// 4201 for documents that are still there.
+		s.routes = old.routes
+	}
 	b.setLocked(src.Name(), s)
 	b.mu.Unlock()
 	return b.learn(ctx, src.Name(), s)

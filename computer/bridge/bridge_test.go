@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/computer/internal/sourcetest"
 	"github.com/a2c-smcp/smcp-go/computer/internal/testmcp"
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
@@ -387,4 +388,40 @@ func TestRouteOfTemplate(t *testing.T) {
 		}
 		assert.Equal(t, want, got, tpl)
 	}
+}
+
+// heldSource holds its listings until released.
+type heldSource struct {
+	mcpsource.Source
+	entered, release chan struct{}
+}
+
+func (h heldSource) ListResources(ctx context.Context) ([]mcp.Resource, error) {
+	close(h.entered)
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return h.Source.ListResources(ctx)
+}
+
+// A source added again (a resync, or a restarted server) keeps its hosts
+// routed while it is listed anew: reads in that window reach it instead of
+// answering 4201.
+func TestBridgeKeepsRoutesWhileRelearning(t *testing.T) {
+	_, url := docServer(t)
+	b := New()
+	cl := sourcetest.DialHTTP(t, "alpha", url)
+	require.NoError(t, b.AddSource(sourcetest.Ctx(t), cl))
+	held := heldSource{Source: cl, entered: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- b.AddSource(sourcetest.Ctx(t), held) }()
+	<-held.entered // the new source is in place, its listing held
+	_, err := b.Read(sourcetest.Ctx(t), "dpe://a.docs/d1")
+	assert.NoError(t, err, "routed while the listing is held")
+	close(held.release)
+	require.NoError(t, <-done)
+	_, err = b.Read(sourcetest.Ctx(t), "dpe://a.docs/d1")
+	assert.NoError(t, err)
 }

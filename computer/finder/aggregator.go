@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2c-smcp/smcp-go/computer/internal/rescache"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
@@ -19,6 +22,7 @@ const (
 	DefaultConcurrency = rescache.DefaultConcurrency // Level-1 reads in flight per server
 	DefaultDebounce    = rescache.DefaultDebounce    // OnChange coalescing delay
 	DefaultReadTimeout = rescache.DefaultReadTimeout // per Level-1 read or subscribe
+	DefaultBuildBudget = rescache.DefaultBudget      // one catalog build of a server
 )
 
 // Option configures an Aggregator.
@@ -29,6 +33,8 @@ type options struct {
 	concurrency int
 	debounce    time.Duration
 	readTimeout time.Duration
+	budget      time.Duration
+	maxAnswer   int64
 	onChange    func()
 }
 
@@ -48,6 +54,17 @@ func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce
 // DefaultReadTimeout).
 func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readTimeout = d } }
 
+// WithBuildBudget bounds one catalog build of a server — the Level-1 reads
+// of AddSource, or of a re-list — as a whole (default DefaultBuildBudget, 2
+// minutes). Documents are published as they are read; those not read when
+// the budget is spent are left out (one warning) until the server re-lists
+// or reports them updated (spec/decisions.md, Finder build budget).
+func WithBuildBudget(d time.Duration) Option { return func(o *options) { o.budget = d } }
+
+// WithMaxAnswerBytes bounds the JSON encoding of one Query answer (default
+// protocol.DefaultMaxPayloadBytes, the Server's payload limit; see Query).
+func WithMaxAnswerBytes(n int64) Option { return func(o *options) { o.maxAnswer = n } }
+
 // WithOnChange sets the function called once per burst of catalog changes;
 // the Computer emits server:update_finder from it.
 func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn } }
@@ -59,17 +76,27 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 //
 // A source's documents are its listed resources whose URI is a valid Level-1
 // dpe:// URI. Each Level 1 is read and must validate against
-// dpe_document.json; otherwise the document is skipped with a warning. The
+// dpe_document.json and name the document of its URI (its doc_ref);
+// otherwise the document is skipped with a warning. The
 // summary's uri is the URI as listed and server is Source.Name(); documents
 // with equal instants keep the server's listing order.
 //
 // All methods are safe for concurrent use. AddSource, ResourceListChanged
-// and ResourceUpdated make MCP calls and return when the cache is current:
-// never call them on an MCP client's read loop.
+// and ResourceUpdated make MCP calls and return when the cache is current
+// (except the re-list an update of an unlisted document asks for, which
+// runs in the background, and documents left for later by the build
+// budget): never call them on an MCP client's read loop.
 type Aggregator struct {
-	cache *rescache.Cache[*entry]
-	log   *slog.Logger
+	cache     *rescache.Cache[*entry]
+	log       *slog.Logger
+	maxAnswer int64
+	clipped   atomic.Int64 // documents whose keywords were cut (see decodeDocument)
 }
+
+// maxKeywords is how many keywords the Finder keeps of one document: the
+// schema bounds each keyword (256 characters), not their number, and a
+// DPE server may send 32 MiB of them per document.
+const maxKeywords = 256
 
 // New returns an empty Aggregator.
 func New(opts ...Option) *Aggregator {
@@ -80,24 +107,32 @@ func New(opts ...Option) *Aggregator {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
+	if o.maxAnswer <= 0 {
+		o.maxAnswer = protocol.DefaultMaxPayloadBytes
+	}
 	codec := rescache.Codec[*entry]{
 		Select:  selectDocument,
 		Match:   matchDocument,
-		Decode:  decodeDocument,
+		Decode:  nil, // set below: it needs the Aggregator
 		Arrange: arrange,
 	}
-	return &Aggregator{log: o.logger, cache: rescache.New(codec, rescache.Options{
+	a := &Aggregator{log: o.logger, maxAnswer: o.maxAnswer}
+	codec.Decode = a.decodeDocument
+	a.cache = rescache.New(codec, rescache.Options{
 		Kind:        "finder",
 		Logger:      o.logger,
 		Concurrency: o.concurrency,
 		ReadTimeout: o.readTimeout,
+		Budget:      o.budget,
 		Debounce:    o.debounce,
 		OnChange:    o.onChange,
-	})}
+	})
+	return a
 }
 
 // AddSource performs the cold aggregation of src: list its resources,
-// subscribe to and read every Level-1 document. It replaces the documents of
+// subscribe to and read every Level-1 document, publishing them as they are
+// read, within the build budget (WithBuildBudget). It replaces the documents of
 // a previous source of the same name (a restarted server). A listing failure
 // is returned; the source stays known so that a later ResourceListChanged can
 // fill it.
@@ -144,10 +179,66 @@ func (a *Aggregator) ResourceUpdated(ctx context.Context, name, uri string) {
 // request's filter and page applied by the organizer (see Organize). history
 // lists the MCP server names of the tool-call history, oldest first. ReqID is
 // copied from the request.
+//
+// The answer fits the payload limit (WithMaxAnswerBytes; spec/protocol.md,
+// Limits): a page whose documents would exceed it ends with the last
+// document that fits — fewer than limit, total_count unchanged, so the
+// Agent goes on with a larger offset — and a first document too large on
+// its own is sent with its keywords left out and its title and summary
+// clipped to 256 characters (one warning). Without it, 100 documents with
+// long titles, summaries or keyword lists (a DPE server may send 32 MiB per
+// document) made an answer the Server refuses by closing the connection.
 func (a *Aggregator) Query(req protocol.GetFinderReq, history []string) protocol.GetFinderRet {
 	snap := a.cache.Snapshot()
 	docs, total := organize(index{servers: snap.Servers, byServer: snap.Items}, QueryFrom(req), history)
-	return protocol.GetFinderRet{Documents: docs, TotalCount: total, ReqID: req.ReqID}
+	return protocol.GetFinderRet{Documents: a.fit(docs), TotalCount: total, ReqID: req.ReqID}
+}
+
+// answerEnvelope is kept free in a get_finder answer for total_count,
+// req_id and the Socket.IO framing.
+const answerEnvelope = 4 << 10
+
+// fit cuts a page to the answer budget (see Query).
+func (a *Aggregator) fit(docs []protocol.DPEDocumentSummary) []protocol.DPEDocumentSummary {
+	budget := a.maxAnswer - answerEnvelope
+	var used int64
+	for i := range docs {
+		n := summarySize(docs[i])
+		if i == 0 && n > budget {
+			a.log.Warn("finder: a document's summary alone exceeds the answer limit; sent clipped",
+				"uri", clip(docs[i].URI), "bytes", n, "limit", a.maxAnswer, "code", int(protocol.CodePayloadTooLarge))
+			d := docs[i]
+			d.Keywords = nil
+			d.Title = clipRunes(d.Title, 256)
+			if d.Summary != nil {
+				s := clipRunes(*d.Summary, 256)
+				d.Summary = &s
+			}
+			docs[i] = d
+			n = summarySize(d)
+		}
+		if used+n > budget && i > 0 {
+			a.log.Debug("finder: answer cut to the payload limit", "documents", i, "of", len(docs), "limit", a.maxAnswer)
+			return docs[:i]
+		}
+		used += n
+	}
+	return docs
+}
+
+func summarySize(d protocol.DPEDocumentSummary) int64 {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return 0
+	}
+	return int64(len(b)) + 1
+}
+
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }
 
 // Documents returns every cached summary, servers alphabetically, each
@@ -196,8 +287,10 @@ func matchDocument(uri string) (string, bool) {
 
 var errNoText = errors.New("no text content")
 
-// decodeDocument turns a Level-1 read into a prepared summary.
-func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*entry, error) {
+// decodeDocument turns a Level-1 read into a prepared summary. Keywords past
+// maxKeywords are left out (a warning for the first ten documents so cut,
+// debug level after).
+func (a *Aggregator) decodeDocument(server, uri string, contents []protocol.ResourceContents) (*entry, error) {
 	var raw []byte
 	for _, c := range contents {
 		if c.Text != nil {
@@ -215,6 +308,21 @@ func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("invalid Level 1: %w", err)
 	}
+	// A Level 1 that names another document (a server answering a
+	// different URI than asked) would publish a doc_ref that reads
+	// something else: it is skipped.
+	if u, err := dpe.Parse(uri); err == nil && u.DocRef != d.DocRef {
+		return nil, fmt.Errorf("invalid Level 1: %s answers doc_ref %q, not %q", uri, clip(d.DocRef), clip(u.DocRef))
+	}
+	if n := len(d.Keywords); n > maxKeywords {
+		level := slog.LevelWarn
+		if a.clipped.Add(1) > 10 {
+			level = slog.LevelDebug
+		}
+		a.log.Log(context.Background(), level, "finder: a document lists more keywords than the Finder keeps; keeping the first ones",
+			"server", server, "uri", clip(uri), "keywords", n, "kept", maxKeywords, "code", int(protocol.CodePayloadTooLarge))
+		d.Keywords = slices.Clone(d.Keywords[:maxKeywords]) // not the whole array behind them
+	}
 	return cached(protocol.DPEDocumentSummary{
 		DocRef:       d.DocRef,
 		FileType:     d.FileType,
@@ -227,4 +335,15 @@ func decodeDocument(server, uri string, contents []protocol.ResourceContents) (*
 		Title:        d.Title,
 		URI:          uri,
 	}), nil
+}
+
+func clip(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	i := 80
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

@@ -4,12 +4,17 @@
 // The Aggregator keeps a cache of protocol.DPEDocumentSummary built from the
 // dpe:// resources of every MCP server (one that does not declare
 // resources.subscribe is aggregated too, with a warning, and is refreshed by
-// its list_changed and updated notifications only): cold aggregation lists each server's resources and reads every Level 1 with
-// bounded concurrency; afterwards resources/list_changed re-lists and diffs
-// the URI sets (reading only new documents, emitting nothing when the set is
-// unchanged) and resources/updated re-reads the one document, or re-lists
-// when it names a dpe:// URI not listed (spec/finder.md, Update mechanism). Changes are reported once per burst through WithOnChange,
-// from which the Computer emits server:update_finder.
+// its list_changed and updated notifications only): cold aggregation lists
+// each server's resources and reads every Level 1 with bounded concurrency,
+// publishing documents as they are read, within a time budget
+// (WithBuildBudget); afterwards resources/list_changed re-lists and diffs
+// the URI sets (reading only new documents, and those the budget left
+// unread, emitting nothing when nothing changed) and resources/updated
+// re-reads the one document, or re-lists, in the background and coalesced,
+// when it names a dpe:// URI not listed (spec/finder.md, Update mechanism;
+// spec/decisions.md, Computer). Changes are reported once per burst through
+// WithOnChange, from which the Computer emits server:update_finder. Query
+// answers fit the payload limit (WithMaxAnswerBytes).
 //
 // Organize is organize_finder (spec/finder.md, Organizer):
 // filter invalid URIs, keywords and file type; order servers by the

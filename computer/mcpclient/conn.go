@@ -141,7 +141,7 @@ func (c *Conn) failed(ctx context.Context, err error) error {
 // ListResources lists every resource, following cursors, within the
 // bounds of one listing (see listAll).
 func (c *Conn) ListResources(ctx context.Context) ([]mcp.Resource, error) {
-	return listAll(ctx, c, string(mcp.MethodResourcesList), func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) {
+	return listAll(ctx, c, string(mcp.MethodResourcesList), "resources", func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) {
 		return r.Resources, r.NextCursor
 	})
 }
@@ -149,7 +149,7 @@ func (c *Conn) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 // ListResourceTemplates lists every resource template, following cursors,
 // within the bounds of one listing (see listAll).
 func (c *Conn) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
-	return listAll(ctx, c, string(mcp.MethodResourcesTemplatesList), func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
+	return listAll(ctx, c, string(mcp.MethodResourcesTemplatesList), "resourceTemplates", func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
 		return r.ResourceTemplates, r.NextCursor
 	})
 }
@@ -163,17 +163,17 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	return c.failed(rctx, c.client.Subscribe(rctx, req))
 }
 
-// ListTools lists every tool, following cursors (mcp-go's client, which
-// also filters and remembers tool definitions; bounded by the request
-// timeout only).
+// ListTools lists every tool, following cursors, within the bounds of one
+// listing (see listAll): a server whose tools/list never ends, or lists
+// more than 100,000 tools or 64 MiB, fails with 413 instead of holding the
+// Computer until the request timeout. The listing bypasses mcp-go's
+// client, which would also remember the definitions for x-mcp-header
+// mirroring: that applies only to a protocol revision newer than
+// ProtocolVersion, and CallTool sends tools/call itself.
 func (c *Conn) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	rctx, cancel := c.reqCtx(ctx)
-	defer cancel()
-	res, err := c.client.ListTools(rctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return nil, c.failed(rctx, err)
-	}
-	return res.Tools, nil
+	return listAll(ctx, c, string(mcp.MethodToolsList), "tools", func(r *mcp.ListToolsResult) ([]mcp.Tool, mcp.Cursor) {
+		return r.Tools, r.NextCursor
+	})
 }
 
 // raw sends one request through the transport and returns its result, or a

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -231,4 +232,84 @@ func TestOversizeHTTPAnswerRefusedWith413(t *testing.T) {
 	_, err = c.ReadResource(ctx, "dpe://test/doc-1")
 	assert.NoError(t, err, "the connection keeps serving")
 	assert.Same(t, c, m.Conn("h"))
+}
+
+// tools/list is bounded like resources/list: a listing that never ends
+// stops at the page bound with 413, long before the request timeout, and
+// the connection keeps serving.
+func TestEndlessToolListingBounded(t *testing.T) {
+	m := startManager(t, []protocol.MCPServerConfig{stdioConfig(t, "a", "-tools-forever")}, WithTimeouts(30*time.Second, 60*time.Second))
+	c := m.Conn("a")
+	require.NotNil(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := c.ListTools(ctx)
+	assert.Nil(t, res)
+	var pe *protocol.Error
+	require.True(t, errors.As(err, &pe), "got %v", err)
+	assert.Equal(t, protocol.CodePayloadTooLarge, pe.Code)
+	assert.EqualValues(t, maxListPages, pe.Details["pages"])
+	assert.NoError(t, ctx.Err(), "stopped by the bound, not by the timeout")
+	t.Logf("gave up after %v", time.Since(start))
+	assert.Equal(t, "hi", callText(t, c, "echo", map[string]any{"text": "hi"}))
+}
+
+// One listing page of 300,000 resources (11 MB, under the message limit):
+// refused with 413 from its count, before its entries are decoded. A
+// listing of 100,001 keeps its first 100,000 with a coded warning (a
+// folder of 100,000 documents plus its catalog lists its documents).
+func TestHugeListingPageCountedBeforeDecoding(t *testing.T) {
+	var logs logSink
+	for _, tc := range []struct {
+		n  int
+		ok bool
+	}{{300_000, false}, {100_001, true}, {100_000, true}} {
+		m := startManager(t, []protocol.MCPServerConfig{stdioConfig(t, "a", "-big-list-page", strconv.Itoa(tc.n))},
+			WithTimeouts(30*time.Second, 60*time.Second), WithLogger(logs.logger()),
+			// Decoding a 30 MB message holds mcp-go's read loop, pings
+			// included, for seconds under -race: not what is tested here.
+			WithHealthCheck(250*time.Millisecond, 30*time.Second))
+		c := m.Conn("a")
+		require.NotNil(t, c)
+		var peak atomic.Uint64
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() { // samples the heap while the page is read
+			defer close(sampled)
+			var ms runtime.MemStats
+			for {
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak.Load() {
+					peak.Store(ms.HeapInuse)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+		}()
+		var before runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		res, err := c.ListResources(context.Background())
+		close(stop)
+		<-sampled
+		t.Logf("page of %d resources: heap peak %+d MiB", tc.n, (int64(peak.Load())-int64(before.HeapInuse))>>20)
+		if tc.ok {
+			require.NoError(t, err)
+			assert.Len(t, res, min(tc.n, maxListEntries))
+			continue
+		}
+		var pe *protocol.Error
+		require.True(t, errors.As(err, &pe), "got %v", err)
+		assert.Equal(t, protocol.CodePayloadTooLarge, pe.Code)
+		assert.EqualValues(t, tc.n, pe.Details["entries"])
+		assert.Equal(t, "hi", callText(t, c, "echo", map[string]any{"text": "hi"}), "the connection keeps serving")
+	}
+	recs := logs.records("mcp server lists more entries than the Computer keeps; keeping the first ones")
+	require.Len(t, recs, 1, "the listing of 100,001 only")
+	assert.EqualValues(t, 413, recs[0]["code"])
+	assert.EqualValues(t, 100_001, recs[0]["listed_at_least"])
 }

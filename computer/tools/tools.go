@@ -30,6 +30,22 @@
 // 4001 with a message listing the qualified names. A qualified name that
 // itself clashes with a published name is hidden (with a warning).
 //
+// # Bounds
+//
+// The published list must fit one client:get_tools answer, which the Server
+// refuses over its payload limit (spec/protocol.md, Limits), and every tool
+// must be a valid SMCPTool (name 1–256 characters, description up to 65,536).
+// A tool that is not valid, or whose own definition (JSON) exceeds
+// MaxToolBytes, is withheld. When the list still exceeds the answer budget
+// (WithMaxListBytes, the payload limit less room for the envelope), the
+// budget is shared among the servers by max-min fairness: a server whose
+// tools fit within its fair share keeps them all, and a server over its
+// share keeps its first tools in listing order up to it. So one server that
+// lists 100,000 tools or a 10 MB schema never takes the other servers' tools
+// (or its own other tools) away. Every withheld tool is logged (WARN, with
+// code 413 or 400, one record per server and reason) and listed by
+// Withheld; calling it answers 4001 saying why.
+//
 // # Calls
 //
 // Call resolves the requested name (unknown: 4001; forbidden: 4002), asks
@@ -60,6 +76,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -114,10 +131,45 @@ func WithHistorySize(n int) Option {
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(s *Set) { s.log = l } }
 
+// maxClashWarnings bounds the clash warnings of one rebuild.
+const maxClashWarnings = 10
+
+// MaxToolBytes bounds the JSON encoding of one published tool: a larger one
+// is withheld (see the package documentation).
+const MaxToolBytes = 1 << 20
+
+// envelopeBytes is kept free in a get_tools answer for what surrounds the
+// tool list (req_id, Socket.IO framing).
+const envelopeBytes = 4 << 10
+
+// WithMaxListBytes bounds the JSON encoding of the published list: the
+// Server's payload limit (default protocol.DefaultMaxPayloadBytes), of
+// which a few KiB are kept for the answer's envelope. n ≤ 0 keeps the
+// default.
+func WithMaxListBytes(n int64) Option {
+	return func(s *Set) {
+		if n > 0 {
+			s.maxList = n
+		}
+	}
+}
+
+// Withheld is a tool of an MCP server that the Set does not publish, and why.
+type Withheld struct {
+	Server string
+	Tool   string          // its published name had it been published
+	Err    *protocol.Error // 413 (too large, or over the list budget) or 400 (not a valid SMCPTool)
+}
+
 type server struct {
-	cfg    protocol.MCPServerConfigBase
-	caller Caller
-	tools  []mcp.Tool
+	cands     []cand   // its tools that are not forbidden, in listing order
+	forbidden []string // published names of its forbidden tools
+}
+
+// cand is a tool under the name it asks for (its alias or MCP name).
+type cand struct {
+	display string
+	e       *entry
 }
 
 type entry struct {
@@ -126,6 +178,8 @@ type entry struct {
 	meta     *protocol.ToolMeta
 	caller   Caller
 	tool     protocol.SMCPTool
+	size     int // JSON bytes of tool under its MCP name
+	order    int // position in the server's listing
 }
 
 // Set is the aggregated tool set of a Computer. Safe for concurrent use.
@@ -133,6 +187,7 @@ type Set struct {
 	confirm     ConfirmFunc
 	historySize int
 	log         *slog.Logger
+	maxList     int64
 
 	mu        sync.Mutex
 	servers   map[string]*server
@@ -140,13 +195,15 @@ type Set struct {
 	forbidden map[string]string   // name -> server, for 4002
 	ambiguous map[string][]string // bare name -> qualified names
 	list      []protocol.SMCPTool
+	withheld  map[string]Withheld // published name -> why not
 	inflight  map[string]context.CancelCauseFunc
 	history   []Record
 }
 
 // New returns an empty tool set.
 func New(opts ...Option) *Set {
-	s := &Set{historySize: 10, log: slog.Default(), servers: map[string]*server{}, published: map[string]*entry{},
+	s := &Set{historySize: 10, log: slog.Default(), maxList: protocol.DefaultMaxPayloadBytes, servers: map[string]*server{}, published: map[string]*entry{},
+		withheld:  map[string]Withheld{},
 		forbidden: map[string]string{}, ambiguous: map[string][]string{}, inflight: map[string]context.CancelCauseFunc{}}
 	for _, o := range opts {
 		o(s)
@@ -157,9 +214,26 @@ func New(opts ...Option) *Set {
 // SetServer records the tools of one server (after it came up or sent
 // tools/list_changed) and reports whether the published list changed.
 func (s *Set) SetServer(name string, cfg protocol.MCPServerConfigBase, caller Caller, tools []mcp.Tool) bool {
+	sv := &server{}
+	for i, t := range tools { // converted before taking the lock: a long list takes a while
+		meta := MergedMeta(cfg, t.Name)
+		display := t.Name
+		if meta != nil && meta.Alias != nil && *meta.Alias != "" {
+			display = *meta.Alias
+		}
+		if slices.Contains(cfg.ForbiddenTools, t.Name) || slices.Contains(cfg.ForbiddenTools, display) {
+			sv.forbidden = append(sv.forbidden, display)
+			continue
+		}
+		e := &entry{server: name, original: t.Name, meta: meta, caller: caller, tool: Convert(t, meta), order: i}
+		if e.size = jsonSize(e.tool); e.size > MaxToolBytes {
+			e.tool = protocol.SMCPTool{Name: t.Name} // always withheld: keep its size, not its 10 MB schema
+		}
+		sv.cands = append(sv.cands, cand{display: display, e: e})
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.servers[name] = &server{cfg: cfg, caller: caller, tools: tools}
+	s.servers[name] = sv
 	return s.rebuild()
 }
 
@@ -202,10 +276,6 @@ func MergedMeta(cfg protocol.MCPServerConfigBase, tool string) *protocol.ToolMet
 
 // rebuild recomputes the published names; s.mu held.
 func (s *Set) rebuild() bool {
-	type cand struct {
-		display string
-		e       *entry
-	}
 	byName := map[string][]cand{}
 	forbidden := map[string]string{}
 	names := make([]string, 0, len(s.servers))
@@ -215,18 +285,11 @@ func (s *Set) rebuild() bool {
 	sort.Strings(names)
 	for _, srv := range names {
 		sv := s.servers[srv]
-		for _, t := range sv.tools {
-			meta := MergedMeta(sv.cfg, t.Name)
-			display := t.Name
-			if meta != nil && meta.Alias != nil && *meta.Alias != "" {
-				display = *meta.Alias
-			}
-			if slices.Contains(sv.cfg.ForbiddenTools, t.Name) || slices.Contains(sv.cfg.ForbiddenTools, display) {
-				forbidden[display] = srv
-				continue
-			}
-			e := &entry{server: srv, original: t.Name, meta: meta, caller: sv.caller, tool: Convert(t, meta)}
-			byName[display] = append(byName[display], cand{display: display, e: e})
+		for _, c := range sv.cands {
+			byName[c.display] = append(byName[c.display], c)
+		}
+		for _, f := range sv.forbidden {
+			forbidden[f] = srv
 		}
 	}
 	published := map[string]*entry{}
@@ -239,21 +302,40 @@ func (s *Set) rebuild() bool {
 			clashes[name] = cs
 		}
 	}
-	for name, cs := range clashes {
+	clashNames := make([]string, 0, len(clashes))
+	for name := range clashes {
+		clashNames = append(clashNames, name)
+	}
+	sort.Strings(clashNames)
+	logged := 0
+	for _, name := range clashNames {
 		var servers []string
-		for _, c := range cs {
+		for _, c := range clashes[name] {
 			servers = append(servers, c.e.server)
 			q := c.e.server + ClashSeparator + name
 			if _, taken := published[q]; taken {
-				s.log.Warn("qualified tool name clashes with another tool: hidden", "tool", q, "server", c.e.server)
+				if logged++; logged <= maxClashWarnings {
+					s.log.Warn("qualified tool name clashes with another tool: hidden", "tool", clip(q), "server", c.e.server)
+				}
 				continue
 			}
 			published[q] = c.e
 			ambiguous[name] = append(ambiguous[name], q)
 		}
-		s.log.Warn("tool name published by several MCP servers: publishing qualified names; set a tool_meta alias to choose",
-			"tool", name, "servers", servers, "published_as", ambiguous[name])
+		// One warning per clash, but only for clashes that are new and only
+		// the first few: two servers sharing 100,000 tool names must not
+		// write 100,000 warnings at every change of the tool set.
+		if _, known := s.ambiguous[name]; !known {
+			if logged++; logged <= maxClashWarnings {
+				s.log.Warn("tool name published by several MCP servers: publishing qualified names; set a tool_meta alias to choose",
+					"tool", clip(name), "servers", servers, "published_as", ambiguous[name])
+			}
+		}
 	}
+	if logged > maxClashWarnings {
+		s.log.Warn("more tool name clashes than logged one by one", "clashes", logged, "logged", maxClashWarnings)
+	}
+	withheld := s.bound(published)
 	list := make([]protocol.SMCPTool, 0, len(published))
 	for name, e := range published {
 		t := e.tool
@@ -266,9 +348,186 @@ func (s *Set) rebuild() bool {
 			delete(forbidden, name) // another server publishes it: calls go there
 		}
 	}
+	s.logWithheld(withheld)
 	changed := !reflect.DeepEqual(list, s.list)
-	s.published, s.forbidden, s.ambiguous, s.list = published, forbidden, ambiguous, list
+	s.published, s.forbidden, s.ambiguous, s.list, s.withheld = published, forbidden, ambiguous, list, withheld
 	return changed
+}
+
+// bound removes from published the tools that are not valid SMCPTools, are
+// over MaxToolBytes, or do not fit the list budget (see the package
+// documentation), and returns them.
+func (s *Set) bound(published map[string]*entry) map[string]Withheld {
+	withheld := map[string]Withheld{}
+	type pub struct {
+		name string
+		e    *entry
+		size int64
+	}
+	per := map[string][]pub{}
+	need := map[string]int64{}
+	var total int64 = 2 // []
+	for name, e := range published {
+		var err *protocol.Error
+		size := int64(e.size + jsonSize(name) - 2 + 1) // the name replaces "", and a comma
+		switch {
+		case !validName(name):
+			err = protocol.NewBadRequest("tool name %q of MCP server %q is not a valid SMCPTool name (1 to 256 characters)", clip(name), e.server)
+		case e.tool.Description != "" && utf8.RuneCountInString(e.tool.Description) > maxTextRunes:
+			err = protocol.NewBadRequest("the description of tool %q of MCP server %q is over %d characters", name, e.server, maxTextRunes)
+		case !simpleMeta(e.tool.Meta):
+			err = protocol.NewBadRequest("a _meta value of tool %q of MCP server %q is over %d characters", name, e.server, maxTextRunes)
+		case size > MaxToolBytes:
+			err = protocol.NewPayloadTooLarge("tool %q of MCP server %q has a definition of %d bytes, over the Computer's limit of %d per tool",
+				name, e.server, size, MaxToolBytes).With("bytes", size).With("limit", MaxToolBytes)
+		}
+		if err != nil {
+			withheld[name] = Withheld{Server: e.server, Tool: name, Err: err.With("server", e.server)}
+			delete(published, name)
+			continue
+		}
+		per[e.server] = append(per[e.server], pub{name, e, size})
+		need[e.server] += size
+		total += size
+	}
+	budget := s.maxList - envelopeBytes - 2
+	if total-2 <= budget {
+		return withheld
+	}
+	// Max-min fairness: the servers that need least are served first, each
+	// up to an equal share of what is left.
+	servers := make([]string, 0, len(per))
+	for srv := range per {
+		servers = append(servers, srv)
+	}
+	sort.Slice(servers, func(i, j int) bool {
+		if need[servers[i]] != need[servers[j]] {
+			return need[servers[i]] < need[servers[j]]
+		}
+		return servers[i] < servers[j]
+	})
+	left := budget
+	for i, srv := range servers {
+		share := left / int64(len(servers)-i)
+		if need[srv] <= share {
+			left -= need[srv]
+			continue
+		}
+		ps := per[srv]
+		sort.Slice(ps, func(a, b int) bool { return ps[a].e.order < ps[b].e.order })
+		var used int64
+		full := false
+		for _, p := range ps {
+			if !full && used+p.size <= share {
+				used += p.size
+				continue
+			}
+			full = true // keep a prefix of the listing: no later small tool jumps ahead
+			withheld[p.name] = Withheld{Server: srv, Tool: p.name, Err: protocol.NewPayloadTooLarge(
+				"tool %q of MCP server %q does not fit the tool list: the server's tools need %d bytes, its share of the %d-byte answer is %d",
+				p.name, srv, need[srv], s.maxList, share).With("server", srv).With("bytes", need[srv]).With("share", share).With("limit", s.maxList)}
+			delete(published, p.name)
+		}
+		left -= used
+	}
+	return withheld
+}
+
+// logWithheld warns about the tools withheld that were not already, one
+// record per server and code.
+func (s *Set) logWithheld(withheld map[string]Withheld) {
+	type key struct {
+		server string
+		code   protocol.Code
+	}
+	groups := map[key][]Withheld{}
+	for name, w := range withheld {
+		if old, ok := s.withheld[name]; ok && old.Server == w.Server && old.Err.Code == w.Err.Code {
+			continue
+		}
+		k := key{w.Server, w.Err.Code}
+		groups[k] = append(groups[k], w)
+	}
+	for k, ws := range groups {
+		sort.Slice(ws, func(i, j int) bool { return ws[i].Tool < ws[j].Tool })
+		examples := make([]string, 0, 5)
+		for _, w := range ws[:min(5, len(ws))] {
+			examples = append(examples, clip(w.Tool))
+		}
+		s.log.Warn("tools of an MCP server withheld from the published list; its other tools are published",
+			"server", k.server, "code", int(k.code), "withheld", len(ws), "tools", examples, "reason", ws[0].Err.Message)
+	}
+}
+
+// Withheld lists the tools that are not published because they are invalid
+// or too large (see the package documentation), by name.
+func (s *Set) Withheld() []Withheld {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Withheld, 0, len(s.withheld))
+	for _, w := range s.withheld {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
+	return out
+}
+
+// maxNameRunes and maxTextRunes are the maxLength of an SMCPTool's name and
+// of its description and meta strings (schema/smcp_tool.json).
+const (
+	maxNameRunes = 256
+	maxTextRunes = 65536
+)
+
+func validName(name string) bool {
+	n := utf8.RuneCountInString(name)
+	return n >= 1 && n <= maxNameRunes
+}
+
+// simpleMeta reports whether every string of meta is within maxTextRunes.
+func simpleMeta(meta map[string]any) bool {
+	ok := func(v any) bool {
+		str, isStr := v.(string)
+		return !isStr || utf8.RuneCountInString(str) <= maxTextRunes
+	}
+	for _, v := range meta {
+		if a, isArr := v.([]any); isArr {
+			for _, x := range a {
+				if !ok(x) {
+					return false
+				}
+			}
+		} else if !ok(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonSize is the length of v's JSON encoding (of its name left empty for
+// an SMCPTool).
+func jsonSize(v any) int {
+	if t, ok := v.(protocol.SMCPTool); ok {
+		t.Name = ""
+		v = t
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// clip shortens a name for a message.
+func clip(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	i := 80
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // Convert turns an MCP tool into an SMCPTool (see the package
@@ -378,10 +637,14 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 	e, ok := s.published[req.ToolName]
 	_, isForbidden := s.forbidden[req.ToolName]
 	qnames := s.ambiguous[req.ToolName]
+	w, isWithheld := s.withheld[req.ToolName]
 	s.mu.Unlock()
 	if !ok {
 		if isForbidden {
 			return errorResult(protocol.NewToolDisabled("tool %q is disabled by the Computer's configuration", req.ToolName))
+		}
+		if isWithheld {
+			return errorResult(protocol.NewToolNotFound("tool %q of MCP server %q is not published: %s", clip(req.ToolName), w.Server, w.Err.Message))
 		}
 		if len(qnames) > 0 {
 			return errorResult(protocol.NewToolNotFound("tool %q is published by several MCP servers; call one of %s", req.ToolName, strings.Join(qnames, ", ")))

@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -298,3 +300,87 @@ func TestCrashedServerToolsWithdrawn(t *testing.T) {
 	require.Eventually(t, func() bool { return m.Conn("a") != nil && len(s.List()) == 5 }, 20*time.Second, 10*time.Millisecond)
 	assert.True(t, strings.Contains(strings.Join(names(s.List()), ","), "echo"))
 }
+
+// Tools that are not valid SMCPTools or too large are withheld with a code;
+// over the list budget the servers share it fairly, each keeping a prefix
+// of its listing; a withheld tool answers 4001 saying why.
+func TestBounds(t *testing.T) {
+	s := New(WithMaxListBytes(64 << 10))
+	tool := func(name, desc string) mcp.Tool { return mcp.NewTool(name, mcp.WithDescription(desc)) }
+	long := strings.Repeat("n", 257)
+	s.SetServer("a", base(nil, nil, nil), fakeCaller{"a"}, []mcp.Tool{
+		tool(long, "x"), tool("desc", strings.Repeat("é", 65537)), tool("big", strings.Repeat("b", 20000)), tool("a1", "x")})
+	var many []mcp.Tool
+	for i := range 2000 {
+		many = append(many, tool(fmt.Sprintf("m-%04d", i), strings.Repeat("m", 50)))
+	}
+	s.SetServer("many", base(nil, nil, nil), fakeCaller{"many"}, many)
+	s.SetServer("small", base(nil, nil, nil), fakeCaller{"small"}, []mcp.Tool{tool("s1", "x"), tool("s2", "y")})
+
+	list := s.List()
+	b, err := json.Marshal(protocol.GetToolsRet{Tools: list, ReqID: "r"})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(b), 64<<10)
+	require.NoError(t, protocol.Validate(protocol.EventGetTools, protocol.Ack, b))
+	got := map[string]bool{}
+	for _, n := range names(list) {
+		got[n] = true
+	}
+	assert.True(t, got["s1"] && got["s2"] && got["a1"] && got["big"], "small servers keep all their valid tools: %v", len(list))
+	assert.True(t, got["m-0000"], "the many server keeps a prefix")
+	assert.False(t, got["m-1999"])
+
+	w := map[string]protocol.Code{}
+	for _, x := range s.Withheld() {
+		w[x.Tool] = x.Err.Code
+	}
+	assert.Equal(t, protocol.CodeBadRequest, w[long])
+	assert.Equal(t, protocol.CodeBadRequest, w["desc"])
+	assert.Equal(t, protocol.CodePayloadTooLarge, w["m-1999"])
+	for i := range 2000 {
+		n := fmt.Sprintf("m-%04d", i)
+		assert.NotEqual(t, got[n], w[n] != 0, "%s published or withheld, never both", n)
+		if i > 0 && got[n] {
+			assert.True(t, got[fmt.Sprintf("m-%04d", i-1)], "a prefix: %s", n)
+		}
+	}
+	res := s.Call(context.Background(), protocol.ToolCallReq{Agent: "ag", Computer: "c", ReqID: "r", ToolName: "m-1999"})
+	assert.Equal(t, 4001, code(t, res))
+	assert.Contains(t, *res.Content[0].Text, "does not fit the tool list")
+
+	// The big server goes away: the other one gets the room back.
+	s.RemoveServer("a")
+	s.SetServer("many", base(nil, nil, nil), fakeCaller{"many"}, many[:100])
+	assert.Len(t, s.List(), 102)
+	assert.Empty(t, s.Withheld())
+}
+
+// Two servers sharing 1,000 tool names: the clashes are warned about once,
+// and only the first few one by one.
+func TestClashWarningsBounded(t *testing.T) {
+	var mu sync.Mutex
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	s := New(WithLogger(log))
+	var ts []mcp.Tool
+	for i := range 1000 {
+		ts = append(ts, mcp.NewTool(fmt.Sprintf("t%04d", i)))
+	}
+	s.SetServer("a", base(nil, nil, nil), fakeCaller{"a"}, ts)
+	s.SetServer("b", base(nil, nil, nil), fakeCaller{"b"}, ts)
+	assert.Len(t, s.List(), 2000, "every tool published under its qualified name")
+	s.SetServer("c", base(nil, nil, nil), fakeCaller{"c"}, []mcp.Tool{mcp.NewTool("other")})
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, maxClashWarnings, strings.Count(logs.String(), "tool name published by several MCP servers"))
+	assert.Equal(t, 1, strings.Count(logs.String(), "more tool name clashes than logged one by one"))
+	assert.Contains(t, logs.String(), "clashes=1000")
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

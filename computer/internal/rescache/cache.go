@@ -9,14 +9,23 @@
 //     one with bounded concurrency; resources that cannot be read or decoded
 //     are skipped with a warning. After max(2 × Concurrency, 8) reads in a
 //     row time out, the rest are left unread (one warning): a server whose
-//     reads all hang costs a few ReadTimeouts, not one per resource.
+//     reads all hang costs a few ReadTimeouts, not one per resource. The
+//     whole build is bounded by a time budget (DefaultBudget, 2 minutes):
+//     what is not read by then is left unread (one warning), and what is
+//     read is published as it comes (every 250 ms), so a large or slow
+//     source shows its first documents at once and never holds its event
+//     goroutine longer than the budget. Resources left unread are read at
+//     the source's next re-list (or when it reports them updated).
 //   - ListChanged: re-list, diff the selected URI sets, read only the new
 //     resources and drop the removed ones; an unchanged set changes nothing
 //     and signals nothing.
 //   - Updated: re-read the one resource the notification names (one read);
 //     a matched URI the source has not listed (a resource it added without
-//     list_changed, or a catalog) re-lists as ListChanged does; URIs the
-//     codec does not match are ignored.
+//     list_changed, or a catalog) re-lists as ListChanged does, in the
+//     background and coalesced: one re-list in flight and at most one
+//     pending per source, however many such updates arrive (a flood of
+//     updates for URIs never listed costs two re-lists, not one each); URIs
+//     the codec does not match are ignored.
 //   - Remove: withdraw every resource of the server.
 //
 // Every change calls OnChange through a debouncer, once per burst. Readers
@@ -44,6 +53,10 @@ const (
 	DefaultConcurrency = 8
 	DefaultReadTimeout = 10 * time.Second
 	DefaultDebounce    = 75 * time.Millisecond
+	// DefaultBudget bounds one build of a source's cache (the reads of Add,
+	// or of a re-list): what is not read by then is left unread, and
+	// published as it is read until then.
+	DefaultBudget = 2 * time.Minute
 	// maxDelayFactor bounds a burst: a stream of changes still signals at
 	// least every maxDelayFactor × Debounce.
 	maxDelayFactor = 10
@@ -77,6 +90,7 @@ type Options struct {
 	Concurrency int           // reads in flight per Add/ListChanged; ≤ 0: DefaultConcurrency
 	ReadTimeout time.Duration // per subscribe/read; ≤ 0: DefaultReadTimeout
 	Debounce    time.Duration // < 0: 0; 0 is taken as DefaultDebounce only by callers
+	Budget      time.Duration // whole build (Add) or re-list; ≤ 0: DefaultBudget
 	OnChange    func()        // called once per burst of changes; may be nil
 }
 
@@ -92,12 +106,13 @@ type Snapshot[T any] struct {
 
 // Cache is a per-server resource cache. It is safe for concurrent use.
 type Cache[T any] struct {
-	codec Codec[T]
-	kind  string
-	log   *slog.Logger
-	conc  int
-	rto   time.Duration
-	deb   *burst.Debouncer
+	codec  Codec[T]
+	kind   string
+	log    *slog.Logger
+	conc   int
+	rto    time.Duration
+	budget time.Duration
+	deb    *burst.Debouncer
 
 	ctx    context.Context // cancelled by Close; bounds every MCP call
 	cancel context.CancelFunc
@@ -106,6 +121,8 @@ type Cache[T any] struct {
 	sources map[string]*source[T]
 	closed  bool
 	snap    atomic.Pointer[Snapshot[T]]
+
+	bg sync.WaitGroup // background re-lists (see requestList)
 }
 
 type gate struct {
@@ -117,14 +134,24 @@ type source[T any] struct {
 	src  mcpsource.Source
 	name string
 
-	op    sync.Mutex        // serialises MCP work on this source; guards below
-	order []string          // selected keys in listing order
-	uris  map[string]string // key → URI as listed
-	items map[string]T      // key → decoded item (readable resources only)
+	op     sync.Mutex        // serialises MCP work on this source; guards below
+	order  []string          // selected keys in listing order
+	uris   map[string]string // key → URI as listed
+	items  map[string]T      // key → decoded item (readable resources only)
+	unread map[string]bool   // keys left unread by the last build (see load)
+
+	// listed is uris as last stored, read without op: an update of a
+	// resource not listed never waits for a listing in progress.
+	listed atomic.Pointer[map[string]string]
 
 	gmu     sync.Mutex
 	listG   gate
 	updateG map[string]*gate
+
+	rmu       sync.Mutex      // guards the background re-list below
+	relisting bool            // a background re-list runs
+	repeat    bool            // another one is asked for after it
+	rctx      context.Context // the context of the latest request
 }
 
 // New returns an empty cache.
@@ -141,12 +168,16 @@ func New[T any](codec Codec[T], o Options) *Cache[T] {
 	if o.Debounce < 0 {
 		o.Debounce = 0
 	}
+	if o.Budget <= 0 {
+		o.Budget = DefaultBudget
+	}
 	c := &Cache[T]{
 		codec:   codec,
 		kind:    o.Kind,
 		log:     o.Logger,
 		conc:    o.Concurrency,
 		rto:     o.ReadTimeout,
+		budget:  o.Budget,
 		sources: map[string]*source[T]{},
 	}
 	if o.OnChange != nil {
@@ -167,6 +198,7 @@ func (c *Cache[T]) Close() {
 	c.closed = true
 	c.mu.Unlock()
 	c.cancel()
+	c.bg.Wait()
 	if c.deb != nil {
 		c.deb.Close()
 	}
@@ -218,10 +250,13 @@ func (c *Cache[T]) Add(ctx context.Context, src mcpsource.Source) error {
 		return fmt.Errorf("%s: listing resources of %q: %w", c.kind, s.name, err)
 	}
 	s.order, s.uris = c.selectAll(res)
-	for key, it := range c.load(ctx, s, s.order) {
+	s.listed.Store(&s.uris)
+	items, unread := c.load(ctx, s, s.order, c.progress(s))
+	for key, it := range items {
 		s.items[key] = it
 	}
-	c.log.Debug(c.kind+": source aggregated", "server", s.name, "listed", len(s.order), "cached", len(s.items))
+	s.unread = setOf(unread)
+	c.log.Debug(c.kind+": source aggregated", "server", s.name, "listed", len(s.order), "cached", len(s.items), "unread", len(unread))
 	if _, visible := c.publish(s); visible {
 		c.changed()
 	}
@@ -246,10 +281,13 @@ func (c *Cache[T]) Remove(name string) {
 // source are coalesced: a call made while a re-list is running is satisfied
 // by the next single re-list.
 func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
-	s := c.current(name)
-	if s == nil {
-		return
+	if s := c.current(name); s != nil {
+		c.listChanged(ctx, s)
 	}
+}
+
+func (c *Cache[T]) listChanged(ctx context.Context, s *source[T]) {
+	name := s.name
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
 
@@ -275,9 +313,13 @@ func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
 	s.listG.done = start
 	order, uris := c.selectAll(res)
 	var added []string
+	retry := 0
 	for _, key := range order {
 		if _, ok := s.uris[key]; !ok {
 			added = append(added, key)
+		} else if s.unread[key] {
+			added = append(added, key) // left unread by an earlier build: read it now
+			retry++
 		}
 	}
 	removed := 0
@@ -296,11 +338,14 @@ func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
 		c.log.Debug(c.kind+": resource list changed but the URI set did not; nothing to refresh", "server", name)
 		return
 	}
-	c.log.Info(c.kind+": URI set changed", "server", name, "added", len(added), "removed", removed)
+	c.log.Info(c.kind+": URI set changed", "server", name, "added", len(added)-retry, "removed", removed, "unread_retried", retry)
 	s.uris = uris
-	for key, it := range c.load(ctx, s, added) {
+	s.listed.Store(&uris)
+	items, unread := c.load(ctx, s, added, c.progress(s))
+	for key, it := range items {
 		s.items[key] = it
 	}
+	s.unread = setOf(unread)
 	if published, _ := c.publish(s); published {
 		c.changed()
 	}
@@ -308,15 +353,73 @@ func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
 
 // Updated handles notifications/resources/updated for uri from the named
 // source: the one resource it concerns is re-read (one read) and a change is
-// signalled. A resource the source has not listed re-lists the source
-// (ListChanged): any update of a matched URI may reveal a new resource. URIs
-// the codec does not match are ignored. Concurrent calls for one resource
-// are coalesced.
+// signalled before it returns. A resource the source has not listed
+// re-lists the source as ListChanged does (any update of a matched URI may
+// reveal a new resource), but in the background: Updated returns at once,
+// and the re-lists asked for while one runs are folded into one more after
+// it (requestList). URIs the codec does not match are ignored. Concurrent
+// calls for one resource are coalesced.
 func (c *Cache[T]) Updated(ctx context.Context, name, uri string) {
 	if !c.updated(ctx, name, uri) {
 		c.log.Debug(c.kind+": update of a resource not listed; re-listing", "server", name, "uri", uri)
-		c.ListChanged(ctx, name)
+		if s := c.current(name); s != nil {
+			c.requestList(ctx, s)
+		}
 	}
+}
+
+// requestList re-lists s in the background: one re-list in flight, and at
+// most one pending, which starts when the running one ends and covers every
+// request made meanwhile (it lists after all of them arrived). The re-list
+// ends with ctx (the latest request's) or with the cache; Close waits for
+// it.
+func (c *Cache[T]) requestList(ctx context.Context, s *source[T]) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.rctx = ctx
+	if s.relisting {
+		s.repeat = true
+		return
+	}
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		c.bg.Add(1)
+	}
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	s.relisting = true
+	go func() {
+		defer c.bg.Done()
+		for {
+			s.rmu.Lock()
+			ctx := s.rctx
+			s.repeat = false
+			s.rmu.Unlock()
+			c.listChanged(ctx, s)
+			s.rmu.Lock()
+			if !s.repeat || c.ctx.Err() != nil {
+				s.relisting, s.repeat, s.rctx = false, false, nil
+				s.rmu.Unlock()
+				return
+			}
+			s.rmu.Unlock()
+		}
+	}()
+}
+
+// relisting reports whether a background re-list of the named source runs
+// or is pending (for tests).
+func (c *Cache[T]) relisting(name string) bool {
+	s := c.current(name)
+	if s == nil {
+		return false
+	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.relisting
 }
 
 // updated re-reads the listed resource uri concerns; it returns false when
@@ -330,6 +433,9 @@ func (c *Cache[T]) updated(ctx context.Context, name, uri string) bool {
 	s := c.current(name)
 	if s == nil {
 		return true
+	}
+	if l := s.listed.Load(); l == nil || (*l)[key] == "" {
+		return false // not listed (or not yet): re-list, without waiting for s.op
 	}
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
@@ -361,6 +467,7 @@ func (c *Cache[T]) updated(ctx context.Context, name, uri string) bool {
 	s.gmu.Unlock()
 	g.done = start
 
+	delete(s.unread, key)
 	if it, err := c.read(ctx, s, listed); err != nil {
 		c.log.Warn(c.kind+": dropping resource after a failed re-read", "server", name, "uri", listed, "err", err)
 		delete(s.items, key)
@@ -371,6 +478,26 @@ func (c *Cache[T]) updated(ctx context.Context, name, uri string) bool {
 		c.changed()
 	}
 	return true
+}
+
+// progress publishes the items of s read so far by a load in progress.
+func (c *Cache[T]) progress(s *source[T]) func(map[string]T) {
+	return func(got map[string]T) {
+		for key, it := range got {
+			s.items[key] = it
+		}
+		if published, visible := c.publish(s); published && visible {
+			c.changed()
+		}
+	}
+}
+
+func setOf(keys []string) map[string]bool {
+	m := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
 }
 
 // selectAll keeps the selected resources, de-duplicated by key, in listing
@@ -397,24 +524,43 @@ func (c *Cache[T]) selectAll(res []mcp.Resource) (order []string, uris map[strin
 // Concurrency (hours for a large listing), and its event goroutine with it.
 func giveUpAfter(workers int) int64 { return int64(max(2*workers, 8)) }
 
-// load subscribes to and reads the given keys of s with bounded concurrency.
-// Failures are logged and left out. When giveUpAfter reads in a row time
-// out, the remaining keys are left unread (one warning says how many); they
-// are read when the source reports them updated, or at its next Add.
-func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string) map[string]T {
+// maxSkipWarnings is how many resources a load skips with a warning each;
+// the others are logged at debug level and counted in one warning, so that
+// a server whose every read fails does not write one warning per resource.
+const maxSkipWarnings = 10
+
+// progressEvery is how often a load in progress publishes what it has read
+// so far.
+const progressEvery = 250 * time.Millisecond
+
+var errBudget = errors.New("the build's time budget is spent")
+
+// load subscribes to and reads the given keys of s with bounded concurrency
+// and returns the items read and the keys left unread. Failures are logged
+// and left out. Every progressEvery the items read so far are handed to
+// progress (on the caller's goroutine), so that a long build is published as
+// it goes. The whole load is bounded by the Budget: the reads still in
+// flight then are abandoned and the keys not read are returned unread (one
+// warning). So is it when giveUpAfter reads in a row time out. Unread keys
+// are read at the source's next re-list, or when it reports them updated.
+func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, progress func(map[string]T)) (map[string]T, []string) {
 	type result struct {
-		key string
-		it  T
-		ok  bool
+		i  int
+		it T
+		ok bool
 	}
 	out := make(map[string]T, len(keys))
 	if len(keys) == 0 {
-		return out
+		return out, nil
 	}
+	ctx, stop := context.WithTimeoutCause(ctx, c.budget, errBudget)
+	defer stop()
 	ctx, giveUp := context.WithCancel(ctx)
 	defer giveUp()
-	results := make([]result, len(keys))
-	var next, timeouts atomic.Int64
+	done := make([]bool, len(keys)) // read, or failed for a reason of its own
+	var mu sync.Mutex
+	var ready []result
+	var next, timeouts, failed atomic.Int64
 	var gaveUp atomic.Bool
 	var wg sync.WaitGroup
 	workers := min(c.conc, len(keys))
@@ -433,29 +579,76 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string) map[st
 				}
 				it, err := c.read(ctx, s, uri)
 				if err != nil {
-					if ctx.Err() != nil { // a shutdown, or given up
+					if ctx.Err() != nil { // a shutdown, the budget, or given up: unread
 						continue
 					}
-					c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					if failed.Add(1) <= maxSkipWarnings {
+						c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					} else {
+						c.log.Debug(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
+					}
+					mu.Lock()
+					ready = append(ready, result{i: i})
+					mu.Unlock()
 					if errors.Is(err, context.DeadlineExceeded) && timeouts.Add(1) >= limit && gaveUp.CompareAndSwap(false, true) {
-						c.log.Warn(c.kind+": reads of this MCP server keep timing out; leaving its other resources unread until it reports them updated or restarts",
+						c.log.Warn(c.kind+": reads of this MCP server keep timing out; leaving its other resources unread until it reports them updated or re-lists",
 							"server", s.name, "timeouts_in_a_row", limit, "unread", max(0, len(keys)-int(next.Load())))
 						giveUp()
 					}
 					continue
 				}
 				timeouts.Store(0)
-				results[i] = result{key: key, it: it, ok: true}
+				mu.Lock()
+				ready = append(ready, result{i: i, it: it, ok: true})
+				mu.Unlock()
 			}
 		})
 	}
-	wg.Wait()
-	for _, r := range results {
-		if r.ok {
-			out[r.key] = r.it
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	take := func() int {
+		mu.Lock()
+		batch := ready
+		ready = nil
+		mu.Unlock()
+		fresh := 0
+		for _, r := range batch {
+			done[r.i] = true
+			if r.ok {
+				out[keys[r.i]] = r.it
+				fresh++
+			}
+		}
+		return fresh
+	}
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for wait := true; wait; {
+		select {
+		case <-finished:
+			wait = false
+		case <-tick.C:
+			if take() > 0 && progress != nil {
+				progress(out)
+			}
 		}
 	}
-	return out
+	take()
+	var unread []string
+	for i, ok := range done {
+		if !ok {
+			unread = append(unread, keys[i])
+		}
+	}
+	if n := failed.Load(); n > maxSkipWarnings {
+		c.log.Warn(c.kind+": more resources skipped than logged one by one (the others at debug level)",
+			"server", s.name, "skipped", n, "logged", maxSkipWarnings)
+	}
+	if len(unread) > 0 && context.Cause(ctx) == errBudget && !gaveUp.Load() {
+		c.log.Warn(c.kind+": the build's time budget is spent; leaving the resources not read yet unread until the MCP server re-lists or reports them updated",
+			"server", s.name, "budget", c.budget, "read", len(out), "unread", len(unread))
+	}
+	return out, unread
 }
 
 func (c *Cache[T]) subscribe(ctx context.Context, s *source[T], uri string) {

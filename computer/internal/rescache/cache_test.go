@@ -325,3 +325,54 @@ func TestHangingReadsGivenUp(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// The build stops at its budget; what was not read then is read at the
+// next re-list even though the URI set did not change.
+func TestBudgetLeavesUnreadUntilReList(t *testing.T) {
+	all := uris(10)
+	f := newFake("s", all...)
+	f.hang = map[string]bool{all[3]: true, all[7]: true}
+	c := New(codec, Options{Concurrency: 4, ReadTimeout: time.Hour, Budget: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	defer c.Close()
+	bctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, c.Add(bctx, f))
+	assert.NoError(t, bctx.Err(), "stopped by the budget, not by the read timeout")
+	assert.Equal(t, 8, c.Snapshot().Len)
+
+	f.mu.Lock()
+	f.hang = nil
+	f.mu.Unlock()
+	reads := f.reads.Load()
+	c.ListChanged(ctx(t), "s")
+	assert.Equal(t, 10, c.Snapshot().Len, "the unread ones are read at the re-list")
+	assert.EqualValues(t, reads+2, f.reads.Load(), "only they")
+	c.ListChanged(ctx(t), "s")
+	assert.EqualValues(t, reads+2, f.reads.Load(), "and only once")
+}
+
+// A source whose every read fails costs ten warnings and one count, not
+// one warning per resource.
+func TestFailingReadsWarnedInBounds(t *testing.T) {
+	all := uris(500)
+	f := newFake("s", all...)
+	f.mu.Lock()
+	for _, u := range all {
+		delete(f.bodies, u)
+	}
+	f.mu.Unlock()
+	var logs strings.Builder
+	var mu sync.Mutex
+	c := New(codec, Options{Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))})
+	defer c.Close()
+	require.NoError(t, c.Add(ctx(t), f))
+	assert.EqualValues(t, 500, f.reads.Load())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, maxSkipWarnings, strings.Count(logs.String(), "skipping resource"))
+	assert.Contains(t, logs.String(), "skipped=500")
+}

@@ -40,6 +40,7 @@ func main() {
 		o.Tools = strings.Split(*tools, ",")
 	}
 	s := testmcp.New(o)
+	hf.addTools(s.MCPServer)
 	if *sseAddr != "" {
 		ln, err := net.Listen("tcp", *sseAddr)
 		if err != nil {
