@@ -36,32 +36,8 @@ func TestHostileOfficeFanOut(t *testing.T) {
 	require.Equal(t, []any{true, nil}, agent.call(1, protocol.EventJoinOffice, map[string]any{"role": "agent", "name": "a1", "office_id": "o1"}))
 	time.Sleep(time.Second) // the joins' share of the office's budget comes back
 
-	var updates atomic.Int64
-	readDone := make(chan struct{})
-	go func() { // the Agent reads and counts until its connection closes
-		defer close(readDone)
-		for {
-			_, b, err := agent.ws.ReadMessage()
-			if err != nil {
-				return
-			}
-			if strings.Contains(string(b), `"notify:update_`) {
-				updates.Add(1)
-			}
-		}
-	}()
-	kinds := []string{protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder}
-	start := time.Now()
-	var sent int
-	for time.Since(start) < attack {
-		for i, c := range cs {
-			for _, k := range kinds {
-				c.send(fmt.Sprintf(`42%s,["%s",{"computer":"k%d"}]`, protocol.Namespace, k, i))
-				sent++
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	updates, readDone := countUpdates(agent)
+	sent, start := floodUpdates(cs, attack, 0)
 	got := updates.Load()
 	elapsed := time.Since(start)
 	// The office's budget: 4×rate a second, bursts of 8×rate; a second's
@@ -143,30 +119,8 @@ func TestHostileOfficeFanOutCluster(t *testing.T) {
 		require.Contains(t, agent.read(), protocol.NotifyEnterOffice)
 	}
 
-	var updates atomic.Int64
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		for {
-			_, b, err := agent.ws.ReadMessage()
-			if err != nil {
-				return
-			}
-			if strings.Contains(string(b), `"notify:update_`) {
-				updates.Add(1)
-			}
-		}
-	}()
-	kinds := []string{protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder}
-	start := time.Now()
-	for time.Since(start) < attack {
-		for i, c := range cs {
-			for _, k := range kinds {
-				c.send(fmt.Sprintf(`42%s,["%s",{"computer":"k%d"}]`, protocol.Namespace, k, i+1))
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	updates, readDone := countUpdates(agent)
+	_, start := floodUpdates(cs, attack, 1)
 	got, elapsed := updates.Load(), time.Since(start)
 	// Two nodes' budgets (4×rate a second, bursts of 8×rate each), a
 	// second's slack; without them, 40 a second per Computer.
@@ -175,4 +129,41 @@ func TestHostileOfficeFanOutCluster(t *testing.T) {
 	require.LessOrEqual(t, got, bound)
 	_ = agent.ws.Close()
 	<-readDone
+}
+
+// countUpdates counts the notify:update_* messages r reads, on a goroutine
+// of its own, until r's connection closes; done is closed then.
+func countUpdates(r *rawConn) (n *atomic.Int64, done chan struct{}) {
+	n, done = new(atomic.Int64), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			_, b, err := r.ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(b), `"notify:update_`) {
+				n.Add(1)
+			}
+		}
+	}()
+	return n, done
+}
+
+// floodUpdates has every Computer of cs send each kind of update, naming
+// the Computer k<first+i>, every 5 ms for d; it returns how many it sent
+// and when it began.
+func floodUpdates(cs []*rawConn, d time.Duration, first int) (sent int, start time.Time) {
+	kinds := []string{protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder}
+	start = time.Now()
+	for time.Since(start) < d {
+		for i, c := range cs {
+			for _, k := range kinds {
+				c.send(fmt.Sprintf(`42%s,["%s",{"computer":"k%d"}]`, protocol.Namespace, k, first+i))
+				sent++
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return sent, start
 }

@@ -36,24 +36,7 @@ func TestHostileSilentComputer(t *testing.T) {
 	ocs[0].answer(protocol.EventGetTools, toolsAnswer)
 	base := liveHeap()
 
-	for round := range rounds {
-		a := dial(t, ts.url).mustJoin(protocol.RoleAgent, fmt.Sprint("agent", round), "o1")
-		answers := make(chan []any, inFlight)
-		for i := range inFlight {
-			req := getTools(fmt.Sprint("agent", round), "silent", fmt.Sprint("r", round, "-", i))
-			require.NoError(t, a.sock.Emit(protocol.EventGetTools, req, socket.Ack(func(v []any, _ error) { answers <- v })))
-		}
-		for range inFlight {
-			select {
-			case v := <-answers:
-				requireError(t, v, protocol.CodeTimeout)
-			case <-time.After(wait):
-				t.Fatal("no 408 within the wait")
-			}
-		}
-		require.Equal(t, []any{true, nil}, a.call(protocol.EventLeaveOffice, map[string]any{"office_id": "o1"}))
-		a.sock.Disconnect()
-	}
+	timeOutCalls(t, ts.url, rounds, inFlight)
 	t.Logf("library acks held for the silent Computer after %d timed-out requests: %d", inFlight*rounds, ts.srv.PendingAcks("silent"))
 	require.LessOrEqual(t, ts.srv.PendingAcks("silent"), inFlight, "the library keeps an ack per timed-out request")
 
@@ -84,8 +67,20 @@ func TestHostileSilentComputerCluster(t *testing.T) {
 	n := startNodes(t, r, 2, opts...)
 	c := dial(t, n[1].url).mustJoin(protocol.RoleComputer, "silent", "o1")
 	_ = c.sock.On(protocol.EventGetTools, func(...any) {}) // never answered
+	timeOutCalls(t, n[0].url, rounds, inFlight)
+	held := n[1].srv.PendingAcks("silent")
+	t.Logf("library acks held on the Computer's node after %d timed-out requests: %d", inFlight*rounds, held)
+	require.True(t, eventually(func() bool { return n[1].srv.PendingAcks("silent") == 0 }),
+		"the Computer's node still holds %d acks of requests past their deadline", n[1].srv.PendingAcks("silent"))
+}
+
+// timeOutCalls has a new Agent of office o1, in each of rounds, send
+// inFlight get_tools to the Computer "silent" through the node at url, get
+// every one's 408, leave and disconnect.
+func timeOutCalls(t *testing.T, url string, rounds, inFlight int) {
+	t.Helper()
 	for round := range rounds {
-		a := dial(t, n[0].url).mustJoin(protocol.RoleAgent, fmt.Sprint("agent", round), "o1")
+		a := dial(t, url).mustJoin(protocol.RoleAgent, fmt.Sprint("agent", round), "o1")
 		answers := make(chan []any, inFlight)
 		for i := range inFlight {
 			req := getTools(fmt.Sprint("agent", round), "silent", fmt.Sprint("r", round, "-", i))
@@ -102,8 +97,4 @@ func TestHostileSilentComputerCluster(t *testing.T) {
 		require.Equal(t, []any{true, nil}, a.call(protocol.EventLeaveOffice, map[string]any{"office_id": "o1"}))
 		a.sock.Disconnect()
 	}
-	held := n[1].srv.PendingAcks("silent")
-	t.Logf("library acks held on the Computer's node after %d timed-out requests: %d", inFlight*rounds, held)
-	require.True(t, eventually(func() bool { return n[1].srv.PendingAcks("silent") == 0 }),
-		"the Computer's node still holds %d acks of requests past their deadline", n[1].srv.PendingAcks("silent"))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/a2c-smcp/smcp-go/computer/internal/clip"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -73,20 +74,20 @@ func MapError(err error, uri string) *protocol.Error {
 	case errors.Is(err, mcp.ErrResourceNotFound):
 		return notFound(uri)
 	case errors.Is(err, mcpsource.ErrConnectionLost):
-		return protocol.NewUnavailable("the MCP server serving %s was lost while answering; it is restarted, try again", clip(uri)).
-			With("uri", clip(uri))
+		return protocol.NewUnavailable("the MCP server serving %s was lost while answering; it is restarted, try again", clip.String(uri, 1024)).
+			With("uri", clip.String(uri, 1024))
 	case errors.Is(err, context.DeadlineExceeded):
-		return protocol.NewTimeout("reading %s timed out", clip(uri)).With("uri", clip(uri))
+		return protocol.NewTimeout("reading %s timed out", clip.String(uri, 1024)).With("uri", clip.String(uri, 1024))
 	case errors.Is(err, context.Canceled):
-		return protocol.NewInternal("reading %s was cancelled", clip(uri)).With("uri", clip(uri))
+		return protocol.NewInternal("reading %s was cancelled", clip.String(uri, 1024)).With("uri", clip.String(uri, 1024))
 	}
-	return protocol.NewInternal("reading %s from its MCP server failed", clip(uri)).With("uri", clip(uri))
+	return protocol.NewInternal("reading %s from its MCP server failed", clip.String(uri, 1024)).With("uri", clip.String(uri, 1024))
 }
 
 // withOriginal adds the MCP server's JSON-RPC error to e's details:
 // mcp_code, mcp_message, and mcp_data when the error had data.
 func withOriginal(e *protocol.Error, rpc *mcpsource.RPCError) *protocol.Error {
-	e = e.With("mcp_code", rpc.Code).With("mcp_message", clip(rpc.Message))
+	e = e.With("mcp_code", rpc.Code).With("mcp_message", clip.String(rpc.Message, 1024))
 	if v, ok := dataValue(rpc.Data); ok {
 		e = e.With("mcp_data", v)
 	}
@@ -94,7 +95,7 @@ func withOriginal(e *protocol.Error, rpc *mcpsource.RPCError) *protocol.Error {
 }
 
 func notFound(uri string) *protocol.Error {
-	return protocol.NewDocumentNotFound("resource not found: %s", clip(uri)).With("uri", clip(uri))
+	return protocol.NewDocumentNotFound("resource not found: %s", clip.String(uri, 1024)).With("uri", clip.String(uri, 1024))
 }
 
 // dataValue decodes JSON-RPC error data; ok is false when there is none.

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
+	"github.com/a2c-smcp/smcp-go/computer/internal/clip"
 	"github.com/a2c-smcp/smcp-go/computer/internal/rescache"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -206,12 +206,12 @@ func (a *Aggregator) fit(docs []protocol.DPEDocumentSummary) []protocol.DPEDocum
 		n := summarySize(docs[i])
 		if i == 0 && n > budget {
 			a.log.Warn("finder: a document's summary alone exceeds the answer limit; sent clipped",
-				"uri", clip(docs[i].URI), "bytes", n, "limit", a.maxAnswer, "code", int(protocol.CodePayloadTooLarge))
+				"uri", clip.String(docs[i].URI, 80), "bytes", n, "limit", a.maxAnswer, "code", int(protocol.CodePayloadTooLarge))
 			d := docs[i]
 			d.Keywords = nil
-			d.Title = clipRunes(d.Title, 256)
+			d.Title = clip.Runes(d.Title, 256)
 			if d.Summary != nil {
-				s := clipRunes(*d.Summary, 256)
+				s := clip.Runes(*d.Summary, 256)
 				d.Summary = &s
 			}
 			docs[i] = d
@@ -232,13 +232,6 @@ func summarySize(d protocol.DPEDocumentSummary) int64 {
 		return 0
 	}
 	return int64(len(b)) + 1
-}
-
-func clipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 // Documents returns every cached summary, servers alphabetically, each
@@ -312,7 +305,7 @@ func (a *Aggregator) decodeDocument(server, uri string, contents []protocol.Reso
 	// different URI than asked) would publish a doc_ref that reads
 	// something else: it is skipped.
 	if u, err := dpe.Parse(uri); err == nil && u.DocRef != d.DocRef {
-		return nil, fmt.Errorf("invalid Level 1: %s answers doc_ref %q, not %q", uri, clip(d.DocRef), clip(u.DocRef))
+		return nil, fmt.Errorf("invalid Level 1: %s answers doc_ref %q, not %q", uri, clip.String(d.DocRef, 80), clip.String(u.DocRef, 80))
 	}
 	if n := len(d.Keywords); n > maxKeywords {
 		level := slog.LevelWarn
@@ -320,7 +313,7 @@ func (a *Aggregator) decodeDocument(server, uri string, contents []protocol.Reso
 			level = slog.LevelDebug
 		}
 		a.log.Log(context.Background(), level, "finder: a document lists more keywords than the Finder keeps; keeping the first ones",
-			"server", server, "uri", clip(uri), "keywords", n, "kept", maxKeywords, "code", int(protocol.CodePayloadTooLarge))
+			"server", server, "uri", clip.String(uri, 80), "keywords", n, "kept", maxKeywords, "code", int(protocol.CodePayloadTooLarge))
 		d.Keywords = slices.Clone(d.Keywords[:maxKeywords]) // not the whole array behind them
 	}
 	return cached(protocol.DPEDocumentSummary{
@@ -335,15 +328,4 @@ func (a *Aggregator) decodeDocument(server, uri string, contents []protocol.Reso
 		Title:        d.Title,
 		URI:          uri,
 	}), nil
-}
-
-func clip(s string) string {
-	if len(s) <= 80 {
-		return s
-	}
-	i := 80
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }

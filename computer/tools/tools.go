@@ -78,6 +78,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/a2c-smcp/smcp-go/computer/internal/clip"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -315,7 +316,7 @@ func (s *Set) rebuild() bool {
 			q := c.e.server + ClashSeparator + name
 			if _, taken := published[q]; taken {
 				if logged++; logged <= maxClashWarnings {
-					s.log.Warn("qualified tool name clashes with another tool: hidden", "tool", clip(q), "server", c.e.server)
+					s.log.Warn("qualified tool name clashes with another tool: hidden", "tool", clip.String(q, 80), "server", c.e.server)
 				}
 				continue
 			}
@@ -328,7 +329,7 @@ func (s *Set) rebuild() bool {
 		if _, known := s.ambiguous[name]; !known {
 			if logged++; logged <= maxClashWarnings {
 				s.log.Warn("tool name published by several MCP servers: publishing qualified names; set a tool_meta alias to choose",
-					"tool", clip(name), "servers", servers, "published_as", ambiguous[name])
+					"tool", clip.String(name, 80), "servers", servers, "published_as", ambiguous[name])
 			}
 		}
 	}
@@ -372,7 +373,7 @@ func (s *Set) bound(published map[string]*entry) map[string]Withheld {
 		size := int64(e.size + jsonSize(name) - 2 + 1) // the name replaces "", and a comma
 		switch {
 		case !validName(name):
-			err = protocol.NewBadRequest("tool name %q of MCP server %q is not a valid SMCPTool name (1 to 256 characters)", clip(name), e.server)
+			err = protocol.NewBadRequest("tool name %q of MCP server %q is not a valid SMCPTool name (1 to 256 characters)", clip.String(name, 80), e.server)
 		case e.tool.Description != "" && utf8.RuneCountInString(e.tool.Description) > maxTextRunes:
 			err = protocol.NewBadRequest("the description of tool %q of MCP server %q is over %d characters", name, e.server, maxTextRunes)
 		case !simpleMeta(e.tool.Meta):
@@ -452,7 +453,7 @@ func (s *Set) logWithheld(withheld map[string]Withheld) {
 		sort.Slice(ws, func(i, j int) bool { return ws[i].Tool < ws[j].Tool })
 		examples := make([]string, 0, 5)
 		for _, w := range ws[:min(5, len(ws))] {
-			examples = append(examples, clip(w.Tool))
+			examples = append(examples, clip.String(w.Tool, 80))
 		}
 		s.log.Warn("tools of an MCP server withheld from the published list; its other tools are published",
 			"server", k.server, "code", int(k.code), "withheld", len(ws), "tools", examples, "reason", ws[0].Err.Message)
@@ -516,18 +517,6 @@ func jsonSize(v any) int {
 		return 0
 	}
 	return len(b)
-}
-
-// clip shortens a name for a message.
-func clip(s string) string {
-	if len(s) <= 80 {
-		return s
-	}
-	i := 80
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }
 
 // Convert turns an MCP tool into an SMCPTool (see the package
@@ -644,7 +633,7 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 			return errorResult(protocol.NewToolDisabled("tool %q is disabled by the Computer's configuration", req.ToolName))
 		}
 		if isWithheld {
-			return errorResult(protocol.NewToolNotFound("tool %q of MCP server %q is not published: %s", clip(req.ToolName), w.Server, w.Err.Message))
+			return errorResult(protocol.NewToolNotFound("tool %q of MCP server %q is not published: %s", clip.String(req.ToolName, 80), w.Server, w.Err.Message))
 		}
 		if len(qnames) > 0 {
 			return errorResult(protocol.NewToolNotFound("tool %q is published by several MCP servers; call one of %s", req.ToolName, strings.Join(qnames, ", ")))
