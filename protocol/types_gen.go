@@ -32,8 +32,9 @@ type CallToolResult struct {
 	StructuredContent map[string]any `json:"structuredContent,omitempty,omitzero"`
 }
 
-// server:tool_call_cancel from the Agent that made the call, broadcast unchanged
-// as notify:tool_call_cancel; req_id names the call.
+// server:tool_call_cancel from the Agent that made the call; the Server broadcasts
+// its agent and req_id, and no other member, as notify:tool_call_cancel; req_id
+// names the call.
 type CancelToolCallReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
