@@ -318,12 +318,15 @@ func (c *Client) onConnect() {
 }
 
 // rejoin joins office again after a reconnection, retrying a few times: the
-// Server may not yet have released the name of the previous session.
+// Server may not yet have released the name of the previous session. A
+// refusal for now (429: the office's event budget, which every member
+// rejoining after a Server restart spends at once; 503) does not count as
+// one of those tries: it is retried while the connection lasts.
 func (c *Client) rejoin(gen uint64, office string) {
 	var err error
 	delay := 200 * time.Millisecond
-	for attempt := 0; attempt < 5; attempt++ {
-		if attempt > 0 {
+	for n, tries := 0, 0; tries < 5; n++ {
+		if n > 0 {
 			select {
 			case <-time.After(delay):
 			case <-c.ctx.Done():
@@ -334,6 +337,9 @@ func (c *Client) rejoin(gen uint64, office string) {
 		err = c.join(c.ctx, office, false)
 		if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrConnectionLost) {
 			break
+		}
+		if !protocol.CodeOf(err).Retryable() {
+			tries++
 		}
 		c.log.Warn("rejoining the office failed; retrying", "office", office, "error", err)
 	}

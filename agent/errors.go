@@ -3,8 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
@@ -67,23 +65,10 @@ func timeoutError(event string, after string) *protocol.Error {
 }
 
 // officeRefusal turns the (false, reason) answer of server:join_office or
-// server:leave_office into an error. The two-value ack carries no code
-// (spec/protocol.md keeps it for compatibility); when the reason starts with a
-// protocol code, as in "4101 RoomFull: ..." (the text of a *protocol.Error),
-// that code is kept, otherwise the refusal is a 403.
+// server:leave_office into an error, with the reason's code when it starts
+// with one (protocol.ParseRefusal), else a 403.
 func officeRefusal(event, reason string) *protocol.Error {
-	code := protocol.CodeForbidden
-	msg := reason
-	if head, rest, ok := strings.Cut(reason, " "); ok {
-		if n, err := strconv.Atoi(head); err == nil && protocol.Code(n).Known() {
-			code = protocol.Code(n)
-			// Drop the code's name too when the reason is an *Error text.
-			if name, tail, ok := strings.Cut(rest, ": "); ok && name == protocol.Code(n).String() {
-				rest = tail
-			}
-			msg = rest
-		}
-	}
+	code, msg := protocol.ParseRefusal(reason)
 	if msg == "" {
 		msg = "refused"
 	}

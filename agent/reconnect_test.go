@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,6 +114,33 @@ func TestReconnectRejoinRefused(t *testing.T) {
 	require.Contains(t, lb.String(), "could not rejoin the office")
 	_, err := c.GetTools(ctxT(t), "alpha")
 	require.NoError(t, err)
+}
+
+// TestReconnectRejoinBusyOffice: a rejoin refused for now (429: the
+// office's event budget, spent by every member rejoining after a Server
+// restart) is retried past the few tries a lasting refusal gets, and the
+// Client is back in its office.
+func TestReconnectRejoinBusyOffice(t *testing.T) {
+	p, c, lb, reconnected := joinedThenStopped(t)
+	var refusals atomic.Int32
+	p.Handle(protocol.EventJoinOffice, func(context.Context, map[string]any) peer.Reply {
+		if refusals.Add(1) <= 6 { // more than the five tries of a lasting refusal
+			return peer.Values(false, "429 TooManyRequests: office office-1 is over its event budget; retry in a moment")
+		}
+		return peer.Values(true, nil)
+	})
+	for len(reconnected) > 0 {
+		<-reconnected
+	}
+	require.NoError(t, p.Restart())
+	select {
+	case err := <-reconnected:
+		require.NoError(t, err, "log:\n%s", lb.String())
+	case <-time.After(2 * wait):
+		t.Fatalf("no reconnection report; log:\n%s", lb.String())
+	}
+	require.Equal(t, "office-1", c.Office())
+	require.Greater(t, refusals.Load(), int32(6), "every refusal was retried")
 }
 
 // TestReconnectWithoutOffice: a Client in no office just reconnects.

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,7 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
+	"github.com/a2c-smcp/smcp-go/computer"
+	"github.com/a2c-smcp/smcp-go/computer/config"
+	"github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/server"
 )
 
 type notes struct {
@@ -80,4 +86,49 @@ func TestOffices(t *testing.T) {
 	require.NoError(t, intruder.LeaveOffice(ctx))
 	third := dialAgent(t, d, "o2", "third")
 	assert.Equal(t, "o2", third.Office())
+}
+
+// TestJoinRetriedWhenOfficeBusy: a fleet of Computers starting at once can
+// spend an office's event budget (4 × the Server's per-session event rate a
+// second); the join that finds it spent is refused with 429. A Computer
+// retries such a join, jittered, even the first one, instead of failing
+// its Dial as it does for a lasting refusal (a name taken, a full office).
+func TestJoinRetriedWhenOfficeBusy(t *testing.T) {
+	d := startServer(t, server.WithMaxEventRate(1)) // the office's budget: 4 a second, bursts of 8
+	cfg, err := config.Parse([]byte("[]"))
+	require.NoError(t, err)
+	ctx := testContext(t)
+	const fleet = 16
+	cs := make([]*computer.Computer, fleet)
+	errs := make(chan error, fleet)
+	for i := range cs {
+		cs[i] = computer.New(cfg, computer.WithLogger(logger(t)))
+		require.NoError(t, cs[i].Start(ctx))
+		t.Cleanup(func() {
+			closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = cs[i].Close(closeCtx)
+		})
+	}
+	for i, c := range cs { // all at once: the budget's burst is spent
+		go func() {
+			errs <- c.Connect(ctx, d.URL, "o1", fmt.Sprint("c", i), sio.WithAPIKey(d.APIKey), sio.WithLogger(logger(t)))
+		}()
+	}
+	for range cs {
+		require.NoError(t, <-errs, "a Computer's Dial failed on a busy office")
+	}
+	for _, c := range cs {
+		require.True(t, c.Client().Joined())
+	}
+
+	// A lasting refusal still fails the first join at once: the name is
+	// taken.
+	time.Sleep(2 * time.Second) // the budget refills
+	_, err = sio.Dial(ctx, d.URL, "o1", "c0", nil, sio.WithAPIKey(d.APIKey), sio.WithLogger(logger(t)))
+	require.Error(t, err)
+	code := protocol.CodeOf(err)
+	require.NotContains(t, []protocol.Code{protocol.CodeTooManyRequests, protocol.CodeTimeout}, code,
+		"a lasting refusal is answered as such, not retried until Dial's timeout: %v", err)
+	t.Logf("a second Computer named c0: %v", err)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 )
 
 // Code is a protocol error code (spec/protocol.md, Errors). The constants are
@@ -31,6 +32,32 @@ func (c Code) Known() bool {
 	_, ok := codeInfo[c]
 	return ok
 }
+
+// ParseRefusal reads the reason of an office ack's refusal, (false, reason)
+// (spec/protocol.md, Offices). When the reason starts with a protocol code,
+// as the text of an *Error does ("4101 RoomFull: office ..."), it returns
+// that code and the message after the code's name; otherwise, as other
+// servers write free text there, CodeForbidden and the whole reason.
+func ParseRefusal(reason string) (Code, string) {
+	head, rest, ok := strings.Cut(reason, " ")
+	if !ok {
+		return CodeForbidden, reason
+	}
+	n, err := strconv.Atoi(head)
+	if err != nil || !Code(n).Known() {
+		return CodeForbidden, reason
+	}
+	if name, tail, ok := strings.Cut(rest, ": "); ok && name == Code(n).String() {
+		rest = tail
+	}
+	return Code(n), rest
+}
+
+// Retryable reports whether a request refused with c may succeed when sent
+// again, unchanged, a moment later: 429 (a rate or in-flight bound) and 503
+// (a target that cannot serve now), as their meanings say
+// (spec/protocol.md, Errors).
+func (c Code) Retryable() bool { return c == CodeTooManyRequests || c == CodeUnavailable }
 
 // Error is the one error type of smcp-go. It travels inside an ack as the
 // flat ErrorPayload shape {"error": {"code", "message", "details"}}

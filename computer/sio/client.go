@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -288,8 +289,11 @@ func (c *Client) join(gen int) {
 			c.log.Debug("join lost with the connection; the reconnection joins again", "err", err)
 			return
 		}
-		if first {
-			// The first join of Dial fails fast: the user sees why.
+		if first && !protocol.CodeOf(err).Retryable() {
+			// The first join of Dial fails fast: the user sees why. A
+			// refusal for now (429: the office's event budget, which a
+			// fleet starting at once can spend; 503) is retried like any
+			// later join, within Dial's timeout.
 			c.mu.Lock()
 			firstEver := gen == 1
 			c.mu.Unlock()
@@ -301,7 +305,9 @@ func (c *Client) join(gen int) {
 		}
 		c.log.Warn("join office failed; retrying", "err", err)
 		select {
-		case <-time.After(time.Second):
+		// Jittered: Computers refused together (an office's budget spent
+		// by a fleet starting at once) do not all come back together.
+		case <-time.After(time.Second/2 + rand.N(time.Second)):
 		case <-c.ctx.Done():
 			return
 		}
@@ -327,7 +333,8 @@ func (c *Client) joinOnce() error {
 	if len(vals) >= 2 && vals[1] != nil {
 		reason = fmt.Sprint(vals[1])
 	}
-	return protocol.NewForbidden("join office %q as %q: %s", c.office, c.name, reason)
+	code, msg := protocol.ParseRefusal(reason)
+	return protocol.Errorf(code, "join office %q as %q: %s", c.office, c.name, msg)
 }
 
 // call emits with an ack and waits for it (own timer: the client's
