@@ -131,7 +131,8 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 	c.tools = tools.New(topts...)
 	fopts := []finder.Option{finder.WithLogger(o.log), finder.WithMaxAnswerBytes(o.maxPayload),
 		finder.WithOnChange(func() { c.notify(protocol.EventUpdateFinder) })}
-	dopts := []desktop.Option{desktop.WithLogger(o.log), desktop.WithOnChange(func() { c.notify(protocol.EventUpdateDesktop) })}
+	dopts := []desktop.Option{desktop.WithLogger(o.log), desktop.WithMaxAnswerBytes(o.maxPayload),
+		desktop.WithOnChange(func() { c.notify(protocol.EventUpdateDesktop) })}
 	if o.debounce > 0 {
 		fopts = append(fopts, finder.WithDebounce(o.debounce))
 		dopts = append(dopts, desktop.WithDebounce(o.debounce))

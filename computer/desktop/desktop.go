@@ -2,9 +2,11 @@ package desktop
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/internal/clip"
 	"github.com/a2c-smcp/smcp-go/computer/internal/rescache"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -27,6 +29,7 @@ type options struct {
 	debounce    time.Duration
 	readTimeout time.Duration
 	onChange    func()
+	maxAnswer   int64
 }
 
 // WithLogger sets the logger (default slog.Default()).
@@ -44,6 +47,10 @@ func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce
 // DefaultReadTimeout).
 func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readTimeout = d } }
 
+// WithMaxAnswerBytes bounds the JSON encoding of one Get answer (default
+// protocol.DefaultMaxPayloadBytes, the Server's payload limit); see Get.
+func WithMaxAnswerBytes(n int64) Option { return func(o *options) { o.maxAnswer = n } }
+
 // WithOnChange sets the function called once per burst of desktop changes;
 // the Computer emits server:update_desktop from it.
 func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn } }
@@ -57,7 +64,9 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 // and ResourceUpdated make MCP calls and return when the cache is current:
 // never call them on an MCP client's read loop.
 type Desktop struct {
-	cache *rescache.Cache[Window]
+	cache     *rescache.Cache[Window]
+	log       *slog.Logger
+	maxAnswer int64
 }
 
 // New returns an empty Desktop.
@@ -69,21 +78,93 @@ func New(opts ...Option) *Desktop {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
+	if o.maxAnswer <= 0 {
+		o.maxAnswer = protocol.DefaultMaxPayloadBytes
+	}
+	d := &Desktop{log: o.logger, maxAnswer: o.maxAnswer}
 	codec := rescache.Codec[Window]{
 		Select: canonical,
 		Match:  canonical,
 		Decode: func(server, uri string, contents []protocol.ResourceContents) (Window, error) {
-			return Window{Server: server, URI: uri, Contents: contents}, nil
+			return Window{Server: server, URI: uri, Contents: d.clipContents(server, uri, contents)}, nil
 		},
 	}
-	return &Desktop{cache: rescache.New(codec, rescache.Options{
+	d.cache = rescache.New(codec, rescache.Options{
 		Kind:        "desktop",
 		Logger:      o.logger,
 		Concurrency: o.concurrency,
 		ReadTimeout: o.readTimeout,
 		Debounce:    o.debounce,
 		OnChange:    o.onChange,
-	})}
+	})
+	return d
+}
+
+// answerEnvelope is kept free in a get_desktop answer for req_id and the
+// Socket.IO framing.
+const answerEnvelope = 4 << 10
+
+// clipContents keeps at most the answer limit of a window's text: more
+// could never be sent (Get), and a window's body is held in memory for as
+// long as the window is listed. A window over it is cut, with one warning.
+func (d *Desktop) clipContents(server, uri string, contents []protocol.ResourceContents) []protocol.ResourceContents {
+	budget := d.maxAnswer - answerEnvelope
+	var total int64
+	for _, c := range contents {
+		if c.Text != nil {
+			total += int64(len(*c.Text))
+		}
+	}
+	if total <= budget {
+		return contents
+	}
+	d.log.Warn("desktop: a window's text exceeds the answer limit; kept cut", "server", server,
+		"uri", clip.String(uri, 80), "bytes", total, "limit", d.maxAnswer, "code", int(protocol.CodePayloadTooLarge))
+	out := make([]protocol.ResourceContents, 0, len(contents))
+	for _, c := range contents {
+		if c.Text != nil {
+			t := clip.String(*c.Text, int(max(budget, 0)))
+			budget -= int64(len(t))
+			c.Text = &t
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// fit cuts the organised windows to the answer limit: the first window is
+// cut to it when it is larger on its own, and the list ends before the
+// first window that would not fit.
+func (d *Desktop) fit(windows []string) []string {
+	budget := d.maxAnswer - answerEnvelope
+	var used int64
+	for i, w := range windows {
+		n := jsonStringSize(w)
+		if i == 0 && n > budget {
+			// clipContents keeps a window's text within the limit, but
+			// its URI and JSON's escapes may make it larger.
+			cut := int(budget * int64(len(w)) / n)
+			for n > budget && cut > 0 {
+				windows[0] = clip.String(w, cut)
+				n = jsonStringSize(windows[0])
+				cut = cut * 9 / 10
+			}
+		}
+		if used+n > budget {
+			d.log.Debug("desktop: answer cut to the payload limit", "windows", i, "of", len(windows), "limit", d.maxAnswer)
+			return windows[:i]
+		}
+		used += n + 1 // its comma
+	}
+	return windows
+}
+
+func jsonStringSize(s string) int64 {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return int64(len(s))
+	}
+	return int64(len(b))
 }
 
 func canonical(uri string) (string, bool) {
@@ -139,6 +220,14 @@ func (d *Desktop) Windows() []Window {
 // desktop to that one window, compared with the listed URIs as written or in
 // canonical form; an unknown window gives an empty desktop, an invalid one a
 // *protocol.Error (400).
+//
+// The answer fits the payload limit (WithMaxAnswerBytes; spec/protocol.md,
+// Limits): it ends before the first window that would exceed it, and a
+// first window too large on its own is cut (a window's text is kept cut to
+// the limit when it is read, with a warning). Without it, one window of a
+// few megabytes of log, or many windows, made an answer the Server refuses
+// by closing the Computer's connection.
+//
 // ctx is accepted for symmetry with the other client:* handlers; Get makes
 // no MCP call.
 func (d *Desktop) Get(_ context.Context, size *int, win string, history []string) ([]string, error) {
@@ -164,7 +253,7 @@ func (d *Desktop) Get(_ context.Context, size *int, win string, history []string
 		}
 		windows = one
 	}
-	return Organize(windows, size, history), nil
+	return d.fit(Organize(windows, size, history)), nil
 }
 
 // Close cancels in-flight refreshes and stops OnChange. Get keeps answering

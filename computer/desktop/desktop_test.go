@@ -3,6 +3,7 @@ package desktop
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -215,3 +216,46 @@ func TestDesktopStdioProcess(t *testing.T) {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// TestDesktopAnswerBound: a get_desktop answer fits the payload limit. A
+// window larger than the limit on its own is kept cut (one warning) and
+// sent cut; windows after the limit is reached are left out of the answer,
+// the first ones kept whole.
+func TestDesktopAnswerBound(t *testing.T) {
+	const limit = 64 << 10
+	alpha, beta := sourcetest.NewServer(), sourcetest.NewServer()
+	put(alpha, "window://alpha/huge?priority=90", strings.Repeat("h", 200<<10))
+	for i := range 5 {
+		put(beta, fmt.Sprintf("window://beta/w%d?priority=%d", i, 50-i), strings.Repeat("b", 15<<10))
+	}
+	logs := &sourcetest.LogRecorder{}
+	d := New(WithLogger(logs.Logger()), WithMaxAnswerBytes(limit), WithDebounce(20*time.Millisecond))
+	t.Cleanup(d.Close)
+	require.NoError(t, d.AddSource(sourcetest.Ctx(t), sourcetest.DialHTTP(t, "alpha", sourcetest.Serve(t, alpha))))
+	require.NoError(t, d.AddSource(sourcetest.Ctx(t), sourcetest.DialHTTP(t, "beta", sourcetest.Serve(t, beta))))
+
+	size := func(ws []string) int {
+		b, err := json.Marshal(ws)
+		require.NoError(t, err)
+		return len(b)
+	}
+	// The huge window alone: cut to the limit.
+	got, err := d.Get(sourcetest.Ctx(t), nil, "window://alpha/huge?priority=90", nil)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.True(t, strings.HasPrefix(got[0], "window://alpha/huge?priority=90\n\nhhh"))
+	require.LessOrEqual(t, size(got), limit)
+	require.Greater(t, size(got), limit/2, "cut to the limit, not far below it")
+	require.True(t, slices.ContainsFunc(logs.Warnings(), func(m string) bool { return strings.Contains(m, "exceeds the answer limit") }))
+
+	// beta used last, so first: three of its 15 KB windows fit, whole.
+	got, err = d.Get(sourcetest.Ctx(t), nil, "", []string{"alpha", "beta"})
+	require.NoError(t, err)
+	require.LessOrEqual(t, size(got), limit)
+	require.Len(t, got, 3)
+	for i, w := range got {
+		head := fmt.Sprintf("window://beta/w%d?priority=%d\n\n", i, 50-i)
+		require.True(t, strings.HasPrefix(w, head), w[:40])
+		require.Len(t, w, len(head)+15<<10, "kept whole")
+	}
+}
