@@ -165,8 +165,10 @@ func (r *rawConn) joinRaw(id int, payload string) string {
 // line break, an escape sequence) is refused with 400 naming the field, not
 // echoing the value; a payload that is not UTF-8 is refused with 400 too,
 // where decoding would have turned distinct byte strings into one name
-// (each invalid byte becoming U+FFFD). Valid non-ASCII names join; the
-// connection and the office carry on.
+// (each invalid byte becoming U+FFFD). So is an invisible character that
+// reorders or hides text (a bidirectional override, a zero-width space).
+// Valid non-ASCII names join, a zero-width non-joiner within a word too;
+// the connection and the office carry on.
 func TestHostileNames(t *testing.T) {
 	ts := startServer(t)
 	a, cs := office(t, ts, "o1", "a1", "c1")
@@ -180,6 +182,10 @@ func TestHostileNames(t *testing.T) {
 		{"{\"role\":\"computer\",\"name\":\"c1\xff\",\"office_id\":\"o1\"}", `[false,"400 BadRequest: server:join_office payload is not valid UTF-8"]`},
 		{"{\"role\":\"computer\",\"name\":\"c1\xfe\",\"office_id\":\"o1\"}", `[false,"400 BadRequest: server:join_office payload is not valid UTF-8"]`},
 		{"{\"role\":\"computer\",\"name\":\"c1\",\"office_id\":\"o1\xc0\xaf\"}", `[false,"400 BadRequest: server:join_office payload is not valid UTF-8"]`},
+		// A right-to-left override makes "c1\u202egpj.exe" display as "c1exe.jpg".
+		{`{"role":"computer","name":"c1\u202egpj.exe","office_id":"o1"}`, `[false,"400 BadRequest: server:join_office request: /name: invisible formatting character U+202E at byte 2"]`},
+		{`{"role":"computer","name":"c\u200b1","office_id":"o1"}`, `[false,"400 BadRequest: server:join_office request: /name: invisible formatting character U+200B at byte 1"]`},
+		{`{"role":"computer","name":"c","office_id":"\u2067o1"}`, `[false,"400 BadRequest: server:join_office request: /office_id: invisible formatting character U+2067 at byte 0"]`},
 	}
 	for i, tc := range cases {
 		require.Equal(t, tc.want, r.joinRaw(i+1, tc.payload), "%q", tc.payload)
@@ -190,8 +196,8 @@ func TestHostileNames(t *testing.T) {
 	r2.send("42/smcp,2[\"client:get_tools\",{\"agent\":\"a2\",\"req_id\":\"r\xff\",\"computer\":\"c\"}]")
 	require.Equal(t, `43/smcp,2[{"error":{"code":400,"message":"client:get_tools payload is not valid UTF-8","details":{"event":"client:get_tools"}}}]`, r2.read())
 
-	require.Equal(t, "[true,null]", r.joinRaw(20, `{"role":"computer","name":"rechner-ü-机器-\ufffd","office_id":"o1"}`), "valid UTF-8 joins, U+FFFD included")
-	require.Equal(t, map[string]any{"office_id": "o1", "computer": "rechner-ü-机器-\ufffd"}, a.next(protocol.NotifyEnterOffice))
+	require.Equal(t, "[true,null]", r.joinRaw(20, `{"role":"computer","name":"rechner-ü-机器-\ufffd-می\u200cخواهم","office_id":"o1"}`), "valid UTF-8 joins, U+FFFD and a zero-width non-joiner included")
+	require.Equal(t, map[string]any{"office_id": "o1", "computer": "rechner-ü-机器-\ufffd-می\u200cخواهم"}, a.next(protocol.NotifyEnterOffice))
 	vals := a.call(protocol.EventGetTools, getTools("a1", "c1", "after"))
 	require.Equal(t, "after", vals[0].(map[string]any)["req_id"], "the office carries on")
 }

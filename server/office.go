@@ -419,15 +419,37 @@ func reqIDOf(payload any) string {
 }
 
 // printable refuses a name or an office id holding a control character
-// (Unicode category Cc: NUL, line breaks, escape sequences): every member
-// of the office is told the name and may show or log it, and a NUL ends it
-// early for a C string (spec/protocol.md, Limits). The value is not echoed.
+// (Unicode category Cc: NUL, line breaks, escape sequences) or an invisible
+// character that reorders or hides text (hiddenFormat): every member of the
+// office is told the name and may show or log it, a NUL ends it early for a
+// C string, and a bidirectional override makes one name display as another
+// (spec/protocol.md, Limits). The value is not echoed.
 func printable(event, field, v string) *protocol.Error {
 	for i, c := range v {
-		if unicode.IsControl(c) {
+		switch {
+		case unicode.IsControl(c):
 			return protocol.NewBadRequest("%s request: /%s: control character U+%04X at byte %d", event, field, c, i).
+				With("event", event)
+		case hiddenFormat(c):
+			return protocol.NewBadRequest("%s request: /%s: invisible formatting character U+%04X at byte %d", event, field, c, i).
 				With("event", event)
 		}
 	}
 	return nil
+}
+
+// hiddenFormat reports the format characters (Unicode category Cf) that no
+// name needs: the bidirectional marks, embeddings, overrides and isolates,
+// which reorder what follows them on screen, and the zero-width space, word
+// joiner and byte order mark, which show nothing. The zero-width joiner and
+// non-joiner, which some scripts write within words, are allowed.
+func hiddenFormat(c rune) bool {
+	switch {
+	case c == 0x061C, c == 0x200E, c == 0x200F, // Arabic letter mark; left-to-right and right-to-left marks
+		0x202A <= c && c <= 0x202E,            // embeddings and overrides
+		0x2066 <= c && c <= 0x2069,            // isolates
+		c == 0x200B, c == 0x2060, c == 0xFEFF: // zero-width space, word joiner, byte order mark
+		return true
+	}
+	return false
 }
