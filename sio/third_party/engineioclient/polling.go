@@ -259,7 +259,9 @@ func (p *polling) doPoll() {
 	}
 	data, err := types.NewStringBufferReader(body)
 	if err != nil {
-		p.OnError("fetch read error", err, nil)
+		if p.requests.Err() == nil { // smcp-go patch: not an error once closed
+			p.OnError("fetch read error", err, nil)
+		}
 		return
 	}
 	if n > 0 {
