@@ -87,11 +87,7 @@ func (s *Server) uncountKeySession(c *conn) {
 
 // allows reports whether the grant admits joining office as role.
 func (g *Grant) allows(office string, role protocol.Role) bool {
-	if g == nil {
-		return true
-	}
-	return (len(g.Offices) == 0 || slices.Contains(g.Offices, office)) &&
-		(len(g.Roles) == 0 || slices.Contains(g.Roles, role))
+	return g.allowsOffice(office) && (g == nil || len(g.Roles) == 0 || slices.Contains(g.Roles, role))
 }
 
 // allowsOffice reports whether the credential admits office in some role.

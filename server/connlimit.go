@@ -149,13 +149,6 @@ func remoteIP(remote string) string {
 	return remote
 }
 
-// isHandshake reports whether r opens a new Engine.IO connection: a
-// request without a session id (a polling request or a websocket upgrade
-// of an existing session carries one).
-func isHandshake(r *http.Request) bool {
-	return !r.URL.Query().Has("sid")
-}
-
 // refuseConnection answers a handshake over a bound.
 func refuseConnection(w http.ResponseWriter, reason string) {
 	status, msg := http.StatusServiceUnavailable, "too many connections"

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,8 +103,7 @@ type conn struct {
 	out          outgoing
 	admitted     atomic.Bool // an /smcp CONNECT was admitted: full payload limit
 	place        *place      // its place among the connections (connlimit.go)
-	polling      atomic.Bool // a long-polling GET of it is being served (Server.boundPolling)
-	posting      atomic.Bool // a long-polling POST of it is being served
+	posting      atomic.Bool // a long-polling POST of it is being served (Server.boundPolling)
 	poll         pollWait    // the GET being served, ended when the connection closes
 	// Under Server.mu: the grant its session is counted against
 	// (countKeySession), and whether the connection has closed.
@@ -141,17 +139,21 @@ type pollWait struct {
 	closed    bool               // the connection has closed
 }
 
-// start registers the GET being served and returns its generation; false
-// when the connection has closed already.
-func (p *pollWait) start(cancel context.CancelFunc) (uint64, bool) {
+// start registers the GET being served and returns its generation, or why
+// it is refused: another GET of the connection is being served, or the
+// connection has closed already.
+func (p *pollWait) start(cancel context.CancelFunc) (uint64, string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		return 0, false
+	switch {
+	case p.cancel != nil:
+		return 0, "overlapping long-polling request"
+	case p.closed:
+		return 0, "session closed"
 	}
 	p.gen++
 	p.cancel, p.taken, p.abandoned = cancel, false, false
-	return p.gen, true
+	return p.gen, ""
 }
 
 // end forgets the GET once it has been answered.
@@ -564,13 +566,8 @@ func smcpPacketKind(data any) packetKind {
 // race: the transport starts reading when it is made, and the engine
 // listens for the client's probe only after that (socket.MaybeUpgrade), so
 // a probe read in between was lost and the upgrade given up after 10 s;
-// its reads are held the same way. Requests that are not a websocket
-// handshake are served as they are.
+// its reads are held the same way. It serves websocket requests only.
 func serveHoldingReads(h http.Handler, w http.ResponseWriter, r *http.Request) {
-	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		h.ServeHTTP(w, r)
-		return
-	}
 	hw := &holdingWriter{release: make(chan struct{})}
 	hw.w.Store(&w)
 	defer close(hw.release)

@@ -215,15 +215,17 @@ func (s *Server) leaveOffice(sess *session, payload any, r *reply) {
 }
 
 func (s *Server) leave(sess *session, office string) (string, *protocol.Error) {
+	// Before anything else: a session is never in an office its key may
+	// not enter (join refuses it), so the answer depends on nothing else.
+	if !sess.grant.allowsOffice(office) {
+		return "", outOfScopeLeave(office)
+	}
 	if s.cl != nil {
 		return s.leaveCluster(sess, office)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sess.office != office {
-		if !sess.grant.allowsOffice(office) {
-			return "", outOfScopeLeave(office)
-		}
 		if len(s.offices[office]) == 0 {
 			return "", protocol.NewRoomNotFound("office %q does not exist", office)
 		}

@@ -152,16 +152,20 @@ func New(opts ...Option) (*Server, error) {
 			refuseConnection(w, refusedHeaders)
 			return
 		}
-		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		// Read once here: the query and the upgrade header decide the path.
+		query := r.URL.Query()
+		_, hasSid := query["sid"] // a request without one opens a new Engine.IO connection
+		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+		if !upgrade {
 			var release func()
 			var ok bool
-			r, release, ok = s.boundPolling(w, r)
+			r, release, ok = s.boundPolling(w, r, query.Get("sid"))
 			if !ok {
 				return
 			}
 			defer release()
 		}
-		if isHandshake(r) {
+		if !hasSid {
 			p, reason := s.limits.reserve(r)
 			if reason != "" {
 				s.connRefused(r.RemoteAddr, reason)
@@ -170,7 +174,11 @@ func New(opts ...Option) (*Server, error) {
 			}
 			defer s.limits.unreserve(r, p) // unless its connection claimed it
 		}
-		serveHoldingReads(s.engine, w, r)
+		if upgrade {
+			serveHoldingReads(s.engine, w, r)
+			return
+		}
+		s.engine.ServeHTTP(w, r)
 	})
 
 	// Only /smcp is served: the default namespace refuses every client.
@@ -248,13 +256,13 @@ func headerBytes(r *http.Request) int {
 // leaves. It gets no deadline of its own, for the same reason (so no read
 // deadline either: net/http would cancel the context when its background
 // read reaches it).
-func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.Request, release func(), ok bool) {
+func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request, sid string) (_ *http.Request, release func(), ok bool) {
 	d := s.cfg.pingInterval + s.cfg.pingTimeout
 	rc := http.NewResponseController(w)
 	now := time.Now()
 	_ = rc.SetWriteDeadline(now.Add(2 * d))
 	var c *conn
-	if sid := r.URL.Query().Get("sid"); sid != "" {
+	if sid != "" {
 		c = s.conn(sid)
 	}
 	if c == nil || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
@@ -263,45 +271,41 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.R
 		// goroutine if the client leaves meanwhile (pollWait, engine.go).
 		return r.WithContext(context.WithoutCancel(r.Context())), func() {}, true
 	}
-	busy := &c.polling
-	if r.Method == http.MethodPost {
-		busy = &c.posting
-	}
-	if !busy.CompareAndSwap(false, true) {
-		refuseHTTP(w, http.StatusBadRequest, "overlapping long-polling request")
-		return nil, nil, false
-	}
-	release = func() { busy.Store(false) }
 	if r.Method == http.MethodGet {
 		// Not r's context: net/http cancels it from its own goroutine when
 		// the client goes away (pollWait, engine.go).
 		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-		gen, ok := c.poll.start(cancel)
-		if !ok {
+		gen, refused := c.poll.start(cancel)
+		if refused != "" {
 			cancel()
-			release()
-			refuseHTTP(w, http.StatusBadRequest, "session closed")
+			refuseHTTP(w, http.StatusBadRequest, refused)
 			return nil, nil, false
 		}
 		gone := context.AfterFunc(r.Context(), func() { c.poll.abandon(gen) })
-		r = r.WithContext(ctx)
-		release = func() {
+		return r.WithContext(ctx), func() {
 			gone()
 			c.poll.end()
 			cancel()
-			busy.Store(false)
-		}
+		}, true
 	}
-	if r.Method == http.MethodPost && r.Body != nil {
+	if !c.posting.CompareAndSwap(false, true) {
+		refuseHTTP(w, http.StatusBadRequest, "overlapping long-polling request")
+		return nil, nil, false
+	}
+	release = func() { c.posting.Store(false) }
+	fail := func(status int, msg string) (*http.Request, func(), bool) {
+		release()
+		refuseHTTP(w, status, msg)
+		return nil, nil, false
+	}
+	if r.Body != nil {
 		_ = rc.SetReadDeadline(now.Add(d))
 		limit := s.cfg.maxPayloadBytes
 		if !c.admitted.Load() {
 			limit = min(preAdmissionPayload, limit)
 		}
 		if r.ContentLength > limit {
-			release()
-			refuseHTTP(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
-			return nil, nil, false
+			return fail(http.StatusRequestEntityTooLarge, "message over the payload limit")
 		}
 		var body bytes.Buffer
 		if r.ContentLength > 0 {
@@ -311,13 +315,9 @@ func (s *Server) boundPolling(w http.ResponseWriter, r *http.Request) (_ *http.R
 		_ = r.Body.Close()
 		switch {
 		case err != nil:
-			release()
-			refuseHTTP(w, http.StatusRequestTimeout, "long-polling body not received in time")
-			return nil, nil, false
+			return fail(http.StatusRequestTimeout, "long-polling body not received in time")
 		case int64(body.Len()) > limit:
-			release()
-			refuseHTTP(w, http.StatusRequestEntityTooLarge, "message over the payload limit")
-			return nil, nil, false
+			return fail(http.StatusRequestEntityTooLarge, "message over the payload limit")
 		}
 		r.Body = io.NopCloser(&body)
 		r.ContentLength = int64(body.Len())
