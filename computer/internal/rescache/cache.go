@@ -250,7 +250,8 @@ func (c *Cache[T]) Add(ctx context.Context, src mcpsource.Source) error {
 		return fmt.Errorf("%s: listing resources of %q: %w", c.kind, s.name, err)
 	}
 	s.order, s.uris = c.selectAll(res)
-	s.listed.Store(&s.uris)
+	listed := s.uris // a copy of the map header: s.uris is replaced under s.op, listed read without it
+	s.listed.Store(&listed)
 	items, unread := c.load(ctx, s, s.order, c.progress(s))
 	for key, it := range items {
 		s.items[key] = it
@@ -408,18 +409,6 @@ func (c *Cache[T]) requestList(ctx context.Context, s *source[T]) {
 			s.rmu.Unlock()
 		}
 	}()
-}
-
-// relisting reports whether a background re-list of the named source runs
-// or is pending (for tests).
-func (c *Cache[T]) relisting(name string) bool {
-	s := c.current(name)
-	if s == nil {
-		return false
-	}
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
-	return s.relisting
 }
 
 // updated re-reads the listed resource uri concerns; it returns false when
