@@ -177,7 +177,7 @@ func (c *Computer) Launch(ctx context.Context) error {
 		return err
 	}
 	mopts := append([]mcpclient.Option{mcpclient.WithLogger(c.log), mcpclient.WithHooks(mcpclient.Hooks{
-		Up: c.serverUp, Notification: c.serverNotification, Down: c.serverDown, Resync: c.serverUp,
+		Up: c.serverUp, Notification: c.serverNotification, Down: c.serverDown,
 	})}, c.o.manager...)
 	m := mcpclient.NewManager(servers, mopts...)
 	c.mu.Lock()

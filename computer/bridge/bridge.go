@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2c-smcp/smcp-go/computer/internal/clip"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/protocol/dpe"
@@ -281,7 +280,7 @@ func (b *Bridge) Read(ctx context.Context, uri string) ([]protocol.ResourceConte
 	if src == nil {
 		if down {
 			return nil, protocol.NewUnavailable("the MCP server %q serving %s://%s is unavailable (reconnecting); retry later", name, scheme, host).
-				With("uri", clip.String(uri, 1024)).With("host", host).With("server", name)
+				With("uri", clipURI(uri)).With("host", host).With("server", name)
 		}
 		return nil, protocol.NewDocumentNotFound("no MCP server serves %s://%s", scheme, host).
 			With("uri", uri).With("host", host)
@@ -299,7 +298,7 @@ func (b *Bridge) Read(ctx context.Context, uri string) ([]protocol.ResourceConte
 	}
 	out := mcpsource.Contents(contents)
 	if err := b.checkSize(uri, out); err != nil {
-		b.log.Warn("bridge: answer over the payload limit refused", "server", name, "uri", clip.String(uri, 1024),
+		b.log.Warn("bridge: answer over the payload limit refused", "server", name, "uri", clipURI(uri),
 			"bytes", err.Details["bytes"], "limit", b.maxPayload)
 		return nil, err
 	}
@@ -326,7 +325,7 @@ func (b *Bridge) checkSize(uri string, contents []protocol.ResourceContents) *pr
 		}
 		raw, err := json.Marshal(contents)
 		if err != nil {
-			return protocol.NewInternal("encoding the answer to %s: %v", clip.String(uri, 1024), err)
+			return protocol.NewInternal("encoding the answer to %s: %v", clipURI(uri), err)
 		}
 		if n = int64(len(raw)); n+envelopeBytes <= b.maxPayload {
 			return nil
@@ -334,8 +333,8 @@ func (b *Bridge) checkSize(uri string, contents []protocol.ResourceContents) *pr
 	}
 	return protocol.NewPayloadTooLarge("the answer to %s exceeds the payload limit of %d bytes; narrow the read: "+
 		"a page with fewer categories (?categories=table), single elements (…/elements/{element_id}), "+
-		"a smaller page window (?depth=pages&limit=…), or format=text", clip.String(uri, 1024), b.maxPayload).
-		With("uri", clip.String(uri, 1024)).With("bytes", n).With("limit", b.maxPayload)
+		"a smaller page window (?depth=pages&limit=…), or format=text", clipURI(uri), b.maxPayload).
+		With("uri", clipURI(uri)).With("bytes", n).With("limit", b.maxPayload)
 }
 
 // parse checks uri against the allowed schemes and its scheme's rules and
@@ -344,11 +343,11 @@ func (b *Bridge) parse(uri string) (scheme, host string, err *protocol.Error) {
 	r, ok := routeOf(uri)
 	if !ok {
 		return "", "", protocol.NewInvalidDPEURI("not a URI: missing scheme://host").
-			With("uri", clip.String(uri, 1024)).With("reason", "missing scheme")
+			With("uri", clipURI(uri)).With("reason", "missing scheme")
 	}
 	if !b.allowed[r.scheme] {
 		return "", "", protocol.NewInvalidDPEURI("URI scheme %q may not be read through the Computer", r.scheme).
-			With("uri", clip.String(uri, 1024)).With("reason", "scheme not allowed")
+			With("uri", clipURI(uri)).With("reason", "scheme not allowed")
 	}
 	switch r.scheme {
 	case "dpe":
@@ -365,7 +364,7 @@ func (b *Bridge) parse(uri string) (scheme, host string, err *protocol.Error) {
 		return r.scheme, strings.ToLower(u.Host), nil
 	}
 	if r.host == "" {
-		return "", "", protocol.NewBadRequest("URI has no host").With("uri", clip.String(uri, 1024))
+		return "", "", protocol.NewBadRequest("URI has no host").With("uri", clipURI(uri))
 	}
 	return r.scheme, r.host, nil
 }

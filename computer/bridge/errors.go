@@ -70,18 +70,18 @@ func MapError(err error, uri string) *protocol.Error {
 		}
 		return withOriginal(protocol.NewInternal("%s", msg), rpc)
 	}
+	u := clipURI(uri)
 	switch {
 	case errors.Is(err, mcp.ErrResourceNotFound):
 		return notFound(uri)
 	case errors.Is(err, mcpsource.ErrConnectionLost):
-		return protocol.NewUnavailable("the MCP server serving %s was lost while answering; it is restarted, try again", clip.String(uri, 1024)).
-			With("uri", clip.String(uri, 1024))
+		return protocol.NewUnavailable("the MCP server serving %s was lost while answering; it is restarted, try again", u).With("uri", u)
 	case errors.Is(err, context.DeadlineExceeded):
-		return protocol.NewTimeout("reading %s timed out", clip.String(uri, 1024)).With("uri", clip.String(uri, 1024))
+		return protocol.NewTimeout("reading %s timed out", u).With("uri", u)
 	case errors.Is(err, context.Canceled):
-		return protocol.NewInternal("reading %s was cancelled", clip.String(uri, 1024)).With("uri", clip.String(uri, 1024))
+		return protocol.NewInternal("reading %s was cancelled", u).With("uri", u)
 	}
-	return protocol.NewInternal("reading %s from its MCP server failed", clip.String(uri, 1024)).With("uri", clip.String(uri, 1024))
+	return protocol.NewInternal("reading %s from its MCP server failed", u).With("uri", u)
 }
 
 // withOriginal adds the MCP server's JSON-RPC error to e's details:
@@ -95,8 +95,13 @@ func withOriginal(e *protocol.Error, rpc *mcpsource.RPCError) *protocol.Error {
 }
 
 func notFound(uri string) *protocol.Error {
-	return protocol.NewDocumentNotFound("resource not found: %s", clip.String(uri, 1024)).With("uri", clip.String(uri, 1024))
+	u := clipURI(uri)
+	return protocol.NewDocumentNotFound("resource not found: %s", u).With("uri", u)
 }
+
+// clipURI bounds a URI an Agent or an MCP server chose before it reaches a
+// message or a log line.
+func clipURI(uri string) string { return clip.String(uri, 1024) }
 
 // dataValue decodes JSON-RPC error data; ok is false when there is none.
 func dataValue(data json.RawMessage) (any, bool) {

@@ -2,10 +2,10 @@ package desktop
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/internal/answer"
 	"github.com/a2c-smcp/smcp-go/computer/internal/clip"
 	"github.com/a2c-smcp/smcp-go/computer/internal/rescache"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
@@ -100,15 +100,11 @@ func New(opts ...Option) *Desktop {
 	return d
 }
 
-// answerEnvelope is kept free in a get_desktop answer for req_id and the
-// Socket.IO framing.
-const answerEnvelope = 4 << 10
-
 // clipContents keeps at most the answer limit of a window's text: more
 // could never be sent (Get), and a window's body is held in memory for as
 // long as the window is listed. A window over it is cut, with one warning.
 func (d *Desktop) clipContents(server, uri string, contents []protocol.ResourceContents) []protocol.ResourceContents {
-	budget := d.maxAnswer - answerEnvelope
+	budget := d.maxAnswer - answer.Envelope
 	var total int64
 	for _, c := range contents {
 		if c.Text != nil {
@@ -136,17 +132,17 @@ func (d *Desktop) clipContents(server, uri string, contents []protocol.ResourceC
 // cut to it when it is larger on its own, and the list ends before the
 // first window that would not fit.
 func (d *Desktop) fit(windows []string) []string {
-	budget := d.maxAnswer - answerEnvelope
+	budget := d.maxAnswer - answer.Envelope
 	var used int64
 	for i, w := range windows {
-		n := jsonStringSize(w)
+		n := answer.Size(w)
 		if i == 0 && n > budget {
 			// clipContents keeps a window's text within the limit, but
 			// its URI and JSON's escapes may make it larger.
 			cut := int(budget * int64(len(w)) / n)
 			for n > budget && cut > 0 {
 				windows[0] = clip.String(w, cut)
-				n = jsonStringSize(windows[0])
+				n = answer.Size(windows[0])
 				cut = cut * 9 / 10
 			}
 		}
@@ -157,14 +153,6 @@ func (d *Desktop) fit(windows []string) []string {
 		used += n + 1 // its comma
 	}
 	return windows
-}
-
-func jsonStringSize(s string) int64 {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return int64(len(s))
-	}
-	return int64(len(b))
 }
 
 func canonical(uri string) (string, bool) {

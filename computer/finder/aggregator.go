@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/internal/answer"
 	"github.com/a2c-smcp/smcp-go/computer/internal/clip"
 	"github.com/a2c-smcp/smcp-go/computer/internal/rescache"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
@@ -194,16 +195,12 @@ func (a *Aggregator) Query(req protocol.GetFinderReq, history []string) protocol
 	return protocol.GetFinderRet{Documents: a.fit(docs), TotalCount: total, ReqID: req.ReqID}
 }
 
-// answerEnvelope is kept free in a get_finder answer for total_count,
-// req_id and the Socket.IO framing.
-const answerEnvelope = 4 << 10
-
 // fit cuts a page to the answer budget (see Query).
 func (a *Aggregator) fit(docs []protocol.DPEDocumentSummary) []protocol.DPEDocumentSummary {
-	budget := a.maxAnswer - answerEnvelope
+	budget := a.maxAnswer - answer.Envelope
 	var used int64
 	for i := range docs {
-		n := summarySize(docs[i])
+		n := answer.Size(docs[i])
 		if i == 0 && n > budget {
 			a.log.Warn("finder: a document's summary alone exceeds the answer limit; sent clipped",
 				"uri", clip.String(docs[i].URI, 80), "bytes", n, "limit", a.maxAnswer, "code", int(protocol.CodePayloadTooLarge))
@@ -215,7 +212,7 @@ func (a *Aggregator) fit(docs []protocol.DPEDocumentSummary) []protocol.DPEDocum
 				d.Summary = &s
 			}
 			docs[i] = d
-			n = summarySize(d)
+			n = answer.Size(d)
 		}
 		if used+n > budget && i > 0 {
 			a.log.Debug("finder: answer cut to the payload limit", "documents", i, "of", len(docs), "limit", a.maxAnswer)
@@ -224,14 +221,6 @@ func (a *Aggregator) fit(docs []protocol.DPEDocumentSummary) []protocol.DPEDocum
 		used += n
 	}
 	return docs
-}
-
-func summarySize(d protocol.DPEDocumentSummary) int64 {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return 0
-	}
-	return int64(len(b)) + 1
 }
 
 // Documents returns every cached summary, servers alphabetically, each

@@ -297,8 +297,10 @@ func (ch *child) readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 		switch {
 		case prefix != nil: // dropping the rest of an oversized line
 		case total > ch.maxMessage:
-			prefix = append(buf, frag...)[:min(len(buf)+len(frag), idPrefixBytes)]
-			prefix = bytes.Clone(prefix)
+			// Its first idPrefixBytes only, without copying the rest.
+			prefix = make([]byte, 0, idPrefixBytes)
+			prefix = append(prefix, buf[:min(len(buf), idPrefixBytes)]...)
+			prefix = append(prefix, frag[:min(len(frag), idPrefixBytes-len(prefix))]...)
 			buf = buf[:0]
 		default:
 			buf = append(buf, frag...)

@@ -78,6 +78,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/a2c-smcp/smcp-go/computer/internal/answer"
 	"github.com/a2c-smcp/smcp-go/computer/internal/clip"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -139,10 +140,6 @@ const maxClashWarnings = 10
 // is withheld (see the package documentation).
 const MaxToolBytes = 1 << 20
 
-// envelopeBytes is kept free in a get_tools answer for what surrounds the
-// tool list (req_id, Socket.IO framing).
-const envelopeBytes = 4 << 10
-
 // WithMaxListBytes bounds the JSON encoding of the published list: the
 // Server's payload limit (default protocol.DefaultMaxPayloadBytes), of
 // which a few KiB are kept for the answer's envelope. n ≤ 0 keeps the
@@ -179,8 +176,11 @@ type entry struct {
 	meta     *protocol.ToolMeta
 	caller   Caller
 	tool     protocol.SMCPTool
-	size     int // JSON bytes of tool under its MCP name
-	order    int // position in the server's listing
+	size     int64 // JSON bytes of tool with its name left empty
+	// Checks that do not depend on the name it is published under, made
+	// once when listed rather than at every rebuild (bound).
+	longDesc, longMeta bool
+	order              int // position in the server's listing
 }
 
 // Set is the aggregated tool set of a Computer. Safe for concurrent use.
@@ -227,9 +227,13 @@ func (s *Set) SetServer(name string, cfg protocol.MCPServerConfigBase, caller Ca
 			continue
 		}
 		e := &entry{server: name, original: t.Name, meta: meta, caller: caller, tool: Convert(t, meta), order: i}
-		if e.size = jsonSize(e.tool); e.size > MaxToolBytes {
+		unnamed := e.tool
+		unnamed.Name = "" // sized without its name, which rebuild chooses
+		if e.size = answer.Size(unnamed); e.size > MaxToolBytes {
 			e.tool = protocol.SMCPTool{Name: t.Name} // always withheld: keep its size, not its 10 MB schema
 		}
+		e.longDesc = utf8.RuneCountInString(e.tool.Description) > maxTextRunes
+		e.longMeta = !simpleMeta(e.tool.Meta)
 		sv.cands = append(sv.cands, cand{display: display, e: e})
 	}
 	s.mu.Lock()
@@ -370,13 +374,13 @@ func (s *Set) bound(published map[string]*entry) map[string]Withheld {
 	var total int64 = 2 // []
 	for name, e := range published {
 		var err *protocol.Error
-		size := int64(e.size + jsonSize(name) - 2 + 1) // the name replaces "", and a comma
+		size := e.size + answer.Size(name) - 2 + 1 // the name replaces "", and a comma
 		switch {
 		case !validName(name):
 			err = protocol.NewBadRequest("tool name %q of MCP server %q is not a valid SMCPTool name (1 to 256 characters)", clip.String(name, 80), e.server)
-		case e.tool.Description != "" && utf8.RuneCountInString(e.tool.Description) > maxTextRunes:
+		case e.longDesc:
 			err = protocol.NewBadRequest("the description of tool %q of MCP server %q is over %d characters", name, e.server, maxTextRunes)
-		case !simpleMeta(e.tool.Meta):
+		case e.longMeta:
 			err = protocol.NewBadRequest("a _meta value of tool %q of MCP server %q is over %d characters", name, e.server, maxTextRunes)
 		case size > MaxToolBytes:
 			err = protocol.NewPayloadTooLarge("tool %q of MCP server %q has a definition of %d bytes, over the Computer's limit of %d per tool",
@@ -391,7 +395,7 @@ func (s *Set) bound(published map[string]*entry) map[string]Withheld {
 		need[e.server] += size
 		total += size
 	}
-	budget := s.maxList - envelopeBytes - 2
+	budget := s.maxList - answer.Envelope - 2
 	if total-2 <= budget {
 		return withheld
 	}
@@ -503,20 +507,6 @@ func simpleMeta(meta map[string]any) bool {
 		}
 	}
 	return true
-}
-
-// jsonSize is the length of v's JSON encoding (of its name left empty for
-// an SMCPTool).
-func jsonSize(v any) int {
-	if t, ok := v.(protocol.SMCPTool); ok {
-		t.Name = ""
-		v = t
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return 0
-	}
-	return len(b)
 }
 
 // Convert turns an MCP tool into an SMCPTool (see the package
