@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/internal/answer"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/protocol/dpe"
@@ -66,10 +67,6 @@ func WithMaxPayloadBytes(n int64) Option {
 		}
 	}
 }
-
-// envelopeBytes is room left in the payload limit for the answer's
-// envelope (req_id, the Socket.IO frame).
-const envelopeBytes = 4 << 10
 
 // WithReadTimeout bounds a forwarded read when the caller's context has no
 // deadline (default DefaultReadTimeout).
@@ -317,17 +314,17 @@ func (b *Bridge) checkSize(uri string, contents []protocol.ResourceContents) *pr
 			n += int64(len(*c.Blob))
 		}
 	}
-	if n+envelopeBytes <= b.maxPayload {
+	if n+answer.Envelope <= b.maxPayload {
 		// Escaping can at most grow text six-fold; measure exactly only
 		// when the raw size comes close.
-		if 6*n+envelopeBytes <= b.maxPayload {
+		if 6*n+answer.Envelope <= b.maxPayload {
 			return nil
 		}
 		raw, err := json.Marshal(contents)
 		if err != nil {
 			return protocol.NewInternal("encoding the answer to %s: %v", clipURI(uri), err)
 		}
-		if n = int64(len(raw)); n+envelopeBytes <= b.maxPayload {
+		if n = int64(len(raw)); n+answer.Envelope <= b.maxPayload {
 			return nil
 		}
 	}
