@@ -306,6 +306,10 @@ func interopEnv() []string {
 		"SMCP_INTEROP=1",
 		"SMCP_INTEROP_NODE_MODULES=" + filepath.Join(wd, interopDir, "node_modules"),
 		"SMCP_INTEROP_PYTHON=" + filepath.Join(wd, ".cache", "venv", "bin", "python"),
+		// The references of the later generations (spec/generations.md),
+		// installed by Setup into their own virtualenvs.
+		"SMCP_INTEROP_PYTHON_03=" + filepath.Join(wd, ".cache", "venv-0.3.3", "bin", "python"),
+		"SMCP_INTEROP_PYTHON_04=" + filepath.Join(wd, ".cache", "venv-0.4.2", "bin", "python"),
 		"SMCP_INTEROP_CHROMIUM=" + peerPath("chromium"),
 		"SMCP_INTEROP_REDIS=" + peerPath("redis-server"),
 		"SMCP_INTEROP_HAPROXY=" + peerPath("haproxy"),

@@ -1082,8 +1082,8 @@ type MCPSSEConfig struct {
 	// answer, the resolved id, equal to the entry's key.
 	//
 	// Wire member "bundle_id": a string, 1 to 256 characters, matching
-	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; optional, the zero value means absent.
-	// Only in 0.3.0 and 0.4.0.
+	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; null is accepted; optional, the zero
+	// value means absent. Only in 0.3.0 and 0.4.0.
 	BundleID string `json:"bundle_id,omitempty,omitzero"`
 
 	// Wire member "default_tool_meta": an object; optional, nil when absent.
@@ -1138,8 +1138,8 @@ type MCPServerConfigBase struct {
 	// answer, the resolved id, equal to the entry's key.
 	//
 	// Wire member "bundle_id": a string, 1 to 256 characters, matching
-	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; optional, the zero value means absent.
-	// Only in 0.3.0 and 0.4.0.
+	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; null is accepted; optional, the zero
+	// value means absent. Only in 0.3.0 and 0.4.0.
 	BundleID string `json:"bundle_id,omitempty,omitzero"`
 
 	// Wire member "default_tool_meta": an object; optional, nil when absent.
@@ -1171,8 +1171,8 @@ type MCPStdioConfig struct {
 	// answer, the resolved id, equal to the entry's key.
 	//
 	// Wire member "bundle_id": a string, 1 to 256 characters, matching
-	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; optional, the zero value means absent.
-	// Only in 0.3.0 and 0.4.0.
+	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; null is accepted; optional, the zero
+	// value means absent. Only in 0.3.0 and 0.4.0.
 	BundleID string `json:"bundle_id,omitempty,omitzero"`
 
 	// Wire member "default_tool_meta": an object; optional, nil when absent.
@@ -1246,8 +1246,8 @@ type MCPStreamableConfig struct {
 	// answer, the resolved id, equal to the entry's key.
 	//
 	// Wire member "bundle_id": a string, 1 to 256 characters, matching
-	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; optional, the zero value means absent.
-	// Only in 0.3.0 and 0.4.0.
+	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; null is accepted; optional, the zero
+	// value means absent. Only in 0.3.0 and 0.4.0.
 	BundleID string `json:"bundle_id,omitempty,omitzero"`
 
 	// Wire member "default_tool_meta": an object; optional, nil when absent.
