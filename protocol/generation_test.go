@@ -86,17 +86,21 @@ func TestNegotiateAsTheReference(t *testing.T) {
 			continue
 		}
 		require.NotNil(t, perr, c.Query)
-		status, header, body := protocol.HandshakeResponse(perr)
+		status, headers, body := protocol.HandshakeResponse(perr)
 		assert.Equal(t, c.Expect.Status, status, c.Query)
 		var got map[string]any
 		require.NoError(t, json.Unmarshal(body, &got))
 		assert.Equal(t, c.Expect.Body, got, c.Query)
+		header := http.Header{}
+		for k, v := range headers {
+			header.Set(k, v)
+		}
 		assert.Equal(t, c.Expect.Headers["content-type"], header.Get("Content-Type"))
 		assert.Equal(t, c.Expect.Headers["x-a2c-error-code"], header.Get(protocol.ErrorCodeHeader), c.Query)
 		assert.Equal(t, strconv.Itoa(len(body)), header.Get("Content-Length"))
 
 		// A client reads the refusal back, and finds the range in a 4008.
-		back, ok := protocol.ParseHandshakeRefusal(status, header, body)
+		back, ok := protocol.ParseHandshakeRefusal(status, header.Get(protocol.ErrorCodeHeader), body)
 		require.True(t, ok, c.Query)
 		assert.Equal(t, perr.Code, back.Code)
 		if perr.Code == protocol.CodeProtocolVersionMismatch {
@@ -145,14 +149,12 @@ func TestNegotiateDualStack(t *testing.T) {
 	assert.NotNil(t, perr, "a Server that does not serve 0.2.0 cannot take a handshake without a version as 0.2.0")
 
 	// A header alone still says 4008; another 400 or status is not a refusal.
-	h := http.Header{}
-	h.Set(protocol.ErrorCodeHeader, "4008")
-	e, ok := protocol.ParseHandshakeRefusal(400, h, []byte("<html>"))
+	e, ok := protocol.ParseHandshakeRefusal(400, "4008", []byte("<html>"))
 	require.True(t, ok)
 	assert.Equal(t, protocol.CodeProtocolVersionMismatch, e.Code)
-	_, ok = protocol.ParseHandshakeRefusal(400, http.Header{}, []byte(`{"code":401,"message":"x"}`))
+	_, ok = protocol.ParseHandshakeRefusal(400, "", []byte(`{"code":401,"message":"x"}`))
 	assert.False(t, ok)
-	_, ok = protocol.ParseHandshakeRefusal(502, h, nil)
+	_, ok = protocol.ParseHandshakeRefusal(502, "4008", nil)
 	assert.False(t, ok)
 }
 

@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"bytes"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -111,35 +110,41 @@ func (p VersionPolicy) mismatch(client Version) *Error {
 		WithField("max_supported", Version{Major: newest.Major, Minor: newest.Minor, Patch: 999}.String())
 }
 
+// statusBadRequest is the HTTP status of every handshake refusal (this
+// package imports no network code, net/http included).
+const statusBadRequest = 400
+
 // HandshakeResponse is the HTTP answer that refuses a handshake with e (a
 // 400 or 4008 from Negotiate): status 400, a JSON body of e in the flat
-// shape, and for a 4008 the header X-A2C-Error-Code: 4008. A Server that
-// can no longer answer over HTTP (a WebSocket already accepted) closes
-// with CloseVersionRejected instead.
-func HandshakeResponse(e *Error) (status int, header http.Header, body []byte) {
+// shape, and the headers to set: Content-Type and Content-Length, and for a
+// 4008 X-A2C-Error-Code: 4008. A Server that can no longer answer over HTTP
+// (a WebSocket already accepted) closes with CloseVersionRejected instead.
+func HandshakeResponse(e *Error) (status int, headers map[string]string, body []byte) {
 	body, _ = e.MarshalShape(ErrorShapeFlat)
-	header = http.Header{}
-	header.Set("Content-Type", "application/json")
-	header.Set("Content-Length", strconv.Itoa(len(body)))
-	if e.Code == CodeProtocolVersionMismatch {
-		header.Set(ErrorCodeHeader, strconv.Itoa(int(CodeProtocolVersionMismatch)))
+	headers = map[string]string{
+		"Content-Type":   "application/json",
+		"Content-Length": strconv.Itoa(len(body)),
 	}
-	return http.StatusBadRequest, header, body
+	if e.Code == CodeProtocolVersionMismatch {
+		headers[ErrorCodeHeader] = strconv.Itoa(int(CodeProtocolVersionMismatch))
+	}
+	return statusBadRequest, headers, body
 }
 
-// ParseHandshakeRefusal reads a Server's HTTP answer to a handshake and
-// returns the refusal it carries: a flat error body of a 400 (the 0.4
-// references' and VersionPolicy's), with code 4008 also when only the
-// header X-A2C-Error-Code says so. It returns false for any other answer
-// (an old Server's 400 of another kind, a proxy's page), which the caller
-// reports as the HTTP failure it is.
-func ParseHandshakeRefusal(status int, header http.Header, body []byte) (*Error, bool) {
-	if status != http.StatusBadRequest {
+// ParseHandshakeRefusal reads a Server's HTTP answer to a handshake (its
+// status, the value of its X-A2C-Error-Code header, its body) and returns
+// the refusal it carries: a flat error body of a 400 (the 0.4 references'
+// and VersionPolicy's), with code 4008 also when only the header says so.
+// It returns false for any other answer (an old Server's 400 of another
+// kind, a proxy's page), which the caller reports as the HTTP failure it
+// is.
+func ParseHandshakeRefusal(status int, errorCode string, body []byte) (*Error, bool) {
+	if status != statusBadRequest {
 		return nil, false
 	}
 	e, ok := DecodeError(bytes.TrimSpace(body))
 	if !ok {
-		if header.Get(ErrorCodeHeader) != strconv.Itoa(int(CodeProtocolVersionMismatch)) {
+		if errorCode != strconv.Itoa(int(CodeProtocolVersionMismatch)) {
 			return nil, false
 		}
 		e = NewProtocolVersionMismatch("Protocol version mismatch")
