@@ -141,23 +141,25 @@ func (e *Error) Is(target error) bool {
 // shape (Fields); e is not modified.
 func (e *Error) WithField(key string, value any) *Error {
 	c := *e
-	c.Fields = maps.Clone(e.Fields)
-	if c.Fields == nil {
-		c.Fields = map[string]any{}
-	}
-	c.Fields[key] = value
+	c.Fields = withKey(e.Fields, key, value)
 	return &c
 }
 
 // With returns a copy of e with one more detail; e is not modified.
 func (e *Error) With(key string, value any) *Error {
 	c := *e
-	c.Details = maps.Clone(e.Details)
-	if c.Details == nil {
-		c.Details = map[string]any{}
-	}
-	c.Details[key] = value
+	c.Details = withKey(e.Details, key, value)
 	return &c
+}
+
+// withKey returns a copy of m with key set to value.
+func withKey(m map[string]any, key string, value any) map[string]any {
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]any{}
+	}
+	out[key] = value
+	return out
 }
 
 // Payload returns the ErrorPayload form of e.
