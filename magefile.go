@@ -79,8 +79,9 @@ var (
 	specTables     = []string{"events_gen.md", "errors_gen.md"}
 )
 
-// Generate regenerates protocol/*_gen.go, protocol/schema/ and the tables of
-// spec/ (events_gen.md, errors_gen.md) from schema/.
+// Generate regenerates protocol/*_gen.go, protocol/schema/<generation>/
+// (each schema projected onto each generation) and the tables of spec/
+// (events_gen.md, errors_gen.md) from schema/.
 func Generate() error {
 	return runGen("protocol", "spec")
 }
@@ -101,9 +102,12 @@ func Check() error {
 		return err
 	}
 	want := append([]string{}, generatedFiles...)
-	schemas, _ := filepath.Glob(filepath.Join(tmp, "schema", "*.json"))
+	// protocol/schema/<generation>/<file>: each schema projected onto each
+	// generation it belongs to (spec/generations.md).
+	schemas, _ := filepath.Glob(filepath.Join(tmp, "schema", "*", "*.json"))
 	for _, s := range schemas {
-		want = append(want, filepath.Join("schema", filepath.Base(s)))
+		rel, _ := filepath.Rel(tmp, s)
+		want = append(want, rel)
 	}
 	var drift []string
 	for _, f := range want {
@@ -126,10 +130,12 @@ func Check() error {
 			drift = append(drift, "spec/"+f)
 		}
 	}
-	committedSchemas, _ := filepath.Glob(filepath.Join("protocol", "schema", "*.json"))
-	for _, s := range committedSchemas {
-		if _, err := os.Stat(filepath.Join(tmp, "schema", filepath.Base(s))); err != nil {
-			drift = append(drift, s+" (no longer in schema/)")
+	committedSchemas, _ := filepath.Glob(filepath.Join("protocol", "schema", "*"))
+	more, _ := filepath.Glob(filepath.Join("protocol", "schema", "*", "*"))
+	for _, s := range append(committedSchemas, more...) {
+		rel, _ := filepath.Rel("protocol", s)
+		if _, err := os.Stat(filepath.Join(tmp, rel)); err != nil {
+			drift = append(drift, s+" (no longer generated from schema/)")
 		}
 	}
 	if len(drift) > 0 {
@@ -300,6 +306,10 @@ func interopEnv() []string {
 		"SMCP_INTEROP=1",
 		"SMCP_INTEROP_NODE_MODULES=" + filepath.Join(wd, interopDir, "node_modules"),
 		"SMCP_INTEROP_PYTHON=" + filepath.Join(wd, ".cache", "venv", "bin", "python"),
+		// The references of the later generations (spec/generations.md),
+		// installed by Setup into their own virtualenvs.
+		"SMCP_INTEROP_PYTHON_03=" + filepath.Join(wd, ".cache", "venv-0.3.3", "bin", "python"),
+		"SMCP_INTEROP_PYTHON_04=" + filepath.Join(wd, ".cache", "venv-0.4.2", "bin", "python"),
 		"SMCP_INTEROP_CHROMIUM=" + peerPath("chromium"),
 		"SMCP_INTEROP_REDIS=" + peerPath("redis-server"),
 		"SMCP_INTEROP_HAPROXY=" + peerPath("haproxy"),

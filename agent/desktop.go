@@ -21,7 +21,7 @@ func (c *Client) GetDesktop(ctx context.Context, computer string, q DesktopQuery
 	req := protocol.GetDesktopReq{Agent: c.cfg.name, ReqID: id, Computer: computer, DesktopSize: q.Size}
 	if q.Window != "" {
 		w := q.Window
-		req.Window = &w
+		req.Window = w
 	}
 	ret, err := call[protocol.GetDesktopRet](ctx, c, protocol.EventGetDesktop, id, req)
 	if err != nil {

@@ -67,7 +67,7 @@ func Example() {
 		panic(err)
 	}
 	for _, e := range page.Elements {
-		fmt.Printf("  [%s] %s: %s\n", e.Category, e.ElementID, *e.Summary)
+		fmt.Printf("  [%s] %s: %s\n", e.Category, e.ElementID, e.Summary)
 	}
 
 	// Step 4: one element in full.

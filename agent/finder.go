@@ -37,7 +37,7 @@ func (c *Client) GetFinder(ctx context.Context, computer string, q FinderQuery) 
 	}
 	if q.FileType != "" {
 		ft := q.FileType
-		req.FileType = &ft
+		req.FileType = ft
 	}
 	ret, err := call[protocol.GetFinderRet](ctx, c, protocol.EventGetFinder, id, req)
 	if err != nil {

@@ -147,7 +147,7 @@ func TestReadResource(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, contents, 1)
 	require.Equal(t, reportURI+"?depth=pages", contents[0].URI)
-	require.Equal(t, "application/json", *contents[0].MimeType)
+	require.Equal(t, "application/json", contents[0].MimeType)
 	require.Contains(t, *contents[0].Text, `"pages"`)
 	reqs := p.Received(protocol.EventReadResource)
 	require.Equal(t, reportURI+"?depth=pages", reqs[len(reqs)-1].Payload["uri"])
@@ -167,13 +167,13 @@ func TestNavigation(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 2, cat.TotalCount)
 		require.Equal(t, "rpt-2026", cat.Documents[0].DocRef)
-		require.Nil(t, cat.ContentMarkdown)
+		require.Empty(t, cat.ContentMarkdown)
 		require.Equal(t, "dpe://com.example.docs", lastURI())
 
 		cat, err = c.ReadCatalog(ctxT(t), "alpha", reportURI+"/pages/1", dpe.FormatMarkdown)
 		require.NoError(t, err)
 		require.Equal(t, "dpe://com.example.docs?format=markdown", lastURI())
-		require.Contains(t, *cat.ContentMarkdown, "2026 Annual Report")
+		require.Contains(t, cat.ContentMarkdown, "2026 Annual Report")
 	})
 	t.Run("L1 metadata", func(t *testing.T) {
 		d, err := c.ReadDocument(ctxT(t), "alpha", reportURI+"?format=text", agent.DocumentQuery{})
@@ -196,7 +196,7 @@ func TestNavigation(t *testing.T) {
 		d, err := c.ReadDocument(ctxT(t), "alpha", reportURI, agent.DocumentQuery{Pages: true, Format: dpe.FormatMarkdown})
 		require.NoError(t, err)
 		require.Equal(t, reportURI+"?depth=pages&format=markdown", lastURI())
-		require.Contains(t, *d.ContentMarkdown, "Overview")
+		require.Contains(t, d.ContentMarkdown, "Overview")
 	})
 	t.Run("L2 json elements", func(t *testing.T) {
 		pg, err := c.ReadPage(ctxT(t), "alpha", reportURI, 0, agent.PageQuery{})
@@ -242,7 +242,7 @@ func TestNavigation(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, reportURI+"/elements/sheet1%2FA1%20b?format=markdown", lastURI())
 		require.Equal(t, "sheet1/A1 b", e.ElementID)
-		require.Contains(t, *e.ContentMarkdown, "$ SUM(A1:A4) $")
+		require.Contains(t, e.ContentMarkdown, "$ SUM(A1:A4) $")
 	})
 }
 
@@ -385,7 +385,7 @@ func TestPagesIterator(t *testing.T) {
 	var md strings.Builder
 	for pg, err := range c.Pages(ctxT(t), "alpha", reportURI, agent.PageQuery{Format: dpe.FormatMarkdown}) {
 		require.NoError(t, err)
-		titles = append(titles, *pg.Title)
+		titles = append(titles, pg.Title)
 		md.WriteString(*pg.ContentMarkdown)
 	}
 	require.Equal(t, []string{"Overview", "Revenue", "Outlook"}, titles)

@@ -506,8 +506,8 @@ func (h handler) GetConfig(context.Context, protocol.GetComputerConfigReq) (prot
 
 func (h handler) GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
 	win := ""
-	if req.Window != nil {
-		win = *req.Window
+	if req.Window != "" {
+		win = req.Window
 	}
 	d, err := h.c.Desktop(ctx, req.DesktopSize, win)
 	if err != nil {

@@ -254,7 +254,7 @@ func TestPutAndRemoveServerAnnounceConfig(t *testing.T) {
 	srv := siotest.Start(t, "127.0.0.1:0", "")
 	cfg, err := config.Parse([]byte(`[]`))
 	require.NoError(t, err)
-	cfg.Inputs = []protocol.MCPServerInput{{PromptString: &protocol.MCPPromptStringInput{ID: "HOST", Default: ptr("added")}}}
+	cfg.Inputs = []protocol.MCPServerInput{{PromptString: &protocol.MCPPromptStringInput{ID: "HOST", Default: "added"}}}
 	c := newComputer(t, cfg)
 	require.NoError(t, c.Connect(context.Background(), srv.URL(), "o", "pc"))
 	<-srv.Joined

@@ -106,7 +106,7 @@ func (p *memProvider) pageCalls() int {
 func el(id string, cat protocol.DPEElementCategory, summary string, content map[string]any) protocol.DPEElement {
 	e := protocol.DPEElement{ElementID: id, Category: cat, Content: content}
 	if summary != "" {
-		e.Summary = &summary
+		e.Summary = summary
 	}
 	return e
 }

@@ -94,10 +94,10 @@ func (s *Server) meta(d Document) protocol.DPEDocumentMeta {
 		Keywords:  d.Keywords,
 	}
 	if d.Summary != "" {
-		m.Summary = ptr(d.Summary)
+		m.Summary = d.Summary
 	}
 	if !d.LastModified.IsZero() {
-		m.LastModified = ptr(formatTime(d.LastModified))
+		m.LastModified = formatTime(d.LastModified)
 	}
 	return m
 }
@@ -128,9 +128,9 @@ func (s *Server) readCatalog(ctx context.Context, u *dpe.URI, uri string) (any, 
 	c.TotalCount = len(c.Documents)
 	switch u.Format() {
 	case dpe.FormatMarkdown:
-		c.ContentMarkdown = ptr(dpe.CatalogMarkdown(c))
+		c.ContentMarkdown = dpe.CatalogMarkdown(c)
 	case dpe.FormatText:
-		c.ContentText = ptr(dpe.CatalogText(c))
+		c.ContentText = dpe.CatalogText(c)
 	}
 	return c, nil
 }
@@ -188,18 +188,18 @@ func (s *Server) readDocument(ctx context.Context, u *dpe.URI, uri string) (any,
 				Title:        p.Title,
 				ElementCount: p.ElementCount,
 				URI:          dpe.PageURI(s.host, d.DocRef, offset+i).String(),
-				DocRef:       ptr(d.DocRef),
+				DocRef:       d.DocRef,
 			}
 		}
 		w.Pages = &pages
 		w.DPEDocument.Pages = pages
-		w.PageOffset, w.PageLimit, w.PageTotal = ptr(offset), ptr(limit), ptr(d.PageCount)
+		w.PageOffset, w.PageLimit, w.PageTotal = ptr(offset), limit, ptr(d.PageCount)
 	}
 	switch u.Format() {
 	case dpe.FormatMarkdown:
-		w.ContentMarkdown = ptr(dpe.DocumentMarkdown(w.DPEDocument))
+		w.ContentMarkdown = dpe.DocumentMarkdown(w.DPEDocument)
 	case dpe.FormatText:
-		w.ContentText = ptr(dpe.DocumentText(w.DPEDocument))
+		w.ContentText = dpe.DocumentText(w.DPEDocument)
 	}
 	return w, nil
 }
@@ -256,13 +256,13 @@ func (s *Server) readPage(ctx context.Context, u *dpe.URI, uri string) (any, err
 	elems := filterElements(p.Elements, u.Categories())
 	page := protocol.DPEPage{
 		PageIndex:    u.PageIndex,
-		DocRef:       ptr(d.DocRef),
+		DocRef:       d.DocRef,
 		URI:          dpe.PageURI(s.host, d.DocRef, u.PageIndex).String(),
 		ElementCount: len(elems),
 		Elements:     elems,
 	}
 	if p.Title != "" {
-		page.Title = ptr(p.Title)
+		page.Title = p.Title
 	}
 	w := pageWire{DPEPage: page}
 	switch u.Format() {
@@ -309,8 +309,8 @@ func (s *Server) readElement(ctx context.Context, u *dpe.URI, uri string) (any, 
 		Summary:   e.Summary,
 		Content:   e.Content,
 		Metadata:  e.Metadata,
-		DocRef:    ptr(d.DocRef),
-		URI:       ptr(dpe.ElementURI(s.host, d.DocRef, e.ElementID).String()),
+		DocRef:    d.DocRef,
+		URI:       dpe.ElementURI(s.host, d.DocRef, e.ElementID).String(),
 	}
 	if detail.ElementID == "" {
 		detail.ElementID = u.ElementID
@@ -323,9 +323,9 @@ func (s *Server) readElement(ctx context.Context, u *dpe.URI, uri string) (any, 
 	}
 	switch u.Format() {
 	case dpe.FormatMarkdown:
-		detail.ContentMarkdown = ptr(dpe.ElementDetailMarkdown(detail))
+		detail.ContentMarkdown = dpe.ElementDetailMarkdown(detail)
 	case dpe.FormatText:
-		detail.ContentText = ptr(dpe.ElementDetailText(detail))
+		detail.ContentText = dpe.ElementDetailText(detail)
 	}
 	return detail, nil
 }

@@ -88,7 +88,7 @@ func TestFinderCatalog(t *testing.T) {
 	md, err := a.ReadCatalog(ctx, "desk", dpe.CatalogURI(docsHost).String(), dpe.FormatMarkdown)
 	require.NoError(t, err)
 	require.NotNil(t, md.ContentMarkdown)
-	assert.Contains(t, *md.ContentMarkdown, "Budget 2026")
+	assert.Contains(t, md.ContentMarkdown, "Budget 2026")
 }
 
 // Levels 1–3 with their query options, read through Agent → Server →
@@ -110,7 +110,7 @@ func TestFinderNavigation(t *testing.T) {
 	assert.Equal(t, 1, withPages.Pages[0].PageIndex)
 	require.NotNil(t, withPages.PageTotal)
 	assert.Equal(t, withPages.PageCount, *withPages.PageTotal)
-	assert.Equal(t, 2, *withPages.PageLimit)
+	assert.Equal(t, 2, withPages.PageLimit)
 
 	// Level 2 as typed JSON elements: the CSV's second page holds rows 101–150.
 	page, err := a.ReadPage(ctx, "desk", csv, 1, agent.PageQuery{})

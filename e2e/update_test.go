@@ -77,7 +77,7 @@ func TestFinderUpdates(t *testing.T) {
 		return updated != nil
 	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder with the edited report")
 	edited := docByRef(updated, "quarterly-report.md")
-	assert.NotEqual(t, *report.LastModified, *edited.LastModified)
+	assert.NotEqual(t, report.LastModified, edited.LastModified)
 	assert.Equal(t, "quarterly-report.md", updated.Documents[0].DocRef, "the edited document is now the newest")
 
 	// Add a file: the catalog grows.

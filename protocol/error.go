@@ -23,9 +23,39 @@ func (c Code) String() string {
 	return strconv.Itoa(int(c))
 }
 
+// codeData is one code's row of codeInfo (errors_gen.go).
+type codeData struct {
+	name, group, meaning string
+	status               map[Generation]CodeStatus
+	topLevel             []string
+	details              []string
+	reasons              []string
+	carriedIn            string
+}
+
 // Meaning returns the protocol's one-line meaning of the code, or "" when it
 // is not a protocol code.
 func (c Code) Meaning() string { return codeInfo[c].meaning }
+
+// TopLevel lists the code-specific members a flat error of code c carries
+// beside code, message and details (4008: server_version, client_version,
+// min_supported, max_supported; 4014: mcp_server; 4015: mcp_server,
+// capability), in the order the references write them.
+func (c Code) TopLevel() []string { return append([]string(nil), codeInfo[c].topLevel...) }
+
+// DetailKeys lists the members of details the references write for code c
+// (404: computer_name; 4017: reason, rel_path, total_size; …).
+func (c Code) DetailKeys() []string { return append([]string(nil), codeInfo[c].details...) }
+
+// Reasons lists the values of details.reason the references define for
+// code c (4017, 4018, 4019). The vocabulary is open: a reader must accept
+// others, treating them as "do not retry".
+func (c Code) Reasons() []string { return append([]string(nil), codeInfo[c].reasons...) }
+
+// CarriedIn says where code c travels when it is not an error payload
+// (4006 and 4007 in a CallToolResult's meta, 4008 in the body of an HTTP
+// 400), or "" for an error payload.
+func (c Code) CarriedIn() string { return codeInfo[c].carriedIn }
 
 // Known reports whether c is one of the protocol's codes.
 func (c Code) Known() bool {
@@ -59,19 +89,31 @@ func ParseRefusal(reason string) (Code, string) {
 // (spec/protocol.md, Errors).
 func (c Code) Retryable() bool { return c == CodeTooManyRequests || c == CodeUnavailable }
 
-// Error is the one error type of smcp-go. It travels inside an ack as the
-// flat ErrorPayload shape {"error": {"code", "message", "details"}}
-// (schema/error_payload.json) and is what every SDK call returns for a
+// Error is the one error type of smcp-go. It travels inside an ack in the
+// shape of the session's generation (spec/generations.md, Errors): nested in
+// 0.2.0, {"error": {"code", "message", "details"}}
+// (schema/error_payload.json), flat from 0.3.0 on, {"code", "message",
+// "details", …} with code-specific members at the top level
+// (schema/error_payload_flat.json). It is what every SDK call returns for a
 // refusal, so callers can branch on the code:
 //
 //	var perr *protocol.Error
 //	if errors.As(err, &perr) && perr.Code == protocol.CodePageOutOfRange { ... }
 //
-// Details must never carry secrets, internal addresses or stack traces.
+// Details and Fields must never carry secrets, internal addresses or stack
+// traces.
 type Error struct {
 	Code    Code
 	Message string
 	Details map[string]any
+	// Fields are the members of a flat error other than code, message and
+	// details: the code-specific members of 0.3.0 and 0.4.0 (server_version,
+	// client_version, min_supported and max_supported of a 4008; mcp_server
+	// of a 4014; mcp_server and capability of a 4015; Code.TopLevel), and
+	// any other a peer wrote, kept as decoded so they are written back as
+	// they came. The nested shape has no place for them: it writes them
+	// into details, beside the members details already has.
+	Fields map[string]any
 }
 
 // Errorf returns an *Error with the given code and formatted message.
@@ -95,15 +137,29 @@ func (e *Error) Is(target error) bool {
 	return ok && e != nil && t != nil && t.Code == e.Code
 }
 
+// WithField returns a copy of e with one more top-level member of the flat
+// shape (Fields); e is not modified.
+func (e *Error) WithField(key string, value any) *Error {
+	c := *e
+	c.Fields = withKey(e.Fields, key, value)
+	return &c
+}
+
 // With returns a copy of e with one more detail; e is not modified.
 func (e *Error) With(key string, value any) *Error {
 	c := *e
-	c.Details = maps.Clone(e.Details)
-	if c.Details == nil {
-		c.Details = map[string]any{}
-	}
-	c.Details[key] = value
+	c.Details = withKey(e.Details, key, value)
 	return &c
+}
+
+// withKey returns a copy of m with key set to value.
+func withKey(m map[string]any, key string, value any) map[string]any {
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]any{}
+	}
+	out[key] = value
+	return out
 }
 
 // Payload returns the ErrorPayload form of e.
@@ -111,29 +167,18 @@ func (e *Error) Payload() ErrorPayload {
 	return ErrorPayload{Error: ErrorPayloadError{Code: int(e.Code), Message: e.Message, Details: e.Details}}
 }
 
-// wireError orders the keys as spec/protocol.md (Errors) prints them.
-type wireError struct {
-	Error struct {
-		Code    int            `json:"code"`
-		Message string         `json:"message"`
-		Details map[string]any `json:"details,omitempty"`
-	} `json:"error"`
-}
+// MarshalJSON encodes e in the nested shape of 0.2.0,
+// {"error":{"code","message","details"}}; Error.In writes the shape of
+// another generation.
+func (e *Error) MarshalJSON() ([]byte, error) { return e.MarshalShape(ErrorShapeNested) }
 
-// MarshalJSON encodes e as the flat ErrorPayload shape.
-func (e *Error) MarshalJSON() ([]byte, error) {
-	var w wireError
-	w.Error.Code, w.Error.Message, w.Error.Details = int(e.Code), e.Message, e.Details
-	return json.Marshal(w)
-}
-
-// UnmarshalJSON decodes the flat ErrorPayload shape.
+// UnmarshalJSON decodes either shape, nested or flat (DecodeError).
 func (e *Error) UnmarshalJSON(b []byte) error {
-	var p ErrorPayload
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
+	d, ok := DecodeError(b)
+	if !ok {
+		return fmt.Errorf("protocol: not an error payload: %.64s", b)
 	}
-	*e = Error{Code: Code(p.Error.Code), Message: p.Error.Message, Details: p.Error.Details}
+	*e = *d
 	return nil
 }
 
@@ -160,10 +205,11 @@ func CodeOf(err error) Code {
 	return AsError(err).Code
 }
 
-// DecodeErrorPayload reports whether raw is an ErrorPayload, that is a JSON
-// object whose only key is "error" holding an object with an integer code,
-// and returns it as an *Error. Answers that are not error payloads return
-// (nil, false).
+// DecodeErrorPayload reports whether raw is a nested (0.2.0) error
+// payload, that is a JSON object whose only key is "error" holding an
+// object with an integer code, and returns it as an *Error. Answers that are
+// not nested error payloads return (nil, false); DecodeError reads the flat
+// shape too.
 func DecodeErrorPayload(raw []byte) (*Error, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' || !bytes.Contains(raw, []byte(`"error"`)) {

@@ -4,7 +4,8 @@ package protocol
 
 import "fmt"
 
-// Error codes of the protocol (spec/protocol.md, Errors).
+// Error codes of the protocol (spec/errors_gen.md). Which generations have
+// a code is Generation.CodeStatus.
 const (
 	// CodeBadRequest: Malformed request: schema violation, missing field or wrong type.
 	CodeBadRequest Code = 400
@@ -36,6 +37,24 @@ const (
 	CodeToolTimeout Code = 4004
 	// CodeToolRequiresConfirmation: Tool requires confirmation and none was given.
 	CodeToolRequiresConfirmation Code = 4005
+	// CodeToolAuthorizationRequired: Tool authorization required: the MCP server behind the tool refused the call for want of the user's authorization (HTTP 401, or an OAuth flow not configured or not completed).
+	CodeToolAuthorizationRequired Code = 4006
+	// CodeToolAuthorizationFailed: Tool authorization failed: the MCP server behind the tool refused the credentials it was given (HTTP 403, or a token exchange or refresh failed).
+	CodeToolAuthorizationFailed Code = 4007
+	// CodeProtocolVersionMismatch: Protocol version mismatch: the Server does not speak the generation the client named in a2c_version; the body names the Server's version and the range it accepts.
+	CodeProtocolVersionMismatch Code = 4008
+	// CodeMCPServerNotFound: MCP server not found: no MCP server of the Computer has that bundle_id (client:get_resources); for client:get_skill, no skill has that name.
+	CodeMCPServerNotFound Code = 4014
+	// CodeMCPCapabilityNotSupported: MCP capability not supported: the MCP server does not declare the capability the request needs (resources).
+	CodeMCPCapabilityNotSupported Code = 4015
+	// CodeSkillNameInvalid: Skill name invalid: the name breaks the skill naming rules.
+	CodeSkillNameInvalid Code = 4016
+	// CodeSkillResourceNotAccessible: Skill resource not accessible: rel_path escapes the package, is forbidden, does not exist or is too large.
+	CodeSkillResourceNotAccessible Code = 4017
+	// CodeBlobNotAccessible: Blob not accessible: the handle is invalid, forbidden or gone, or the offset is out of range.
+	CodeBlobNotAccessible Code = 4018
+	// CodeBlobWriteFailed: Blob write failed: the upload is unknown, its declaration or range is wrong, it is too large, the Computer is busy, writing is forbidden, the bytes do not match the declared sha256, or the disk failed.
+	CodeBlobWriteFailed Code = 4019
 	// CodeRoomFull: Room full: the office already has an Agent.
 	CodeRoomFull Code = 4101
 	// CodeRoomNotFound: Room not found.
@@ -56,154 +75,264 @@ const (
 	CodeInvalidDPEURI Code = 4204
 )
 
-var codeInfo = map[Code]struct{ name, group, meaning string }{
-	CodeBadRequest:               {"BadRequest", "general", "Malformed request: schema violation, missing field or wrong type."},
-	CodeUnauthorized:             {"Unauthorized", "general", "Authentication failed or missing."},
-	CodeForbidden:                {"Forbidden", "general", "Not allowed: wrong role, or the agent field is not the sender."},
-	CodeNotFound:                 {"NotFound", "general", "Computer, tool or configuration not found."},
-	CodeTimeout:                  {"Timeout", "general", "The request was not answered in time."},
-	CodePayloadTooLarge:          {"PayloadTooLarge", "general", "Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages)."},
-	CodeTooManyRequests:          {"TooManyRequests", "general", "Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later."},
-	CodeHeaderFieldsTooLarge:     {"HeaderFieldsTooLarge", "general", "Request header fields too large: a handshake's request line and headers exceed the Server's bound (32 KiB); the connection is refused before it opens."},
-	CodeInternal:                 {"Internal", "general", "Internal error of the Server or the Computer."},
-	CodeUnavailable:              {"Unavailable", "general", "Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later."},
-	CodeToolNotFound:             {"ToolNotFound", "tools", "Tool not found."},
-	CodeToolDisabled:             {"ToolDisabled", "tools", "Tool disabled (forbidden by the Computer's configuration)."},
-	CodeToolExecutionFailed:      {"ToolExecutionFailed", "tools", "Tool execution failed."},
-	CodeToolTimeout:              {"ToolTimeout", "tools", "Tool execution timed out."},
-	CodeToolRequiresConfirmation: {"ToolRequiresConfirmation", "tools", "Tool requires confirmation and none was given."},
-	CodeRoomFull:                 {"RoomFull", "offices", "Room full: the office already has an Agent."},
-	CodeRoomNotFound:             {"RoomNotFound", "offices", "Room not found."},
-	CodeNotInRoom:                {"NotInRoom", "offices", "Not in room: the sender has not joined an office."},
-	CodeCrossRoomAccess:          {"CrossRoomAccess", "offices", "Cross-room access: the target is in another office."},
-	CodeOfficeFull:               {"OfficeFull", "offices", "Office full: the office has reached its configured maximum number of members."},
-	CodeDocumentNotFound:         {"DocumentNotFound", "finder", "Document not found: the doc_ref does not exist."},
-	CodePageOutOfRange:           {"PageOutOfRange", "finder", "Page out of range: page_index >= page_count."},
-	CodeElementNotFound:          {"ElementNotFound", "finder", "Element not found."},
-	CodeInvalidDPEURI:            {"InvalidDPEURI", "finder", "Invalid DPE URI: the dpe:// URI breaks a validation rule."},
+// WebSocket close codes of the protocol (spec/errors_gen.md), not error
+// payload codes: they end a WebSocket, in place of an HTTP answer.
+const (
+	// CloseVersionRejected: Version rejected: a Server that cannot deny a WebSocket handshake with HTTP 400 closes it with 4900 when a2c_version is missing, invalid or incompatible; the close carries no body (a client learns the range over HTTP).
+	CloseVersionRejected = 4900
+)
+
+var codeInfo = map[Code]codeData{
+	CodeBadRequest: {name: "BadRequest", group: "general", meaning: "Malformed request: schema violation, missing field or wrong type.",
+		status:    map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeCore, Gen04: CodeCore},
+		carriedIn: "an ack's error payload; in 0.3.0 and 0.4.0 also the body of the HTTP 400 answer to a handshake whose a2c_version is missing or invalid"},
+	CodeUnauthorized: {name: "Unauthorized", group: "general", meaning: "Authentication failed or missing.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeForbidden: {name: "Forbidden", group: "general", meaning: "Not allowed: wrong role, or the agent field is not the sender.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeNotFound: {name: "NotFound", group: "general", meaning: "Computer, tool or configuration not found.",
+		status:  map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeCore, Gen04: CodeCore},
+		details: []string{"computer_name", "reason"}},
+	CodeTimeout: {name: "Timeout", group: "general", meaning: "The request was not answered in time.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodePayloadTooLarge: {name: "PayloadTooLarge", group: "general", meaning: "Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages).",
+		status: map[Generation]CodeStatus{Gen02: CodeExtension, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeTooManyRequests: {name: "TooManyRequests", group: "general", meaning: "Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later.",
+		status: map[Generation]CodeStatus{Gen02: CodeExtension, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeHeaderFieldsTooLarge: {name: "HeaderFieldsTooLarge", group: "general", meaning: "Request header fields too large: a handshake's request line and headers exceed the Server's bound (32 KiB); the connection is refused before it opens.",
+		status: map[Generation]CodeStatus{Gen02: CodeExtension, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeInternal: {name: "Internal", group: "general", meaning: "Internal error of the Server or the Computer.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeUnavailable: {name: "Unavailable", group: "general", meaning: "Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later.",
+		status: map[Generation]CodeStatus{Gen02: CodeExtension, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeToolNotFound: {name: "ToolNotFound", group: "tools", meaning: "Tool not found.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeToolDisabled: {name: "ToolDisabled", group: "tools", meaning: "Tool disabled (forbidden by the Computer's configuration).",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeToolExecutionFailed: {name: "ToolExecutionFailed", group: "tools", meaning: "Tool execution failed.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeToolTimeout: {name: "ToolTimeout", group: "tools", meaning: "Tool execution timed out.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeToolRequiresConfirmation: {name: "ToolRequiresConfirmation", group: "tools", meaning: "Tool requires confirmation and none was given.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeToolAuthorizationRequired: {name: "ToolAuthorizationRequired", group: "tools", meaning: "Tool authorization required: the MCP server behind the tool refused the call for want of the user's authorization (HTTP 401, or an OAuth flow not configured or not completed).",
+		status:    map[Generation]CodeStatus{Gen03: CodeCore, Gen04: CodeCore},
+		carriedIn: "the meta of an isError CallToolResult: error_code, mcp_server (the server's bundle_id), auth_hint {action: \"user_authorization_required\", message}"},
+	CodeToolAuthorizationFailed: {name: "ToolAuthorizationFailed", group: "tools", meaning: "Tool authorization failed: the MCP server behind the tool refused the credentials it was given (HTTP 403, or a token exchange or refresh failed).",
+		status:    map[Generation]CodeStatus{Gen03: CodeCore, Gen04: CodeCore},
+		carriedIn: "the meta of an isError CallToolResult: error_code, mcp_server (the server's bundle_id), auth_hint {action: \"token_refresh_required\", message}"},
+	CodeProtocolVersionMismatch: {name: "ProtocolVersionMismatch", group: "handshake", meaning: "Protocol version mismatch: the Server does not speak the generation the client named in a2c_version; the body names the Server's version and the range it accepts.",
+		status:    map[Generation]CodeStatus{Gen03: CodeCore, Gen04: CodeCore},
+		topLevel:  []string{"server_version", "client_version", "min_supported", "max_supported"},
+		carriedIn: "the body of the HTTP 400 answer to the handshake, with header X-A2C-Error-Code: 4008"},
+	CodeMCPServerNotFound: {name: "MCPServerNotFound", group: "mcp_servers", meaning: "MCP server not found: no MCP server of the Computer has that bundle_id (client:get_resources); for client:get_skill, no skill has that name.",
+		status:   map[Generation]CodeStatus{Gen03: CodeCore, Gen04: CodeCore},
+		topLevel: []string{"mcp_server"},
+		details:  []string{"name"}},
+	CodeMCPCapabilityNotSupported: {name: "MCPCapabilityNotSupported", group: "mcp_servers", meaning: "MCP capability not supported: the MCP server does not declare the capability the request needs (resources).",
+		status:   map[Generation]CodeStatus{Gen03: CodeCore, Gen04: CodeCore},
+		topLevel: []string{"mcp_server", "capability"}},
+	CodeSkillNameInvalid: {name: "SkillNameInvalid", group: "skills", meaning: "Skill name invalid: the name breaks the skill naming rules.",
+		status:  map[Generation]CodeStatus{Gen03: CodeCore, Gen04: CodeCore},
+		details: []string{"name"}},
+	CodeSkillResourceNotAccessible: {name: "SkillResourceNotAccessible", group: "skills", meaning: "Skill resource not accessible: rel_path escapes the package, is forbidden, does not exist or is too large.",
+		status:  map[Generation]CodeStatus{Gen03: CodeCore, Gen04: CodeCore},
+		details: []string{"reason", "rel_path", "total_size"},
+		reasons: []string{"traversal", "forbidden", "not_found", "too_large"}},
+	CodeBlobNotAccessible: {name: "BlobNotAccessible", group: "blobs", meaning: "Blob not accessible: the handle is invalid, forbidden or gone, or the offset is out of range.",
+		status:  map[Generation]CodeStatus{Gen03: CodeCore, Gen04: CodeCore},
+		details: []string{"reason"},
+		reasons: []string{"invalid_handle", "forbidden", "gone", "range"}},
+	CodeBlobWriteFailed: {name: "BlobWriteFailed", group: "blobs", meaning: "Blob write failed: the upload is unknown, its declaration or range is wrong, it is too large, the Computer is busy, writing is forbidden, the bytes do not match the declared sha256, or the disk failed.",
+		status:  map[Generation]CodeStatus{Gen04: CodeCore},
+		details: []string{"reason"},
+		reasons: []string{"invalid_upload", "invalid_declaration", "range", "too_large", "busy", "forbidden", "integrity", "io_error"}},
+	CodeRoomFull: {name: "RoomFull", group: "offices", meaning: "Room full: the office already has an Agent.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeRoomNotFound: {name: "RoomNotFound", group: "offices", meaning: "Room not found.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeNotInRoom: {name: "NotInRoom", group: "offices", meaning: "Not in room: the sender has not joined an office.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeCrossRoomAccess: {name: "CrossRoomAccess", group: "offices", meaning: "Cross-room access: the target is in another office.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeOfficeFull: {name: "OfficeFull", group: "offices", meaning: "Office full: the office has reached its configured maximum number of members.",
+		status: map[Generation]CodeStatus{Gen02: CodeExtension, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeDocumentNotFound: {name: "DocumentNotFound", group: "finder", meaning: "Document not found: the doc_ref does not exist.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodePageOutOfRange: {name: "PageOutOfRange", group: "finder", meaning: "Page out of range: page_index >= page_count.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeElementNotFound: {name: "ElementNotFound", group: "finder", meaning: "Element not found.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeInvalidDPEURI: {name: "InvalidDPEURI", group: "finder", meaning: "Invalid DPE URI: the dpe:// URI breaks a validation rule.",
+		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
 }
 
 // Codes lists every protocol error code in ascending order.
 func Codes() []Code {
-	return []Code{CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeTimeout, CodePayloadTooLarge, CodeTooManyRequests, CodeHeaderFieldsTooLarge, CodeInternal, CodeUnavailable, CodeToolNotFound, CodeToolDisabled, CodeToolExecutionFailed, CodeToolTimeout, CodeToolRequiresConfirmation, CodeRoomFull, CodeRoomNotFound, CodeNotInRoom, CodeCrossRoomAccess, CodeOfficeFull, CodeDocumentNotFound, CodePageOutOfRange, CodeElementNotFound, CodeInvalidDPEURI}
+	return []Code{CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeTimeout, CodePayloadTooLarge, CodeTooManyRequests, CodeHeaderFieldsTooLarge, CodeInternal, CodeUnavailable, CodeToolNotFound, CodeToolDisabled, CodeToolExecutionFailed, CodeToolTimeout, CodeToolRequiresConfirmation, CodeToolAuthorizationRequired, CodeToolAuthorizationFailed, CodeProtocolVersionMismatch, CodeMCPServerNotFound, CodeMCPCapabilityNotSupported, CodeSkillNameInvalid, CodeSkillResourceNotAccessible, CodeBlobNotAccessible, CodeBlobWriteFailed, CodeRoomFull, CodeRoomNotFound, CodeNotInRoom, CodeCrossRoomAccess, CodeOfficeFull, CodeDocumentNotFound, CodePageOutOfRange, CodeElementNotFound, CodeInvalidDPEURI}
 }
 
-// NewBadRequest returns an *Error with code 400 (Malformed request: schema violation, missing field or wrong type.).
+// NewBadRequest returns an *Error with code 400 (Malformed request: schema violation, missing field or wrong type).
 func NewBadRequest(format string, args ...any) *Error {
 	return &Error{Code: CodeBadRequest, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewUnauthorized returns an *Error with code 401 (Authentication failed or missing.).
+// NewUnauthorized returns an *Error with code 401 (Authentication failed or missing).
 func NewUnauthorized(format string, args ...any) *Error {
 	return &Error{Code: CodeUnauthorized, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewForbidden returns an *Error with code 403 (Not allowed: wrong role, or the agent field is not the sender.).
+// NewForbidden returns an *Error with code 403 (Not allowed: wrong role, or the agent field is not the sender).
 func NewForbidden(format string, args ...any) *Error {
 	return &Error{Code: CodeForbidden, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewNotFound returns an *Error with code 404 (Computer, tool or configuration not found.).
+// NewNotFound returns an *Error with code 404 (Computer, tool or configuration not found).
 func NewNotFound(format string, args ...any) *Error {
 	return &Error{Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewTimeout returns an *Error with code 408 (The request was not answered in time.).
+// NewTimeout returns an *Error with code 408 (The request was not answered in time).
 func NewTimeout(format string, args ...any) *Error {
 	return &Error{Code: CodeTimeout, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewPayloadTooLarge returns an *Error with code 413 (Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages).).
+// NewPayloadTooLarge returns an *Error with code 413 (Payload too large: the request or its answer exceeds the configured payload limit; narrow the read (categories, element reads, smaller pages)).
 func NewPayloadTooLarge(format string, args ...any) *Error {
 	return &Error{Code: CodePayloadTooLarge, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewTooManyRequests returns an *Error with code 429 (Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later.).
+// NewTooManyRequests returns an *Error with code 429 (Too many requests: the sender's limit of requests in flight, or of office events a second, is reached; retry after an answer arrives or a moment later).
 func NewTooManyRequests(format string, args ...any) *Error {
 	return &Error{Code: CodeTooManyRequests, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewHeaderFieldsTooLarge returns an *Error with code 431 (Request header fields too large: a handshake's request line and headers exceed the Server's bound (32 KiB); the connection is refused before it opens.).
+// NewHeaderFieldsTooLarge returns an *Error with code 431 (Request header fields too large: a handshake's request line and headers exceed the Server's bound (32 KiB); the connection is refused before it opens).
 func NewHeaderFieldsTooLarge(format string, args ...any) *Error {
 	return &Error{Code: CodeHeaderFieldsTooLarge, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewInternal returns an *Error with code 500 (Internal error of the Server or the Computer.).
+// NewInternal returns an *Error with code 500 (Internal error of the Server or the Computer).
 func NewInternal(format string, args ...any) *Error {
 	return &Error{Code: CodeInternal, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewUnavailable returns an *Error with code 503 (Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later.).
+// NewUnavailable returns an *Error with code 503 (Temporarily unavailable: the target (Computer, MCP server or its outgoing link) cannot serve now; retry later).
 func NewUnavailable(format string, args ...any) *Error {
 	return &Error{Code: CodeUnavailable, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewToolNotFound returns an *Error with code 4001 (Tool not found.).
+// NewToolNotFound returns an *Error with code 4001 (Tool not found).
 func NewToolNotFound(format string, args ...any) *Error {
 	return &Error{Code: CodeToolNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewToolDisabled returns an *Error with code 4002 (Tool disabled (forbidden by the Computer's configuration).).
+// NewToolDisabled returns an *Error with code 4002 (Tool disabled (forbidden by the Computer's configuration)).
 func NewToolDisabled(format string, args ...any) *Error {
 	return &Error{Code: CodeToolDisabled, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewToolExecutionFailed returns an *Error with code 4003 (Tool execution failed.).
+// NewToolExecutionFailed returns an *Error with code 4003 (Tool execution failed).
 func NewToolExecutionFailed(format string, args ...any) *Error {
 	return &Error{Code: CodeToolExecutionFailed, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewToolTimeout returns an *Error with code 4004 (Tool execution timed out.).
+// NewToolTimeout returns an *Error with code 4004 (Tool execution timed out).
 func NewToolTimeout(format string, args ...any) *Error {
 	return &Error{Code: CodeToolTimeout, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewToolRequiresConfirmation returns an *Error with code 4005 (Tool requires confirmation and none was given.).
+// NewToolRequiresConfirmation returns an *Error with code 4005 (Tool requires confirmation and none was given).
 func NewToolRequiresConfirmation(format string, args ...any) *Error {
 	return &Error{Code: CodeToolRequiresConfirmation, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewRoomFull returns an *Error with code 4101 (Room full: the office already has an Agent.).
+// NewToolAuthorizationRequired returns an *Error with code 4006 (Tool authorization required: the MCP server behind the tool refused the call for want of the user's authorization (HTTP 401, or an OAuth flow not configured or not completed)).
+func NewToolAuthorizationRequired(format string, args ...any) *Error {
+	return &Error{Code: CodeToolAuthorizationRequired, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewToolAuthorizationFailed returns an *Error with code 4007 (Tool authorization failed: the MCP server behind the tool refused the credentials it was given (HTTP 403, or a token exchange or refresh failed)).
+func NewToolAuthorizationFailed(format string, args ...any) *Error {
+	return &Error{Code: CodeToolAuthorizationFailed, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewProtocolVersionMismatch returns an *Error with code 4008 (Protocol version mismatch: the Server does not speak the generation the client named in a2c_version; the body names the Server's version and the range it accepts).
+func NewProtocolVersionMismatch(format string, args ...any) *Error {
+	return &Error{Code: CodeProtocolVersionMismatch, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewMCPServerNotFound returns an *Error with code 4014 (MCP server not found: no MCP server of the Computer has that bundle_id (client:get_resources); for client:get_skill, no skill has that name).
+func NewMCPServerNotFound(format string, args ...any) *Error {
+	return &Error{Code: CodeMCPServerNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewMCPCapabilityNotSupported returns an *Error with code 4015 (MCP capability not supported: the MCP server does not declare the capability the request needs (resources)).
+func NewMCPCapabilityNotSupported(format string, args ...any) *Error {
+	return &Error{Code: CodeMCPCapabilityNotSupported, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewSkillNameInvalid returns an *Error with code 4016 (Skill name invalid: the name breaks the skill naming rules).
+func NewSkillNameInvalid(format string, args ...any) *Error {
+	return &Error{Code: CodeSkillNameInvalid, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewSkillResourceNotAccessible returns an *Error with code 4017 (Skill resource not accessible: rel_path escapes the package, is forbidden, does not exist or is too large).
+func NewSkillResourceNotAccessible(format string, args ...any) *Error {
+	return &Error{Code: CodeSkillResourceNotAccessible, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewBlobNotAccessible returns an *Error with code 4018 (Blob not accessible: the handle is invalid, forbidden or gone, or the offset is out of range).
+func NewBlobNotAccessible(format string, args ...any) *Error {
+	return &Error{Code: CodeBlobNotAccessible, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewBlobWriteFailed returns an *Error with code 4019 (Blob write failed: the upload is unknown, its declaration or range is wrong, it is too large, the Computer is busy, writing is forbidden, the bytes do not match the declared sha256, or the disk failed).
+func NewBlobWriteFailed(format string, args ...any) *Error {
+	return &Error{Code: CodeBlobWriteFailed, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewRoomFull returns an *Error with code 4101 (Room full: the office already has an Agent).
 func NewRoomFull(format string, args ...any) *Error {
 	return &Error{Code: CodeRoomFull, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewRoomNotFound returns an *Error with code 4102 (Room not found.).
+// NewRoomNotFound returns an *Error with code 4102 (Room not found).
 func NewRoomNotFound(format string, args ...any) *Error {
 	return &Error{Code: CodeRoomNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewNotInRoom returns an *Error with code 4103 (Not in room: the sender has not joined an office.).
+// NewNotInRoom returns an *Error with code 4103 (Not in room: the sender has not joined an office).
 func NewNotInRoom(format string, args ...any) *Error {
 	return &Error{Code: CodeNotInRoom, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewCrossRoomAccess returns an *Error with code 4104 (Cross-room access: the target is in another office.).
+// NewCrossRoomAccess returns an *Error with code 4104 (Cross-room access: the target is in another office).
 func NewCrossRoomAccess(format string, args ...any) *Error {
 	return &Error{Code: CodeCrossRoomAccess, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewOfficeFull returns an *Error with code 4105 (Office full: the office has reached its configured maximum number of members.).
+// NewOfficeFull returns an *Error with code 4105 (Office full: the office has reached its configured maximum number of members).
 func NewOfficeFull(format string, args ...any) *Error {
 	return &Error{Code: CodeOfficeFull, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewDocumentNotFound returns an *Error with code 4201 (Document not found: the doc_ref does not exist.).
+// NewDocumentNotFound returns an *Error with code 4201 (Document not found: the doc_ref does not exist).
 func NewDocumentNotFound(format string, args ...any) *Error {
 	return &Error{Code: CodeDocumentNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewPageOutOfRange returns an *Error with code 4202 (Page out of range: page_index >= page_count.).
+// NewPageOutOfRange returns an *Error with code 4202 (Page out of range: page_index >= page_count).
 func NewPageOutOfRange(format string, args ...any) *Error {
 	return &Error{Code: CodePageOutOfRange, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewElementNotFound returns an *Error with code 4203 (Element not found.).
+// NewElementNotFound returns an *Error with code 4203 (Element not found).
 func NewElementNotFound(format string, args ...any) *Error {
 	return &Error{Code: CodeElementNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-// NewInvalidDPEURI returns an *Error with code 4204 (Invalid DPE URI: the dpe:// URI breaks a validation rule.).
+// NewInvalidDPEURI returns an *Error with code 4204 (Invalid DPE URI: the dpe:// URI breaks a validation rule).
 func NewInvalidDPEURI(format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidDPEURI, Message: fmt.Sprintf(format, args...)}
 }

@@ -45,7 +45,8 @@ func (s Sender) Allows(role Role) bool {
 	return false
 }
 
-// EventInfo describes one event of the manifest schema/events.json.
+// EventInfo describes one event of one generation, as schema/events.json
+// lists it (spec/events_gen.md).
 type EventInfo struct {
 	Name      string
 	Direction Direction
@@ -58,25 +59,27 @@ type EventInfo struct {
 	// AckArity is the number of ack values: 0 (none), 1, or 2 for
 	// server:join_office and server:leave_office, which answer (ok, reason).
 	AckArity int
-	// AckMayBeError: the single ack value may be an ErrorPayload instead.
+	// AckMayBeError: the single ack value may be an error payload instead,
+	// in the shape AckError names.
 	AckMayBeError bool
+	// AckError is the shape of that error payload in this generation:
+	// ErrorShapeNested in 0.2.0, ErrorShapeFlat from 0.3.0 on;
+	// ErrorShapeNone when the ack cannot be an error.
+	AckError ErrorShape
 	// Broadcasts is the notify:* event the Server sends for this event.
 	Broadcasts string
-	// Extension marks events that smcp-go adds to A2C-SMCP 0.2.0.
+	// Extension marks an event smcp-go defines in this generation, which no
+	// reference SDK of the generation sends or answers: client:read_resource
+	// in every generation, the Finder's events from 0.3.0 on.
 	Extension bool
+	// Generation is the generation this entry describes.
+	Generation Generation
 }
 
-// Lookup returns the manifest entry of an event.
-func Lookup(event string) (*EventInfo, bool) {
-	e, ok := events[event]
-	return e, ok
-}
+// Lookup returns the entry of an event in DefaultGeneration (0.2.0); use
+// Generation.Lookup for a session's own generation.
+func Lookup(event string) (*EventInfo, bool) { return DefaultGeneration.Lookup(event) }
 
-// Events returns every event of the manifest, in manifest order.
-func Events() []*EventInfo {
-	out := make([]*EventInfo, 0, len(eventOrder))
-	for _, name := range eventOrder {
-		out = append(out, events[name])
-	}
-	return out
-}
+// Events returns every event of DefaultGeneration (0.2.0), in manifest
+// order; use Generation.Events for another generation.
+func Events() []*EventInfo { return DefaultGeneration.Events() }

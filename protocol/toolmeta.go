@@ -70,7 +70,7 @@ func (m ToolMeta) Merge(base ToolMeta) ToolMeta {
 			out.Extra[k] = v
 		}
 	}
-	if m.Alias != nil {
+	if m.Alias != "" {
 		out.Alias = m.Alias
 	}
 	if m.AutoApply != nil {

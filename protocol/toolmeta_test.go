@@ -32,7 +32,7 @@ func TestToolMetaKeepsExtraMembers(t *testing.T) {
 		})
 	}
 	// A named member always wins over an Extra key of the same name.
-	b, err := json.Marshal(protocol.ToolMeta{Alias: ptr("real"), Extra: map[string]any{"alias": "shadow", "tags": "bad"}})
+	b, err := json.Marshal(protocol.ToolMeta{Alias: "real", Extra: map[string]any{"alias": "shadow", "tags": "bad"}})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"alias":"real"}`, string(b))
 
@@ -43,9 +43,9 @@ func TestToolMetaKeepsExtraMembers(t *testing.T) {
 
 func TestToolMetaMerge(t *testing.T) {
 	base := protocol.ToolMeta{AutoApply: ptr(true), Tags: []string{"d"}, Extra: map[string]any{"icon": "gear", "team": "docs", "gone": nil}}
-	over := protocol.ToolMeta{AutoApply: ptr(false), Alias: ptr("y"), Extra: map[string]any{"icon": "search", "team": nil}}
+	over := protocol.ToolMeta{AutoApply: ptr(false), Alias: "y", Extra: map[string]any{"icon": "search", "team": nil}}
 	got := over.Merge(base)
-	assert.Equal(t, protocol.ToolMeta{AutoApply: ptr(false), Alias: ptr("y"), Tags: []string{"d"},
+	assert.Equal(t, protocol.ToolMeta{AutoApply: ptr(false), Alias: "y", Tags: []string{"d"},
 		Extra: map[string]any{"icon": "search", "team": "docs"}}, got)
 	assert.Equal(t, map[string]any{"icon": "gear", "team": "docs", "gone": nil}, base.Extra, "base unchanged")
 	assert.Equal(t, protocol.ToolMeta{}, protocol.ToolMeta{}.Merge(protocol.ToolMeta{}))

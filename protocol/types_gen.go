@@ -2,33 +2,121 @@
 
 package protocol
 
+// One MCP resource as client:get_resources lists it: the MCP Resource with
+// snake_case names; annotations holds the MCP fields (priority, audience,
+// last_modified), _meta the A2C ones (fullscreen).
+type A2CResource struct {
+	// Wire member "_meta": an object; optional, nil when absent.
+	Meta map[string]any `json:"_meta,omitempty,omitzero"`
+
+	// MCP resource annotations with snake_case names.
+	//
+	// Wire member "annotations": an object; optional, nil when absent.
+	Annotations *ResourceAnnotations `json:"annotations,omitempty,omitzero"`
+
+	// Wire member "description": a string, at most 65536 characters; optional, the
+	// zero value means absent.
+	Description string `json:"description,omitempty,omitzero"`
+
+	// Wire member "mime_type": a string, at most 256 characters; optional, the
+	// zero value means absent.
+	MimeType string `json:"mime_type,omitempty,omitzero"`
+
+	// Wire member "name": a string, at most 256 characters; always sent.
+	Name string `json:"name"`
+
+	// Wire member "size": an integer, at least 0; optional, nil when absent.
+	Size *int `json:"size,omitempty,omitzero"`
+
+	// Wire member "uri": a string, 1 to 8192 characters; always sent.
+	URI string `json:"uri"`
+}
+
+// One installed skill as client:get_skills lists it. name is opaque (<skill>,
+// <plugin>:<skill>, mcp:<bundle_id>:<skill>); source says where it comes from.
+type A2CSkillRef struct {
+	// Wire member "allowed_tools": an array of strings; optional, nil when absent.
+	AllowedTools []string `json:"allowed_tools,omitempty,omitzero"`
+
+	// Wire member "compatibility": a string, at most 65536 characters; optional,
+	// the zero value means absent.
+	Compatibility string `json:"compatibility,omitempty,omitzero"`
+
+	// Wire member "description": a string, at most 65536 characters; always sent.
+	Description string `json:"description"`
+
+	// Wire member "license": a string, at most 65536 characters; optional, the
+	// zero value means absent.
+	License string `json:"license,omitempty,omitzero"`
+
+	// Wire member "name": a string, 1 to 1024 characters; always sent.
+	Name string `json:"name"`
+
+	// The skill's directory on the Computer.
+	//
+	// Wire member "path": a string, at most 8192 characters; always sent.
+	Path string `json:"path"`
+
+	// Wire member "skill_metadata": an object; optional, nil when absent.
+	SkillMetadata map[string]any `json:"skill_metadata,omitempty,omitzero"`
+
+	// Wire member "source": a string, at most 1024 characters; always sent.
+	Source string `json:"source"`
+
+	// Wire member "tags": an array of strings; optional, nil when absent.
+	Tags []string `json:"tags,omitempty,omitzero"`
+
+	// Wire member "uri": a string, at most 8192 characters; optional, the zero
+	// value means absent.
+	URI string `json:"uri,omitempty,omitzero"`
+
+	// Wire member "version": a string, at most 256 characters; optional, the zero
+	// value means absent.
+	Version string `json:"version,omitempty,omitzero"`
+}
+
 // Fields every Agent request carries (spec/protocol.md, Routed requests): the
 // sender's registered name and a request id unique per Agent.
 type AgentCallData struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`
 
 	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 }
 
-// client:tool_call answer: the MCP CallToolResult as JSON. An error the Computer
-// raises itself (4001-4005) is an isError result whose structuredContent carries
-// {error, error_type, code}. null is accepted for optional fields, and a "meta"
-// key is ignored: the Python SDK (pydantic model_dump) sends absent fields as null
-// and _meta as "meta".
+// client:tool_call answer: the MCP CallToolResult as JSON. In 0.2.0 an error the
+// Computer raises itself (4001-4005) is an isError result whose structuredContent
+// carries {error, error_type, code}, and result metadata is _meta; from 0.3.0 on
+// the references write result metadata as meta, with the cancel and timeout
+// markers. null is accepted for optional fields: the Python SDK (pydantic
+// model_dump) sends absent fields as null.
 type CallToolResult struct {
-	// Meta corresponds to the JSON schema field "_meta".
+	// Wire member "_meta": an object; optional, nil when absent.
 	Meta map[string]any `json:"_meta,omitempty,omitzero"`
 
-	// Content corresponds to the JSON schema field "content".
+	// Wire member "content": an array of content_block objects; always sent.
 	Content []ContentBlock `json:"content"`
 
-	// IsError corresponds to the JSON schema field "isError".
+	// Wire member "isError": a boolean; null is accepted; optional, nil when
+	// absent.
 	IsError *bool `json:"isError,omitempty,omitzero"`
 
-	// StructuredContent corresponds to the JSON schema field "structuredContent".
+	// Result metadata as the 0.3.0 and 0.4.0 references write it (pydantic field
+	// name, not the _meta alias): a2c_cancelled, a2c_cancel_reason, a2c_timeout,
+	// error_code, mcp_server, auth_hint, a2c_tool_meta. A reader takes meta before
+	// _meta (protocol.ResultMeta).
+	//
+	// Wire member "meta": an object; optional, nil when absent. Only in 0.3.0 and
+	// 0.4.0.
+	MetaUnaliased map[string]any `json:"meta,omitempty,omitzero"`
+
+	// Wire member "structuredContent": an object; optional, nil when absent.
 	StructuredContent map[string]any `json:"structuredContent,omitempty,omitzero"`
 }
 
@@ -38,75 +126,102 @@ type CallToolResult struct {
 type CancelToolCallReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`
 
 	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 }
 
 // content of a chart element.
 type ChartContent struct {
-	// ChartType corresponds to the JSON schema field "chart_type".
-	ChartType *string `json:"chart_type,omitempty,omitzero"`
+	// Wire member "chart_type": a string, at most 256 characters; optional, the
+	// zero value means absent.
+	ChartType string `json:"chart_type,omitempty,omitzero"`
 
-	// DataSummary corresponds to the JSON schema field "data_summary".
-	DataSummary *string `json:"data_summary,omitempty,omitzero"`
+	// Wire member "data_summary": a string, at most 65536 characters; optional,
+	// the zero value means absent.
+	DataSummary string `json:"data_summary,omitempty,omitzero"`
 
-	// Title corresponds to the JSON schema field "title".
-	Title *string `json:"title,omitempty,omitzero"`
+	// Wire member "title": a string, at most 65536 characters; optional, the zero
+	// value means absent.
+	Title string `json:"title,omitempty,omitzero"`
 }
 
 // content of a code element.
 type CodeContent struct {
-	// Code corresponds to the JSON schema field "code".
+	// Wire member "code": a string, at most 8388608 characters; always sent.
 	Code string `json:"code"`
 
-	// Language corresponds to the JSON schema field "language".
-	Language *string `json:"language,omitempty,omitzero"`
+	// Wire member "language": a string, at most 256 characters; optional, the zero
+	// value means absent.
+	Language string `json:"language,omitempty,omitzero"`
 }
 
 // MCP content block of a tool result (text, image, audio, resource_link,
-// resource). null is accepted for optional fields, and a "meta" key is ignored:
-// the Python SDK (pydantic model_dump) sends absent fields as null and _meta as
-// "meta".
+// resource). null is accepted for optional fields: the Python SDK (pydantic
+// model_dump) sends absent fields as null; in 0.2.0 a "meta" key is ignored, from
+// 0.3.0 on it is the item's metadata as the Python reference names it.
 type ContentBlock struct {
-	// Meta corresponds to the JSON schema field "_meta".
+	// Wire member "_meta": an object; optional, nil when absent.
 	Meta map[string]any `json:"_meta,omitempty,omitzero"`
 
-	// Annotations corresponds to the JSON schema field "annotations".
+	// Wire member "annotations": an object; optional, nil when absent.
 	Annotations map[string]any `json:"annotations,omitempty,omitzero"`
 
-	// Data corresponds to the JSON schema field "data".
+	// Wire member "data": a string, at most 8388608 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Data *string `json:"data,omitempty,omitzero"`
 
-	// Description corresponds to the JSON schema field "description".
-	Description *string `json:"description,omitempty,omitzero"`
+	// Wire member "description": a string, at most 65536 characters; null is
+	// accepted; optional, the zero value means absent.
+	Description string `json:"description,omitempty,omitzero"`
 
-	// MimeType corresponds to the JSON schema field "mimeType".
+	// The item's metadata as the 0.3.0 and 0.4.0 Python reference writes it (field
+	// name meta, not _meta); a blob sideband (a2c_blob_handle, a2c_total_size,
+	// a2c_sha256) may be in either.
+	//
+	// Wire member "meta": an object; optional, nil when absent. Only in 0.3.0 and
+	// 0.4.0.
+	MetaUnaliased map[string]any `json:"meta,omitempty,omitzero"`
+
+	// Wire member "mimeType": a string, at most 256 characters; null is accepted;
+	// required by some variants, so nil means absent and a zero value is sent.
 	MimeType *string `json:"mimeType,omitempty,omitzero"`
 
-	// Name corresponds to the JSON schema field "name".
+	// Wire member "name": a string, at most 256 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Name *string `json:"name,omitempty,omitzero"`
 
-	// Resource corresponds to the JSON schema field "resource".
+	// Wire member "resource": a resource_contents object; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Resource *ResourceContents `json:"resource,omitempty,omitzero"`
 
-	// Size corresponds to the JSON schema field "size".
+	// Wire member "size": an integer, at least 0; null is accepted; optional, nil
+	// when absent.
 	Size *int `json:"size,omitempty,omitzero"`
 
-	// Text corresponds to the JSON schema field "text".
+	// Wire member "text": a string, at most 8388608 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Text *string `json:"text,omitempty,omitzero"`
 
-	// Title corresponds to the JSON schema field "title".
-	Title *string `json:"title,omitempty,omitzero"`
+	// Wire member "title": a string, at most 65536 characters; null is accepted;
+	// optional, the zero value means absent.
+	Title string `json:"title,omitempty,omitzero"`
 
-	// Type corresponds to the JSON schema field "type".
+	// Wire member "type": one of "text", "image", "audio", "resource_link",
+	// "resource"; always sent.
 	Type ContentBlockType `json:"type"`
 
-	// URI corresponds to the JSON schema field "uri".
+	// Wire member "uri": a string, at most 8192 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	URI *string `json:"uri,omitempty,omitzero"`
 }
 
+// ContentBlockType is the type of the "type" member of ContentBlock; its values are the constants below.
 type ContentBlockType string
 
 const ContentBlockTypeAudio ContentBlockType = "audio"
@@ -118,15 +233,21 @@ const ContentBlockTypeText ContentBlockType = "text"
 // Level 0 (dpe://host): every document the MCP server holds.
 type DPECatalog struct {
 	// The level rendered as Markdown (format=markdown).
-	ContentMarkdown *string `json:"content_markdown,omitempty,omitzero"`
+	//
+	// Wire member "content_markdown": a string, at most 8388608 characters;
+	// optional, the zero value means absent.
+	ContentMarkdown string `json:"content_markdown,omitempty,omitzero"`
 
 	// The level rendered as plain text (format=text).
-	ContentText *string `json:"content_text,omitempty,omitzero"`
+	//
+	// Wire member "content_text": a string, at most 8388608 characters; optional,
+	// the zero value means absent.
+	ContentText string `json:"content_text,omitempty,omitzero"`
 
-	// Documents corresponds to the JSON schema field "documents".
+	// Wire member "documents": an array of dpe_document_meta objects; always sent.
 	Documents []DPEDocumentMeta `json:"documents"`
 
-	// TotalCount corresponds to the JSON schema field "total_count".
+	// Wire member "total_count": an integer, at least 0; always sent.
 	TotalCount int `json:"total_count"`
 }
 
@@ -134,133 +255,158 @@ type DPECatalog struct {
 // window (pages, page_offset, page_limit, page_total).
 type DPEDocument struct {
 	// The level rendered as Markdown (format=markdown).
-	ContentMarkdown *string `json:"content_markdown,omitempty,omitzero"`
+	//
+	// Wire member "content_markdown": a string, at most 8388608 characters;
+	// optional, the zero value means absent.
+	ContentMarkdown string `json:"content_markdown,omitempty,omitzero"`
 
 	// The level rendered as plain text (format=text).
-	ContentText *string `json:"content_text,omitempty,omitzero"`
+	//
+	// Wire member "content_text": a string, at most 8388608 characters; optional,
+	// the zero value means absent.
+	ContentText string `json:"content_text,omitempty,omitzero"`
 
-	// DocRef corresponds to the JSON schema field "doc_ref".
+	// Wire member "doc_ref": a string, 1 to 8192 characters; always sent.
 	DocRef string `json:"doc_ref"`
 
-	// FileType corresponds to the JSON schema field "file_type".
+	// Wire member "file_type": a string, at most 256 characters; always sent.
 	FileType string `json:"file_type"`
 
-	// FileURI corresponds to the JSON schema field "file_uri".
+	// Wire member "file_uri": a string, at most 8192 characters; always sent.
 	FileURI string `json:"file_uri"`
 
-	// Keywords corresponds to the JSON schema field "keywords".
+	// Wire member "keywords": an array of strings; optional, nil when absent.
 	Keywords []string `json:"keywords,omitempty,omitzero"`
 
 	// ISO 8601 instant; compared as an instant.
-	LastModified *string `json:"last_modified,omitempty,omitzero"`
+	//
+	// Wire member "last_modified": a string, at most 256 characters; optional, the
+	// zero value means absent.
+	LastModified string `json:"last_modified,omitempty,omitzero"`
 
-	// PageCount corresponds to the JSON schema field "page_count".
+	// Wire member "page_count": an integer, at least 0; always sent.
 	PageCount int `json:"page_count"`
 
-	// PageLimit corresponds to the JSON schema field "page_limit".
-	PageLimit *int `json:"page_limit,omitempty,omitzero"`
+	// Wire member "page_limit": an integer, from 1 to 100; optional, the zero
+	// value means absent.
+	PageLimit int `json:"page_limit,omitempty,omitzero"`
 
-	// PageOffset corresponds to the JSON schema field "page_offset".
+	// Wire member "page_offset": an integer, at least 0; optional, nil when
+	// absent.
 	PageOffset *int `json:"page_offset,omitempty,omitzero"`
 
-	// PageTotal corresponds to the JSON schema field "page_total".
+	// Wire member "page_total": an integer, at least 0; optional, nil when absent.
 	PageTotal *int `json:"page_total,omitempty,omitzero"`
 
-	// Pages corresponds to the JSON schema field "pages".
+	// Wire member "pages": an array of dpe_page_summary objects; optional, nil
+	// when absent.
 	Pages []DPEPageSummary `json:"pages,omitempty,omitzero"`
 
-	// Summary corresponds to the JSON schema field "summary".
-	Summary *string `json:"summary,omitempty,omitzero"`
+	// Wire member "summary": a string, at most 65536 characters; optional, the
+	// zero value means absent.
+	Summary string `json:"summary,omitempty,omitzero"`
 
-	// Title corresponds to the JSON schema field "title".
+	// Wire member "title": a string, at most 65536 characters; always sent.
 	Title string `json:"title"`
 
-	// URI corresponds to the JSON schema field "uri".
+	// Wire member "uri": a string, at most 8192 characters, matching
+	// `^dpe://[^/?#]+`; always sent.
 	URI string `json:"uri"`
 }
 
 // Document-level metadata as an MCP server serves it: a Level 0 catalog entry and
 // the body of Level 1 (spec/finder.md, Levels).
 type DPEDocumentMeta struct {
-	// DocRef corresponds to the JSON schema field "doc_ref".
+	// Wire member "doc_ref": a string, 1 to 8192 characters; always sent.
 	DocRef string `json:"doc_ref"`
 
-	// FileType corresponds to the JSON schema field "file_type".
+	// Wire member "file_type": a string, at most 256 characters; always sent.
 	FileType string `json:"file_type"`
 
-	// FileURI corresponds to the JSON schema field "file_uri".
+	// Wire member "file_uri": a string, at most 8192 characters; always sent.
 	FileURI string `json:"file_uri"`
 
-	// Keywords corresponds to the JSON schema field "keywords".
+	// Wire member "keywords": an array of strings; optional, nil when absent.
 	Keywords []string `json:"keywords,omitempty,omitzero"`
 
 	// ISO 8601 instant; compared as an instant.
-	LastModified *string `json:"last_modified,omitempty,omitzero"`
+	//
+	// Wire member "last_modified": a string, at most 256 characters; optional, the
+	// zero value means absent.
+	LastModified string `json:"last_modified,omitempty,omitzero"`
 
-	// PageCount corresponds to the JSON schema field "page_count".
+	// Wire member "page_count": an integer, at least 0; always sent.
 	PageCount int `json:"page_count"`
 
-	// Summary corresponds to the JSON schema field "summary".
-	Summary *string `json:"summary,omitempty,omitzero"`
+	// Wire member "summary": a string, at most 65536 characters; optional, the
+	// zero value means absent.
+	Summary string `json:"summary,omitempty,omitzero"`
 
-	// Title corresponds to the JSON schema field "title".
+	// Wire member "title": a string, at most 65536 characters; always sent.
 	Title string `json:"title"`
 
-	// URI corresponds to the JSON schema field "uri".
+	// Wire member "uri": a string, at most 8192 characters, matching
+	// `^dpe://[^/?#]+`; always sent.
 	URI string `json:"uri"`
 }
 
 // A document as the Computer's Finder lists it: the document metadata plus the
 // configured name of the MCP server that serves it.
 type DPEDocumentSummary struct {
-	// DocRef corresponds to the JSON schema field "doc_ref".
+	// Wire member "doc_ref": a string, 1 to 8192 characters; always sent.
 	DocRef string `json:"doc_ref"`
 
-	// FileType corresponds to the JSON schema field "file_type".
+	// Wire member "file_type": a string, at most 256 characters; always sent.
 	FileType string `json:"file_type"`
 
-	// FileURI corresponds to the JSON schema field "file_uri".
+	// Wire member "file_uri": a string, at most 8192 characters; always sent.
 	FileURI string `json:"file_uri"`
 
-	// Keywords corresponds to the JSON schema field "keywords".
+	// Wire member "keywords": an array of strings; optional, nil when absent.
 	Keywords []string `json:"keywords,omitempty,omitzero"`
 
 	// ISO 8601 instant; compared as an instant.
-	LastModified *string `json:"last_modified,omitempty,omitzero"`
+	//
+	// Wire member "last_modified": a string, at most 256 characters; optional, the
+	// zero value means absent.
+	LastModified string `json:"last_modified,omitempty,omitzero"`
 
-	// PageCount corresponds to the JSON schema field "page_count".
+	// Wire member "page_count": an integer, at least 0; always sent.
 	PageCount int `json:"page_count"`
 
-	// Server corresponds to the JSON schema field "server".
+	// Wire member "server": a string, 1 to 256 characters; always sent.
 	Server string `json:"server"`
 
-	// Summary corresponds to the JSON schema field "summary".
-	Summary *string `json:"summary,omitempty,omitzero"`
+	// Wire member "summary": a string, at most 65536 characters; optional, the
+	// zero value means absent.
+	Summary string `json:"summary,omitempty,omitzero"`
 
-	// Title corresponds to the JSON schema field "title".
+	// Wire member "title": a string, at most 65536 characters; always sent.
 	Title string `json:"title"`
 
-	// URI corresponds to the JSON schema field "uri".
+	// Wire member "uri": a string, at most 8192 characters, matching
+	// `^dpe://[^/?#]+`; always sent.
 	URI string `json:"uri"`
 }
 
 // One element of a Level 2 page. content's shape depends on category (see the
 // dpe_content_*.json schemas).
 type DPEElement struct {
-	// Category corresponds to the JSON schema field "category".
+	// Wire member "category": a dpe_element_category object; always sent.
 	Category DPEElementCategory `json:"category"`
 
-	// Content corresponds to the JSON schema field "content".
+	// Wire member "content": an object; always sent.
 	Content map[string]any `json:"content"`
 
-	// ElementID corresponds to the JSON schema field "element_id".
+	// Wire member "element_id": a string, 1 to 256 characters; always sent.
 	ElementID string `json:"element_id"`
 
-	// Metadata corresponds to the JSON schema field "metadata".
+	// Wire member "metadata": an object; optional, nil when absent.
 	Metadata map[string]any `json:"metadata,omitempty,omitzero"`
 
-	// Summary corresponds to the JSON schema field "summary".
-	Summary *string `json:"summary,omitempty,omitzero"`
+	// Wire member "summary": a string, at most 65536 characters; optional, the
+	// zero value means absent.
+	Summary string `json:"summary,omitempty,omitzero"`
 }
 
 type DPEElementCategory string
@@ -288,35 +434,44 @@ const DPEElementCategoryWidget DPEElementCategory = "widget"
 // Level 3 (dpe://host/doc/elements/ID): one element in full, with where it lives
 // and extra metadata.
 type DPEElementDetail struct {
-	// Category corresponds to the JSON schema field "category".
+	// Wire member "category": a dpe_element_category object; always sent.
 	Category DPEElementCategory `json:"category"`
 
-	// Content corresponds to the JSON schema field "content".
+	// Wire member "content": an object; always sent.
 	Content map[string]any `json:"content"`
 
 	// The level rendered as Markdown (format=markdown).
-	ContentMarkdown *string `json:"content_markdown,omitempty,omitzero"`
+	//
+	// Wire member "content_markdown": a string, at most 8388608 characters;
+	// optional, the zero value means absent.
+	ContentMarkdown string `json:"content_markdown,omitempty,omitzero"`
 
 	// The level rendered as plain text (format=text).
-	ContentText *string `json:"content_text,omitempty,omitzero"`
+	//
+	// Wire member "content_text": a string, at most 8388608 characters; optional,
+	// the zero value means absent.
+	ContentText string `json:"content_text,omitempty,omitzero"`
 
-	// DocRef corresponds to the JSON schema field "doc_ref".
-	DocRef *string `json:"doc_ref,omitempty,omitzero"`
+	// Wire member "doc_ref": a string, 1 to 8192 characters; optional, the zero
+	// value means absent.
+	DocRef string `json:"doc_ref,omitempty,omitzero"`
 
-	// ElementID corresponds to the JSON schema field "element_id".
+	// Wire member "element_id": a string, 1 to 256 characters; always sent.
 	ElementID string `json:"element_id"`
 
-	// Metadata corresponds to the JSON schema field "metadata".
+	// Wire member "metadata": an object; optional, nil when absent.
 	Metadata map[string]any `json:"metadata,omitempty,omitzero"`
 
-	// PageIndex corresponds to the JSON schema field "page_index".
+	// Wire member "page_index": an integer, at least 0; optional, nil when absent.
 	PageIndex *int `json:"page_index,omitempty,omitzero"`
 
-	// Summary corresponds to the JSON schema field "summary".
-	Summary *string `json:"summary,omitempty,omitzero"`
+	// Wire member "summary": a string, at most 65536 characters; optional, the
+	// zero value means absent.
+	Summary string `json:"summary,omitempty,omitzero"`
 
-	// URI corresponds to the JSON schema field "uri".
-	URI *string `json:"uri,omitempty,omitzero"`
+	// Wire member "uri": a string, at most 8192 characters, matching
+	// `^dpe://[^/?#]+`; optional, the zero value means absent.
+	URI string `json:"uri,omitempty,omitzero"`
 }
 
 // Level 2 (dpe://host/doc/pages/N): the page's elements (format=json), or the page
@@ -324,118 +479,203 @@ type DPEElementDetail struct {
 // after the categories filter.
 type DPEPage struct {
 	// The level rendered as Markdown (format=markdown).
+	//
+	// Wire member "content_markdown": a string, at most 8388608 characters;
+	// required by some variants, so nil means absent and a zero value is sent.
 	ContentMarkdown *string `json:"content_markdown,omitempty,omitzero"`
 
 	// The level rendered as plain text (format=text).
+	//
+	// Wire member "content_text": a string, at most 8388608 characters; required
+	// by some variants, so nil means absent and a zero value is sent.
 	ContentText *string `json:"content_text,omitempty,omitzero"`
 
-	// DocRef corresponds to the JSON schema field "doc_ref".
-	DocRef *string `json:"doc_ref,omitempty,omitzero"`
+	// Wire member "doc_ref": a string, 1 to 8192 characters; optional, the zero
+	// value means absent.
+	DocRef string `json:"doc_ref,omitempty,omitzero"`
 
-	// ElementCount corresponds to the JSON schema field "element_count".
+	// Wire member "element_count": an integer, at least 0; always sent.
 	ElementCount int `json:"element_count"`
 
-	// Elements corresponds to the JSON schema field "elements".
+	// Wire member "elements": an array of dpe_element objects; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Elements []DPEElement `json:"elements,omitempty,omitzero"`
 
-	// PageIndex corresponds to the JSON schema field "page_index".
+	// Wire member "page_index": an integer, at least 0; always sent.
 	PageIndex int `json:"page_index"`
 
-	// Title corresponds to the JSON schema field "title".
-	Title *string `json:"title,omitempty,omitzero"`
+	// Wire member "title": a string, at most 65536 characters; optional, the zero
+	// value means absent.
+	Title string `json:"title,omitempty,omitzero"`
 
-	// URI corresponds to the JSON schema field "uri".
+	// Wire member "uri": a string, at most 8192 characters, matching
+	// `^dpe://[^/?#]+`; always sent.
 	URI string `json:"uri"`
 }
 
 // One entry of a Level 1 page index.
 type DPEPageSummary struct {
-	// DocRef corresponds to the JSON schema field "doc_ref".
-	DocRef *string `json:"doc_ref,omitempty,omitzero"`
+	// Wire member "doc_ref": a string, 1 to 8192 characters; optional, the zero
+	// value means absent.
+	DocRef string `json:"doc_ref,omitempty,omitzero"`
 
-	// ElementCount corresponds to the JSON schema field "element_count".
+	// Wire member "element_count": an integer, at least 0; always sent.
 	ElementCount int `json:"element_count"`
 
-	// PageIndex corresponds to the JSON schema field "page_index".
+	// Wire member "page_index": an integer, at least 0; always sent.
 	PageIndex int `json:"page_index"`
 
-	// Title corresponds to the JSON schema field "title".
+	// Wire member "title": a string, at most 65536 characters; always sent.
 	Title string `json:"title"`
 
-	// URI corresponds to the JSON schema field "uri".
+	// Wire member "uri": a string, at most 8192 characters, matching
+	// `^dpe://[^/?#]+`; always sent.
 	URI string `json:"uri"`
 }
 
 // notify:enter_office, broadcast to the office after a join, skipping the joiner.
 type EnterOfficeNotification struct {
 	// Set when an Agent entered or left.
+	//
+	// Wire member "agent": a string, 1 to 256 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Agent *string `json:"agent,omitempty,omitzero"`
 
 	// Set when a Computer entered or left.
+	//
+	// Wire member "computer": a string, 1 to 256 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Computer *string `json:"computer,omitempty,omitzero"`
 
-	// OfficeID corresponds to the JSON schema field "office_id".
+	// Wire member "office_id": a string, 1 to 256 characters; always sent.
 	OfficeID string `json:"office_id"`
 }
 
 // server:join_office request.
 type EnterOfficeReq struct {
 	// Name registered namespace-wide for this session.
+	//
+	// Wire member "name": a string, 1 to 256 characters; always sent.
 	Name string `json:"name"`
 
 	// Office (Socket.IO room) to join.
+	//
+	// Wire member "office_id": a string, 1 to 256 characters; always sent.
 	OfficeID string `json:"office_id"`
 
-	// Role corresponds to the JSON schema field "role".
+	// Wire member "role": a role object; always sent.
 	Role Role `json:"role"`
 }
 
 // A refusal inside an ack: {error: {code, message, details?}}. details never carry
 // secrets, addresses or stack traces.
 type ErrorPayload struct {
-	// Error corresponds to the JSON schema field "error".
+	// Wire member "error": an object; always sent.
 	Error ErrorPayloadError `json:"error"`
 }
 
 type ErrorPayloadError struct {
-	// Code corresponds to the JSON schema field "code".
+	// Wire member "code": an integer; always sent.
 	Code int `json:"code"`
 
-	// Details corresponds to the JSON schema field "details".
+	// Wire member "details": an object; optional, nil when absent.
 	Details map[string]any `json:"details,omitempty,omitzero"`
 
-	// Message corresponds to the JSON schema field "message".
+	// Wire member "message": a string, at most 65536 characters; always sent.
 	Message string `json:"message"`
 }
 
 // content of a formula element.
 type FormulaContent struct {
-	// Expression corresponds to the JSON schema field "expression".
+	// Wire member "expression": a string, at most 65536 characters; always sent.
 	Expression string `json:"expression"`
 
-	// Value corresponds to the JSON schema field "value".
-	Value *string `json:"value,omitempty,omitzero"`
+	// Wire member "value": a string, at most 65536 characters; optional, the zero
+	// value means absent.
+	Value string `json:"value,omitempty,omitzero"`
+}
+
+// client:get_blob request: one chunk of a blob, by absolute offset; stateless and
+// idempotent.
+type GetBlobReq struct {
+	// The sending Agent's registered name; the Server refuses a value that is not the
+	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
+	Agent string `json:"agent"`
+
+	// Wire member "blob_handle": a string, 1 to 8192 characters; always sent.
+	BlobHandle string `json:"blob_handle"`
+
+	// Wire member "chunk_offset": an integer, at least 0; optional, default 0 (the
+	// zero value means absent).
+	ChunkOffset int `json:"chunk_offset,omitempty,omitzero"`
+
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
+	Computer string `json:"computer"`
+
+	// Wire member "max_chunk_bytes": an integer, at least 1; optional, the zero
+	// value means absent.
+	MaxChunkBytes int `json:"max_chunk_bytes,omitempty,omitzero"`
+
+	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+}
+
+// client:get_blob answer: one chunk; eof when chunk_offset plus the chunk's length
+// is total_size. sha256 and total_size stay the same across the chunks of one
+// read.
+type GetBlobRet struct {
+	// Wire member "blob": a string, at most 8388608 characters; always sent.
+	Blob string `json:"blob"`
+
+	// Wire member "blob_handle": a string, 1 to 8192 characters; always sent.
+	BlobHandle string `json:"blob_handle"`
+
+	// Wire member "chunk_offset": an integer, at least 0; always sent.
+	ChunkOffset int `json:"chunk_offset"`
+
+	// Wire member "eof": a boolean; always sent.
+	Eof bool `json:"eof"`
+
+	// Wire member "mime_type": a string, at most 256 characters; always sent.
+	MimeType string `json:"mime_type"`
+
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+
+	// Wire member "sha256": a string, at most 128 characters; always sent.
+	Sha256 string `json:"sha256"`
+
+	// Wire member "total_size": an integer, at least 0; always sent.
+	TotalSize int `json:"total_size"`
 }
 
 // client:get_config request.
 type GetComputerConfigReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`
 
-	// Computer corresponds to the JSON schema field "computer".
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
 	Computer string `json:"computer"`
 
 	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 }
 
 // client:get_config answer.
 type GetComputerConfigRet struct {
-	// Inputs corresponds to the JSON schema field "inputs".
+	// Wire member "inputs": an array of values; optional, nil when absent.
 	Inputs []MCPServerInput `json:"inputs,omitempty,omitzero"`
 
-	// Servers corresponds to the JSON schema field "servers".
+	// Wire member "servers": an object of mcp_server_config objects; always sent.
 	Servers map[string]MCPServerConfig `json:"servers"`
 }
 
@@ -443,27 +683,36 @@ type GetComputerConfigRet struct {
 type GetDesktopReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`
 
-	// Computer corresponds to the JSON schema field "computer".
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
 	Computer string `json:"computer"`
 
 	// Windows wanted; absent = all, <= 0 = none.
+	//
+	// Wire member "desktop_size": an integer; optional, nil when absent.
 	DesktopSize *int `json:"desktop_size,omitempty,omitzero"`
 
 	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 
 	// Ask for this one window:// URI directly.
-	Window *string `json:"window,omitempty,omitzero"`
+	//
+	// Wire member "window": a string, at most 8192 characters, matching
+	// `^window://`; optional, the zero value means absent.
+	Window string `json:"window,omitempty,omitzero"`
 }
 
 // client:get_desktop answer: rendered windows, each 'URI' or 'URI\n\nbody'.
 type GetDesktopRet struct {
-	// Desktops corresponds to the JSON schema field "desktops".
+	// Wire member "desktops": an array of strings; always sent.
 	Desktops []string `json:"desktops"`
 
-	// ReqID corresponds to the JSON schema field "req_id".
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 }
 
@@ -471,118 +720,271 @@ type GetDesktopRet struct {
 type GetFinderReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`
 
-	// Computer corresponds to the JSON schema field "computer".
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
 	Computer string `json:"computer"`
 
 	// Exact, case-sensitive match.
-	FileType *string `json:"file_type,omitempty,omitzero"`
+	//
+	// Wire member "file_type": a string, at most 256 characters; optional, the
+	// zero value means absent.
+	FileType string `json:"file_type,omitempty,omitzero"`
 
 	// OR-match over title, keywords and summary, case-insensitive.
+	//
+	// Wire member "keywords": an array of strings; optional, nil when absent.
 	Keywords []string `json:"keywords,omitempty,omitzero"`
 
-	// Limit corresponds to the JSON schema field "limit".
+	// Wire member "limit": an integer, from 1 to 100; optional, default 20 (the
+	// zero value means absent).
 	Limit int `json:"limit,omitempty,omitzero"`
 
-	// Offset corresponds to the JSON schema field "offset".
+	// Wire member "offset": an integer, at least 0; optional, default 0 (the zero
+	// value means absent).
 	Offset int `json:"offset,omitempty,omitzero"`
 
 	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 }
 
 // client:get_finder answer: one page of the organised catalog and the count after
 // filtering.
 type GetFinderRet struct {
-	// Documents corresponds to the JSON schema field "documents".
+	// Wire member "documents": an array of dpe_document_summary objects; always
+	// sent.
 	Documents []DPEDocumentSummary `json:"documents"`
 
-	// ReqID corresponds to the JSON schema field "req_id".
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 
-	// TotalCount corresponds to the JSON schema field "total_count".
+	// Wire member "total_count": an integer, at least 0; always sent.
 	TotalCount int `json:"total_count"`
+}
+
+// client:get_resources request: one page of the resources of one MCP server of a
+// Computer.
+type GetResourcesReq struct {
+	// The sending Agent's registered name; the Server refuses a value that is not the
+	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
+	Agent string `json:"agent"`
+
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
+	Computer string `json:"computer"`
+
+	// The next_cursor of the previous page; absent for the first page.
+	//
+	// Wire member "cursor": a string, at most 8192 characters; optional, the zero
+	// value means absent.
+	Cursor string `json:"cursor,omitempty,omitzero"`
+
+	// The bundle_id of the MCP server.
+	//
+	// Wire member "mcp_server": a string, 1 to 256 characters; always sent.
+	MCPServer string `json:"mcp_server"`
+
+	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+}
+
+// client:get_resources answer: one page of resources, and the cursor of the next
+// page when there is one.
+type GetResourcesRet struct {
+	// Wire member "next_cursor": a string, at most 8192 characters; optional, the
+	// zero value means absent.
+	NextCursor string `json:"next_cursor,omitempty,omitzero"`
+
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+
+	// Wire member "resources": an array of a2c_resource objects; always sent.
+	Resources []A2CResource `json:"resources"`
+}
+
+// client:get_skill request: one resource of a skill package, SKILL.md when
+// rel_path is absent.
+type GetSkillReq struct {
+	// The sending Agent's registered name; the Server refuses a value that is not the
+	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
+	Agent string `json:"agent"`
+
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
+	Computer string `json:"computer"`
+
+	// Wire member "name": a string, 1 to 1024 characters; always sent.
+	Name string `json:"name"`
+
+	// A relative POSIX path inside the package; default SKILL.md.
+	//
+	// Wire member "rel_path": a string, at most 8192 characters; optional, the
+	// zero value means absent.
+	RelPath string `json:"rel_path,omitempty,omitzero"`
+
+	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+}
+
+// client:get_skill answer: the resource inline as body when it is text small
+// enough, otherwise a blob_handle for client:get_blob; exactly one of the two.
+type GetSkillRet struct {
+	// Wire member "blob_handle": a string, at most 8192 characters; required by
+	// some variants, so nil means absent and a zero value is sent.
+	BlobHandle *string `json:"blob_handle,omitempty,omitzero"`
+
+	// Wire member "body": a string, at most 8388608 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
+	Body *string `json:"body,omitempty,omitzero"`
+
+	// Wire member "mime_type": a string, at most 256 characters; always sent.
+	MimeType string `json:"mime_type"`
+
+	// Wire member "name": a string, 1 to 1024 characters; always sent.
+	Name string `json:"name"`
+
+	// Wire member "rel_path": a string, at most 8192 characters; always sent.
+	RelPath string `json:"rel_path"`
+
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+
+	// Wire member "sha256": a string, at most 128 characters; always sent.
+	Sha256 string `json:"sha256"`
+
+	// Wire member "total_size": an integer, at least 0; always sent.
+	TotalSize int `json:"total_size"`
+}
+
+// client:get_skills request.
+type GetSkillsReq struct {
+	// The sending Agent's registered name; the Server refuses a value that is not the
+	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
+	Agent string `json:"agent"`
+
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
+	Computer string `json:"computer"`
+
+	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+}
+
+// client:get_skills answer.
+type GetSkillsRet struct {
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+
+	// Wire member "skills": an array of a2c_skill_ref objects; always sent.
+	Skills []A2CSkillRef `json:"skills"`
 }
 
 // client:get_tools request.
 type GetToolsReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`
 
-	// Computer corresponds to the JSON schema field "computer".
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
 	Computer string `json:"computer"`
 
 	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 }
 
 // client:get_tools answer.
 type GetToolsRet struct {
-	// ReqID corresponds to the JSON schema field "req_id".
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 
-	// Tools corresponds to the JSON schema field "tools".
+	// Wire member "tools": an array of smcp_tool objects; always sent.
 	Tools []SMCPTool `json:"tools"`
 }
 
 // content of a heading element.
 type HeadingContent struct {
-	// Level corresponds to the JSON schema field "level".
-	Level *int `json:"level,omitempty,omitzero"`
+	// Wire member "level": an integer, from 1 to 6; optional, the zero value means
+	// absent.
+	Level int `json:"level,omitempty,omitzero"`
 
-	// Text corresponds to the JSON schema field "text".
+	// Wire member "text": a string, at most 8388608 characters; always sent.
 	Text string `json:"text"`
 }
 
 // content of an image element: rendered ![alt](url) when url is set, else [图片:
 // description].
 type ImageContent struct {
-	// Alt corresponds to the JSON schema field "alt".
-	Alt *string `json:"alt,omitempty,omitzero"`
+	// Wire member "alt": a string, at most 65536 characters; optional, the zero
+	// value means absent.
+	Alt string `json:"alt,omitempty,omitzero"`
 
-	// Description corresponds to the JSON schema field "description".
-	Description *string `json:"description,omitempty,omitzero"`
+	// Wire member "description": a string, at most 65536 characters; optional, the
+	// zero value means absent.
+	Description string `json:"description,omitempty,omitzero"`
 
-	// URL corresponds to the JSON schema field "url".
-	URL *string `json:"url,omitempty,omitzero"`
+	// Wire member "url": a string, at most 8388608 characters; optional, the zero
+	// value means absent.
+	URL string `json:"url,omitempty,omitzero"`
 }
 
 // notify:leave_office, broadcast to the office before a leave (explicit, office
 // switch or disconnect), skipping the leaver.
 type LeaveOfficeNotification struct {
 	// Set when an Agent entered or left.
+	//
+	// Wire member "agent": a string, 1 to 256 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Agent *string `json:"agent,omitempty,omitzero"`
 
 	// Set when a Computer entered or left.
+	//
+	// Wire member "computer": a string, 1 to 256 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Computer *string `json:"computer,omitempty,omitzero"`
 
-	// OfficeID corresponds to the JSON schema field "office_id".
+	// Wire member "office_id": a string, 1 to 256 characters; always sent.
 	OfficeID string `json:"office_id"`
 }
 
 // server:leave_office request.
 type LeaveOfficeReq struct {
-	// OfficeID corresponds to the JSON schema field "office_id".
+	// Wire member "office_id": a string, 1 to 256 characters; always sent.
 	OfficeID string `json:"office_id"`
 }
 
 // content of a link element.
 type LinkContent struct {
-	// Text corresponds to the JSON schema field "text".
-	Text *string `json:"text,omitempty,omitzero"`
+	// Wire member "text": a string, at most 8388608 characters; optional, the zero
+	// value means absent.
+	Text string `json:"text,omitempty,omitzero"`
 
-	// URL corresponds to the JSON schema field "url".
+	// Wire member "url": a string, at most 8388608 characters; always sent.
 	URL string `json:"url"`
 }
 
 // content of a list element.
 type ListContent struct {
-	// Items corresponds to the JSON schema field "items".
+	// Wire member "items": an array of strings; always sent.
 	Items []string `json:"items"`
 
-	// Ordered corresponds to the JSON schema field "ordered".
+	// Wire member "ordered": a boolean; optional, nil when absent.
 	Ordered *bool `json:"ordered,omitempty,omitzero"`
 }
 
@@ -590,167 +992,215 @@ type ListContent struct {
 type ListRoomReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`
 
-	// OfficeID corresponds to the JSON schema field "office_id".
+	// Wire member "office_id": a string, 1 to 256 characters; always sent.
 	OfficeID string `json:"office_id"`
 
 	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 }
 
 // server:list_room answer.
 type ListRoomRet struct {
-	// ReqID corresponds to the JSON schema field "req_id".
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 
-	// Sessions corresponds to the JSON schema field "sessions".
+	// Wire member "sessions": an array of session_info objects; always sent.
 	Sessions []SessionInfo `json:"sessions"`
 }
 
 // Input produced by running a command (its trimmed standard output).
 type MCPCommandInput struct {
-	// Args corresponds to the JSON schema field "args".
+	// Wire member "args": an object; optional, nil when absent.
 	Args map[string]string `json:"args,omitempty,omitzero"`
 
-	// Command corresponds to the JSON schema field "command".
+	// Wire member "command": a string, 1 to 65536 characters; always sent.
 	Command string `json:"command"`
 
-	// Description corresponds to the JSON schema field "description".
+	// Wire member "description": a string, at most 65536 characters; always sent.
 	Description string `json:"description"`
 
-	// ID corresponds to the JSON schema field "id".
+	// Wire member "id": a string, 1 to 256 characters; always sent.
 	ID string `json:"id"`
 
-	// Type corresponds to the JSON schema field "type".
+	// Wire member "type": always "command"; always sent.
 	Type string `json:"type"`
 }
 
 // Input picked from options.
 type MCPPickStringInput struct {
-	// Default corresponds to the JSON schema field "default".
-	Default *string `json:"default,omitempty,omitzero"`
+	// Wire member "default": a string, at most 65536 characters; null is accepted;
+	// optional, the zero value means absent.
+	Default string `json:"default,omitempty,omitzero"`
 
-	// Description corresponds to the JSON schema field "description".
+	// Wire member "description": a string, at most 65536 characters; always sent.
 	Description string `json:"description"`
 
-	// ID corresponds to the JSON schema field "id".
+	// Wire member "id": a string, 1 to 256 characters; always sent.
 	ID string `json:"id"`
 
-	// Options corresponds to the JSON schema field "options".
-	Options []string `json:"options"`
+	// The choices: in 0.2.0 the values themselves, from 0.3.0 on {label, value}
+	// objects (label shown, value injected). protocol.PickStringOption reads both and
+	// writes the form of the generation.
+	//
+	// Wire member "options": an array of object or a string; always sent.
+	Options []PickStringOption `json:"options"`
 
-	// Type corresponds to the JSON schema field "type".
+	// Wire member "type": always "pickString"; always sent.
 	Type string `json:"type"`
 }
 
 // Input asked as free text (password hides it).
 type MCPPromptStringInput struct {
-	// Default corresponds to the JSON schema field "default".
-	Default *string `json:"default,omitempty,omitzero"`
+	// Wire member "default": a string, at most 65536 characters; null is accepted;
+	// optional, the zero value means absent.
+	Default string `json:"default,omitempty,omitzero"`
 
-	// Description corresponds to the JSON schema field "description".
+	// Wire member "description": a string, at most 65536 characters; always sent.
 	Description string `json:"description"`
 
-	// ID corresponds to the JSON schema field "id".
+	// Wire member "id": a string, 1 to 256 characters; always sent.
 	ID string `json:"id"`
 
-	// Password corresponds to the JSON schema field "password".
+	// Wire member "password": a boolean; null is accepted; optional, nil when
+	// absent.
 	Password *bool `json:"password,omitempty,omitzero"`
 
-	// Type corresponds to the JSON schema field "type".
+	// Wire member "type": always "promptString"; always sent.
 	Type string `json:"type"`
 }
 
 // MCP server reached over HTTP+SSE.
 type MCPSSEConfig struct {
-	// DefaultToolMeta corresponds to the JSON schema field "default_tool_meta".
+	// The MCP server's identity (0.3.0 on): [A-Za-z0-9_-], no "__". Explicit in a
+	// config, or derived from name (protocol.ResolveBundleID); in a client:get_config
+	// answer, the resolved id, equal to the entry's key.
+	//
+	// Wire member "bundle_id": a string, 1 to 256 characters, matching
+	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; null is accepted; optional, the zero
+	// value means absent. Only in 0.3.0 and 0.4.0.
+	BundleID string `json:"bundle_id,omitempty,omitzero"`
+
+	// Wire member "default_tool_meta": an object; optional, nil when absent.
 	DefaultToolMeta *ToolMeta `json:"default_tool_meta,omitempty,omitzero"`
 
-	// Disabled corresponds to the JSON schema field "disabled".
+	// Wire member "disabled": a boolean; always sent.
 	Disabled bool `json:"disabled"`
 
-	// ForbiddenTools corresponds to the JSON schema field "forbidden_tools".
+	// Wire member "forbidden_tools": an array of strings; always sent.
 	ForbiddenTools []string `json:"forbidden_tools"`
 
-	// Name corresponds to the JSON schema field "name".
+	// Wire member "name": a string, 1 to 256 characters; always sent.
 	Name string `json:"name"`
 
-	// ServerParameters corresponds to the JSON schema field "server_parameters".
+	// Wire member "server_parameters": a mcp_sse_parameters object; always sent.
 	ServerParameters MCPSSEParameters `json:"server_parameters"`
 
-	// ToolMeta corresponds to the JSON schema field "tool_meta".
+	// Wire member "tool_meta": an object of tool_meta objects; always sent.
 	ToolMeta map[string]ToolMeta `json:"tool_meta"`
 
-	// Type corresponds to the JSON schema field "type".
+	// Wire member "type": always "sse"; always sent.
 	Type string `json:"type"`
 
 	// VRL script of the Python SDK; accepted, not supported by this SDK.
-	Vrl *string `json:"vrl,omitempty,omitzero"`
+	//
+	// Wire member "vrl": a string, at most 8192 characters; null is accepted;
+	// optional, the zero value means absent.
+	Vrl string `json:"vrl,omitempty,omitzero"`
 }
 
 // How to reach an SSE MCP server; timeouts are float seconds.
 type MCPSSEParameters struct {
-	// Headers corresponds to the JSON schema field "headers".
+	// Wire member "headers": an object; always sent.
 	Headers map[string]any `json:"headers"`
 
-	// SSEReadTimeout corresponds to the JSON schema field "sse_read_timeout".
+	// Wire member "sse_read_timeout": a number, at least 0; optional, nil when
+	// absent.
 	SSEReadTimeout *float64 `json:"sse_read_timeout,omitempty,omitzero"`
 
-	// Timeout corresponds to the JSON schema field "timeout".
+	// Wire member "timeout": a number, at least 0; optional, nil when absent.
 	Timeout *float64 `json:"timeout,omitempty,omitzero"`
 
-	// URL corresponds to the JSON schema field "url".
+	// Wire member "url": a string, 1 to 8388608 characters; always sent.
 	URL string `json:"url"`
 }
 
 // Fields shared by every MCP server config (python-sdk a2c_smcp/smcp.py
 // BaseMCPServerConfig).
 type MCPServerConfigBase struct {
-	// DefaultToolMeta corresponds to the JSON schema field "default_tool_meta".
+	// The MCP server's identity (0.3.0 on): [A-Za-z0-9_-], no "__". Explicit in a
+	// config, or derived from name (protocol.ResolveBundleID); in a client:get_config
+	// answer, the resolved id, equal to the entry's key.
+	//
+	// Wire member "bundle_id": a string, 1 to 256 characters, matching
+	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; null is accepted; optional, the zero
+	// value means absent. Only in 0.3.0 and 0.4.0.
+	BundleID string `json:"bundle_id,omitempty,omitzero"`
+
+	// Wire member "default_tool_meta": an object; optional, nil when absent.
 	DefaultToolMeta *ToolMeta `json:"default_tool_meta,omitempty,omitzero"`
 
-	// Disabled corresponds to the JSON schema field "disabled".
+	// Wire member "disabled": a boolean; always sent.
 	Disabled bool `json:"disabled"`
 
-	// ForbiddenTools corresponds to the JSON schema field "forbidden_tools".
+	// Wire member "forbidden_tools": an array of strings; always sent.
 	ForbiddenTools []string `json:"forbidden_tools"`
 
-	// Name corresponds to the JSON schema field "name".
+	// Wire member "name": a string, 1 to 256 characters; always sent.
 	Name string `json:"name"`
 
-	// ToolMeta corresponds to the JSON schema field "tool_meta".
+	// Wire member "tool_meta": an object of tool_meta objects; always sent.
 	ToolMeta map[string]ToolMeta `json:"tool_meta"`
 
 	// VRL script of the Python SDK; accepted, not supported by this SDK.
-	Vrl *string `json:"vrl,omitempty,omitzero"`
+	//
+	// Wire member "vrl": a string, at most 8192 characters; null is accepted;
+	// optional, the zero value means absent.
+	Vrl string `json:"vrl,omitempty,omitzero"`
 }
 
 // MCP server started as a child process speaking stdio.
 type MCPStdioConfig struct {
-	// DefaultToolMeta corresponds to the JSON schema field "default_tool_meta".
+	// The MCP server's identity (0.3.0 on): [A-Za-z0-9_-], no "__". Explicit in a
+	// config, or derived from name (protocol.ResolveBundleID); in a client:get_config
+	// answer, the resolved id, equal to the entry's key.
+	//
+	// Wire member "bundle_id": a string, 1 to 256 characters, matching
+	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; null is accepted; optional, the zero
+	// value means absent. Only in 0.3.0 and 0.4.0.
+	BundleID string `json:"bundle_id,omitempty,omitzero"`
+
+	// Wire member "default_tool_meta": an object; optional, nil when absent.
 	DefaultToolMeta *ToolMeta `json:"default_tool_meta,omitempty,omitzero"`
 
-	// Disabled corresponds to the JSON schema field "disabled".
+	// Wire member "disabled": a boolean; always sent.
 	Disabled bool `json:"disabled"`
 
-	// ForbiddenTools corresponds to the JSON schema field "forbidden_tools".
+	// Wire member "forbidden_tools": an array of strings; always sent.
 	ForbiddenTools []string `json:"forbidden_tools"`
 
-	// Name corresponds to the JSON schema field "name".
+	// Wire member "name": a string, 1 to 256 characters; always sent.
 	Name string `json:"name"`
 
-	// ServerParameters corresponds to the JSON schema field "server_parameters".
+	// Wire member "server_parameters": a mcp_stdio_parameters object; always sent.
 	ServerParameters MCPStdioParameters `json:"server_parameters"`
 
-	// ToolMeta corresponds to the JSON schema field "tool_meta".
+	// Wire member "tool_meta": an object of tool_meta objects; always sent.
 	ToolMeta map[string]ToolMeta `json:"tool_meta"`
 
-	// Type corresponds to the JSON schema field "type".
+	// Wire member "type": always "stdio"; always sent.
 	Type string `json:"type"`
 
 	// VRL script of the Python SDK; accepted, not supported by this SDK.
-	Vrl *string `json:"vrl,omitempty,omitzero"`
+	//
+	// Wire member "vrl": a string, at most 8192 characters; null is accepted;
+	// optional, the zero value means absent.
+	Vrl string `json:"vrl,omitempty,omitzero"`
 }
 
 // How to start a stdio MCP server. Every key is always present, as the Python SDK
@@ -758,26 +1208,31 @@ type MCPStdioConfig struct {
 // normally "utf-8" and encoding_error_handler "strict" (the defaults a Computer
 // fills when a config leaves them out).
 type MCPStdioParameters struct {
-	// Args corresponds to the JSON schema field "args".
+	// Wire member "args": an array of strings; always sent.
 	Args []string `json:"args"`
 
-	// Command corresponds to the JSON schema field "command".
+	// Wire member "command": a string, 1 to 65536 characters; always sent.
 	Command string `json:"command"`
 
-	// Cwd corresponds to the JSON schema field "cwd".
+	// Wire member "cwd": a string, at most 8192 characters; null is accepted;
+	// always sent. Required in 0.2.0, optional in 0.3.0 and 0.4.0.
 	Cwd *string `json:"cwd"`
 
-	// Encoding corresponds to the JSON schema field "encoding".
+	// Wire member "encoding": a string, at most 256 characters; always sent.
+	// Required in 0.2.0, optional in 0.3.0 and 0.4.0.
 	Encoding string `json:"encoding"`
 
-	// EncodingErrorHandler corresponds to the JSON schema field
 	// "encoding_error_handler".
+	//
+	// Wire member "encoding_error_handler": one of "strict", "ignore", "replace";
+	// always sent. Required in 0.2.0, optional in 0.3.0 and 0.4.0.
 	EncodingErrorHandler MCPStdioParametersEncodingErrorHandler `json:"encoding_error_handler"`
 
-	// Env corresponds to the JSON schema field "env".
+	// Wire member "env": an object; always sent.
 	Env map[string]string `json:"env"`
 }
 
+// MCPStdioParametersEncodingErrorHandler is the type of the "encoding_error_handler" member of MCPStdioParameters; its values are the constants below.
 type MCPStdioParametersEncodingErrorHandler string
 
 const MCPStdioParametersEncodingErrorHandlerIgnore MCPStdioParametersEncodingErrorHandler = "ignore"
@@ -786,47 +1241,62 @@ const MCPStdioParametersEncodingErrorHandlerStrict MCPStdioParametersEncodingErr
 
 // MCP server reached over streamable HTTP.
 type MCPStreamableConfig struct {
-	// DefaultToolMeta corresponds to the JSON schema field "default_tool_meta".
+	// The MCP server's identity (0.3.0 on): [A-Za-z0-9_-], no "__". Explicit in a
+	// config, or derived from name (protocol.ResolveBundleID); in a client:get_config
+	// answer, the resolved id, equal to the entry's key.
+	//
+	// Wire member "bundle_id": a string, 1 to 256 characters, matching
+	// `^_?([A-Za-z0-9-]+_)*[A-Za-z0-9-]*$`; null is accepted; optional, the zero
+	// value means absent. Only in 0.3.0 and 0.4.0.
+	BundleID string `json:"bundle_id,omitempty,omitzero"`
+
+	// Wire member "default_tool_meta": an object; optional, nil when absent.
 	DefaultToolMeta *ToolMeta `json:"default_tool_meta,omitempty,omitzero"`
 
-	// Disabled corresponds to the JSON schema field "disabled".
+	// Wire member "disabled": a boolean; always sent.
 	Disabled bool `json:"disabled"`
 
-	// ForbiddenTools corresponds to the JSON schema field "forbidden_tools".
+	// Wire member "forbidden_tools": an array of strings; always sent.
 	ForbiddenTools []string `json:"forbidden_tools"`
 
-	// Name corresponds to the JSON schema field "name".
+	// Wire member "name": a string, 1 to 256 characters; always sent.
 	Name string `json:"name"`
 
-	// ServerParameters corresponds to the JSON schema field "server_parameters".
+	// Wire member "server_parameters": a mcp_streamable_parameters object; always
+	// sent.
 	ServerParameters MCPStreamableParameters `json:"server_parameters"`
 
-	// ToolMeta corresponds to the JSON schema field "tool_meta".
+	// Wire member "tool_meta": an object of tool_meta objects; always sent.
 	ToolMeta map[string]ToolMeta `json:"tool_meta"`
 
-	// Type corresponds to the JSON schema field "type".
+	// Wire member "type": always "streamable"; always sent.
 	Type string `json:"type"`
 
 	// VRL script of the Python SDK; accepted, not supported by this SDK.
-	Vrl *string `json:"vrl,omitempty,omitzero"`
+	//
+	// Wire member "vrl": a string, at most 8192 characters; null is accepted;
+	// optional, the zero value means absent.
+	Vrl string `json:"vrl,omitempty,omitzero"`
 }
 
 // How to reach a streamable HTTP MCP server; timeouts are ISO-8601 duration
 // strings (python mcp timedelta).
 type MCPStreamableParameters struct {
-	// Headers corresponds to the JSON schema field "headers".
+	// Wire member "headers": an object; always sent.
 	Headers map[string]any `json:"headers"`
 
-	// SSEReadTimeout corresponds to the JSON schema field "sse_read_timeout".
-	SSEReadTimeout *string `json:"sse_read_timeout,omitempty,omitzero"`
+	// Wire member "sse_read_timeout": a string, at most 256 characters, matching
+	// `^-?P`; optional, the zero value means absent.
+	SSEReadTimeout string `json:"sse_read_timeout,omitempty,omitzero"`
 
-	// TerminateOnClose corresponds to the JSON schema field "terminate_on_close".
+	// Wire member "terminate_on_close": a boolean; optional, nil when absent.
 	TerminateOnClose *bool `json:"terminate_on_close,omitempty,omitzero"`
 
-	// Timeout corresponds to the JSON schema field "timeout".
-	Timeout *string `json:"timeout,omitempty,omitzero"`
+	// Wire member "timeout": a string, at most 256 characters, matching `^-?P`;
+	// optional, the zero value means absent.
+	Timeout string `json:"timeout,omitempty,omitzero"`
 
-	// URL corresponds to the JSON schema field "url".
+	// Wire member "url": a string, 1 to 8388608 characters; always sent.
 	URL string `json:"url"`
 }
 
@@ -835,31 +1305,122 @@ type MCPStreamableParameters struct {
 // values.
 type OfficeAck []any
 
+// client:put_blob request: one chunk of an upload, in order. The first chunk has
+// no upload_id and declares total_size and sha256 (and may give name_hint); later
+// chunks carry the upload_id and no declaration.
+type PutBlobReq struct {
+	// The sending Agent's registered name; the Server refuses a value that is not the
+	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
+	Agent string `json:"agent"`
+
+	// Wire member "blob": a string, at most 8388608 characters; always sent.
+	Blob string `json:"blob"`
+
+	// Wire member "chunk_offset": an integer, at least 0; always sent.
+	ChunkOffset int `json:"chunk_offset"`
+
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
+	Computer string `json:"computer"`
+
+	// Wire member "eof": a boolean; always sent.
+	Eof bool `json:"eof"`
+
+	// Wire member "name_hint": a string, at most 1024 characters; optional, the
+	// zero value means absent.
+	NameHint string `json:"name_hint,omitempty,omitzero"`
+
+	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+
+	// Wire member "sha256": a string, at most 128 characters; optional, the zero
+	// value means absent.
+	Sha256 string `json:"sha256,omitempty,omitzero"`
+
+	// Wire member "total_size": an integer, at least 1; optional, the zero value
+	// means absent.
+	TotalSize int `json:"total_size,omitempty,omitzero"`
+
+	// Wire member "upload_id": a string, at most 256 characters; optional, the
+	// zero value means absent.
+	UploadID string `json:"upload_id,omitempty,omitzero"`
+}
+
+// client:put_blob answer: the upload_id and the chunk's offset; the last chunk's
+// answer adds landing_path, total_size and the sha256 the Computer computed.
+type PutBlobRet struct {
+	// Wire member "chunk_offset": an integer, at least 0; always sent.
+	ChunkOffset int `json:"chunk_offset"`
+
+	// Wire member "landing_path": a string, at most 8192 characters; optional, the
+	// zero value means absent.
+	LandingPath string `json:"landing_path,omitempty,omitzero"`
+
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+
+	// Wire member "sha256": a string, at most 128 characters; optional, the zero
+	// value means absent.
+	Sha256 string `json:"sha256,omitempty,omitzero"`
+
+	// Wire member "total_size": an integer, at least 0; optional, nil when absent.
+	TotalSize *int `json:"total_size,omitempty,omitzero"`
+
+	// Wire member "upload_id": a string, 1 to 256 characters; always sent.
+	UploadID string `json:"upload_id"`
+}
+
 // client:read_resource request (smcp-go extension; spec/finder.md, Reading through
 // the Computer): read one dpe:// or window:// resource through the Computer.
 type ReadResourceReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`
 
-	// Computer corresponds to the JSON schema field "computer".
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
 	Computer string `json:"computer"`
 
 	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 
-	// URI corresponds to the JSON schema field "uri".
+	// Wire member "uri": a string, 1 to 8192 characters; always sent.
 	URI string `json:"uri"`
 }
 
 // client:read_resource answer (smcp-go extension): the MCP resources/read
 // contents.
 type ReadResourceRet struct {
-	// Contents corresponds to the JSON schema field "contents".
+	// Wire member "contents": an array of resource_contents objects; always sent.
 	Contents []ResourceContents `json:"contents"`
 
-	// ReqID corresponds to the JSON schema field "req_id".
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
+}
+
+// MCP resource annotations with snake_case names.
+type ResourceAnnotations struct {
+	// Wire member "audience": an array of one of "user", "assistant"; optional,
+	// nil when absent.
+	Audience []string `json:"audience,omitempty,omitzero"`
+
+	// ISO 8601 instant.
+	//
+	// Wire member "last_modified": a string, at most 64 characters; optional, the
+	// zero value means absent.
+	LastModified string `json:"last_modified,omitempty,omitzero"`
+
+	// 0 to 1, higher first; a reader treats a value out of range as 0
+	// (protocol.WindowPriority).
+	//
+	// Wire member "priority": a number; optional, nil when absent.
+	Priority *float64 `json:"priority,omitempty,omitzero"`
 }
 
 // MCP resource contents: text or base64 blob (MCP 2025-11-25,
@@ -867,19 +1428,22 @@ type ReadResourceRet struct {
 // key is ignored: the Python SDK (pydantic model_dump) sends absent fields as null
 // and _meta as "meta".
 type ResourceContents struct {
-	// Meta corresponds to the JSON schema field "_meta".
+	// Wire member "_meta": an object; optional, nil when absent.
 	Meta map[string]any `json:"_meta,omitempty,omitzero"`
 
-	// Blob corresponds to the JSON schema field "blob".
+	// Wire member "blob": a string, at most 8388608 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Blob *string `json:"blob,omitempty,omitzero"`
 
-	// MimeType corresponds to the JSON schema field "mimeType".
-	MimeType *string `json:"mimeType,omitempty,omitzero"`
+	// Wire member "mimeType": a string, at most 256 characters; null is accepted;
+	// optional, the zero value means absent.
+	MimeType string `json:"mimeType,omitempty,omitzero"`
 
-	// Text corresponds to the JSON schema field "text".
+	// Wire member "text": a string, at most 8388608 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
 	Text *string `json:"text,omitempty,omitzero"`
 
-	// URI corresponds to the JSON schema field "uri".
+	// Wire member "uri": a string, 1 to 8192 characters; always sent.
 	URI string `json:"uri"`
 }
 
@@ -889,57 +1453,74 @@ const RoleAgent Role = "agent"
 const RoleComputer Role = "computer"
 
 // A tool as a Computer publishes it. meta values are simple: a2c_tool_meta and
-// MCP_TOOL_ANNOTATION are JSON text.
+// MCP_TOOL_ANNOTATION are JSON text. From 0.3.0 on the tool carries the bundle_id
+// of its MCP server and its name is {bundle_id}__{alias or tool name}.
 type SMCPTool struct {
-	// Description corresponds to the JSON schema field "description".
+	// The bundle_id of the MCP server the tool belongs to: which server owns the
+	// tool. The name is opaque; an Agent groups and attributes tools by bundle_id,
+	// never by splitting the name (spec/generations.md, Bundle ids).
+	//
+	// Wire member "bundle_id": a string, 1 to 256 characters; optional, the zero
+	// value means absent. Only in 0.3.0 and 0.4.0, where it is required.
+	BundleID string `json:"bundle_id,omitempty,omitzero"`
+
+	// Wire member "description": a string, at most 65536 characters; always sent.
 	Description string `json:"description"`
 
-	// Meta corresponds to the JSON schema field "meta".
+	// Wire member "meta": an object; optional, nil when absent.
 	Meta map[string]any `json:"meta,omitempty,omitzero"`
 
-	// Name corresponds to the JSON schema field "name".
+	// Wire member "name": a string, 1 to 256 characters; always sent.
 	Name string `json:"name"`
 
-	// ParamsSchema corresponds to the JSON schema field "params_schema".
+	// Wire member "params_schema": an object; always sent.
 	ParamsSchema map[string]any `json:"params_schema"`
 
-	// ReturnSchema corresponds to the JSON schema field "return_schema".
+	// Wire member "return_schema": an object; always sent.
 	ReturnSchema map[string]any `json:"return_schema"`
 }
 
 // One session in an office.
 type SessionInfo struct {
-	// Name corresponds to the JSON schema field "name".
+	// The protocol version the session named in its handshake (a2c_version), for
+	// display and diagnosis.
+	//
+	// Wire member "a2c_version": a string, at most 64 characters; optional, the
+	// zero value means absent. Only in 0.3.0 and 0.4.0.
+	A2CVersion string `json:"a2c_version,omitempty,omitzero"`
+
+	// Wire member "name": a string, 1 to 256 characters; always sent.
 	Name string `json:"name"`
 
-	// OfficeID corresponds to the JSON schema field "office_id".
+	// Wire member "office_id": a string, 1 to 256 characters; always sent.
 	OfficeID string `json:"office_id"`
 
-	// Role corresponds to the JSON schema field "role".
+	// Wire member "role": a role object; always sent.
 	Role Role `json:"role"`
 
-	// Sid corresponds to the JSON schema field "sid".
+	// Wire member "sid": a string, 1 to 256 characters; always sent.
 	Sid string `json:"sid"`
 }
 
 // content of a table or pivot_table element.
 type TableContent struct {
-	// Headers corresponds to the JSON schema field "headers".
+	// Wire member "headers": an array of strings; optional, nil when absent.
 	Headers []string `json:"headers,omitempty,omitzero"`
 
-	// Rows corresponds to the JSON schema field "rows".
+	// Wire member "rows": an array of array of strings; always sent.
 	Rows [][]string `json:"rows"`
 
-	// TotalColumns corresponds to the JSON schema field "total_columns".
+	// Wire member "total_columns": an integer, at least 0; optional, nil when
+	// absent.
 	TotalColumns *int `json:"total_columns,omitempty,omitzero"`
 
-	// TotalRows corresponds to the JSON schema field "total_rows".
+	// Wire member "total_rows": an integer, at least 0; optional, nil when absent.
 	TotalRows *int `json:"total_rows,omitempty,omitzero"`
 }
 
 // content of a text element; paragraphs are separated by blank lines.
 type TextContent struct {
-	// Text corresponds to the JSON schema field "text".
+	// Wire member "text": a string, at most 8388608 characters; always sent.
 	Text string `json:"text"`
 }
 
@@ -947,37 +1528,47 @@ type TextContent struct {
 type ToolCallReq struct {
 	// The sending Agent's registered name; the Server refuses a value that is not the
 	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`
 
-	// Computer corresponds to the JSON schema field "computer".
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
 	Computer string `json:"computer"`
 
 	// Tool arguments, checked by the tool's own input schema.
+	//
+	// Wire member "params": an object; always sent.
 	Params map[string]any `json:"params"`
 
 	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
 	ReqID string `json:"req_id"`
 
 	// Seconds the Computer may spend; the Server waits this plus a margin.
+	//
+	// Wire member "timeout": an integer, at least 1; always sent.
 	Timeout int `json:"timeout"`
 
-	// ToolName corresponds to the JSON schema field "tool_name".
+	// Wire member "tool_name": a string, 1 to 256 characters; always sent.
 	ToolName string `json:"tool_name"`
 }
 
 // Per-tool settings of a Computer's MCP server config (spec/protocol.md, Routed
 // requests).
 type ToolMeta struct {
-	// Alias corresponds to the JSON schema field "alias".
-	Alias *string `json:"alias,omitempty,omitzero"`
+	// Wire member "alias": a string, at most 256 characters; null is accepted;
+	// optional, the zero value means absent.
+	Alias string `json:"alias,omitempty,omitzero"`
 
-	// AutoApply corresponds to the JSON schema field "auto_apply".
+	// Wire member "auto_apply": a boolean; null is accepted; optional, nil when
+	// absent.
 	AutoApply *bool `json:"auto_apply,omitempty,omitzero"`
 
-	// RetObjectMapper corresponds to the JSON schema field "ret_object_mapper".
+	// Wire member "ret_object_mapper": an object; optional, nil when absent.
 	RetObjectMapper map[string]any `json:"ret_object_mapper,omitempty,omitzero"`
 
-	// Tags corresponds to the JSON schema field "tags".
+	// Wire member "tags": an array of values; optional, nil when absent.
 	Tags []string `json:"tags,omitempty,omitzero"`
 
 	// Extra holds the members the schema does not name.
@@ -987,6 +1578,6 @@ type ToolMeta struct {
 // Payload of server:update_{config,tool_list,desktop,finder} and of the matching
 // notify:update_* broadcasts: the Computer's name.
 type UpdateComputerConfigReq struct {
-	// Computer corresponds to the JSON schema field "computer".
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
 	Computer string `json:"computer"`
 }

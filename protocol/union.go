@@ -44,13 +44,13 @@ func (c MCPServerConfig) Base() MCPServerConfigBase {
 	switch {
 	case c.Stdio != nil:
 		v := c.Stdio
-		return MCPServerConfigBase{Name: v.Name, Disabled: v.Disabled, ForbiddenTools: v.ForbiddenTools, ToolMeta: v.ToolMeta, DefaultToolMeta: v.DefaultToolMeta, Vrl: v.Vrl}
+		return MCPServerConfigBase{Name: v.Name, BundleID: v.BundleID, Disabled: v.Disabled, ForbiddenTools: v.ForbiddenTools, ToolMeta: v.ToolMeta, DefaultToolMeta: v.DefaultToolMeta, Vrl: v.Vrl}
 	case c.Streamable != nil:
 		v := c.Streamable
-		return MCPServerConfigBase{Name: v.Name, Disabled: v.Disabled, ForbiddenTools: v.ForbiddenTools, ToolMeta: v.ToolMeta, DefaultToolMeta: v.DefaultToolMeta, Vrl: v.Vrl}
+		return MCPServerConfigBase{Name: v.Name, BundleID: v.BundleID, Disabled: v.Disabled, ForbiddenTools: v.ForbiddenTools, ToolMeta: v.ToolMeta, DefaultToolMeta: v.DefaultToolMeta, Vrl: v.Vrl}
 	case c.SSE != nil:
 		v := c.SSE
-		return MCPServerConfigBase{Name: v.Name, Disabled: v.Disabled, ForbiddenTools: v.ForbiddenTools, ToolMeta: v.ToolMeta, DefaultToolMeta: v.DefaultToolMeta, Vrl: v.Vrl}
+		return MCPServerConfigBase{Name: v.Name, BundleID: v.BundleID, Disabled: v.Disabled, ForbiddenTools: v.ForbiddenTools, ToolMeta: v.ToolMeta, DefaultToolMeta: v.DefaultToolMeta, Vrl: v.Vrl}
 	}
 	return MCPServerConfigBase{}
 }

@@ -18,7 +18,11 @@ import (
 // SchemaBase is the $id prefix of every schema in schema/.
 const SchemaBase = "https://a2c-smcp.github.io/smcp-go/schema/"
 
-//go:embed schema/*.json
+// schemaFS holds every payload schema projected onto each wire generation
+// (schema/<generation>/<file>), as `go run mage.go generate` writes them
+// (spec/generations.md, One source per payload).
+//
+//go:embed schema/*/*.json
 var schemaFS embed.FS
 
 // Part selects which payload of an event Validate checks.
@@ -47,41 +51,48 @@ const maxReportedViolations = 16
 
 var printer = message.NewPrinter(language.English)
 
-// schemas compiles the embedded schemas on first use, one file (and what it
-// references) at a time: a process only keeps the validators it needs. The
-// Server, which validates requests only, holds a small fraction of the set.
-var schemas = newSchemaSet()
+// schemaSets compile the embedded schemas of one wire generation on first
+// use, one file (and what it references) at a time: a process only keeps
+// the validators it needs. The Server, which validates requests only, holds
+// a small fraction of the set.
+var schemaSets = func() map[string]*schemaSet {
+	out := map[string]*schemaSet{}
+	for _, d := range generationTable {
+		if out[d.wire] == nil {
+			out[d.wire] = newSchemaSet(d.wire)
+		}
+	}
+	return out
+}()
 
 type schemaSet struct {
+	dir   string   // the wire generation, the directory under schema/
 	ready sync.Map // file name -> *jsonschema.Schema
 
 	mu sync.Mutex // guards c: jsonschema.Compiler is not safe for concurrent use
 	c  *jsonschema.Compiler
 }
 
-func newSchemaSet() *schemaSet {
+func newSchemaSet(dir string) *schemaSet {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(embeddedLoader{})
-	return &schemaSet{c: c}
+	c.UseLoader(embeddedLoader{dir: dir})
+	return &schemaSet{dir: dir, c: c}
 }
 
-// isManifest tells the event and error manifests of schema/ from the
-// payload schemas.
-func isManifest(file string) bool { return file == "events.json" || file == "errors.json" }
-
 // embeddedLoader keeps validation hermetic: a schema is read from the copy
-// embedded in this package, and a reference to anything else is an error
-// instead of a network or file access. A top-level allOf of plain object
-// schemas is merged as it is read (flattenAllOf).
-type embeddedLoader struct{}
+// of its wire generation embedded in this package, and a reference to
+// anything else is an error instead of a network or file access. A
+// top-level allOf of plain object schemas is merged as it is read
+// (flattenAllOf).
+type embeddedLoader struct{ dir string }
 
-func (embeddedLoader) Load(url string) (any, error) {
+func (l embeddedLoader) Load(url string) (any, error) {
 	name, ok := strings.CutPrefix(url, SchemaBase)
 	if !ok || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("schema %s is not embedded in the protocol module", url)
 	}
-	b, err := readSchema(name)
+	b, err := l.read(name)
 	if err != nil {
 		return nil, fmt.Errorf("schema %s is not embedded in the protocol module", url)
 	}
@@ -89,10 +100,15 @@ func (embeddedLoader) Load(url string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return flattenAllOf(doc, readSchema), nil
+	return flattenAllOf(doc, l.read), nil
 }
 
-func readSchema(name string) ([]byte, error) { return schemaFS.ReadFile("schema/" + name) }
+func (l embeddedLoader) read(name string) ([]byte, error) {
+	if l.dir == "" || strings.ContainsAny(name, "/\\") {
+		return nil, fs.ErrNotExist
+	}
+	return schemaFS.ReadFile("schema/" + l.dir + "/" + name)
+}
 
 func (set *schemaSet) get(file string) (*jsonschema.Schema, error) {
 	if s, ok := set.ready.Load(file); ok {
@@ -103,8 +119,8 @@ func (set *schemaSet) get(file string) (*jsonschema.Schema, error) {
 	if s, ok := set.ready.Load(file); ok {
 		return s.(*jsonschema.Schema), nil
 	}
-	if isManifest(file) {
-		return nil, Errorf(CodeInternal, "no schema %s", file)
+	if _, err := fs.Stat(schemaFS, "schema/"+set.dir+"/"+file); err != nil || strings.ContainsAny(file, "/\\") {
+		return nil, Errorf(CodeInternal, "no schema %s in generation %s", file, set.dir)
 	}
 	s, err := set.c.Compile(SchemaBase + file)
 	if err != nil {
@@ -117,44 +133,80 @@ func (set *schemaSet) get(file string) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-func schemaFor(file string) (*jsonschema.Schema, error) { return schemas.get(file) }
+func (g Generation) schemas() *schemaSet {
+	if d := g.data(); d != nil {
+		return schemaSets[d.wire]
+	}
+	return nil
+}
 
-// SchemaFiles lists the payload schemas the package validates against.
-func SchemaFiles() []string {
-	names, _ := fs.Glob(schemaFS, "schema/*.json")
+func (g Generation) schemaFor(file string) (*jsonschema.Schema, error) {
+	set := g.schemas()
+	if set == nil {
+		return nil, Errorf(CodeInternal, "no schemas for %s", g)
+	}
+	return set.get(file)
+}
+
+func schemaFor(file string) (*jsonschema.Schema, error) { return DefaultGeneration.schemaFor(file) }
+
+// SchemaFiles lists the payload schemas of DefaultGeneration (0.2.0).
+func SchemaFiles() []string { return DefaultGeneration.SchemaFiles() }
+
+// SchemaFiles lists the payload schemas of g.
+func (g Generation) SchemaFiles() []string {
+	set := g.schemas()
+	if set == nil {
+		return nil
+	}
+	names, _ := fs.Glob(schemaFS, "schema/"+set.dir+"/*.json")
 	out := make([]string, 0, len(names))
 	for _, name := range names {
-		if base := path.Base(name); !isManifest(base) {
-			out = append(out, base)
-		}
+		out = append(out, path.Base(name))
 	}
 	return out
 }
 
 // Validate checks the JSON payload raw of an event against the schema that
-// schema/events.json assigns to that part of it. A payload that breaks the
-// schema, or is not JSON, is a *Error with code 400 whose message lists every
-// failing instance path, e.g.
+// schema/events.json assigns to that part of it in DefaultGeneration
+// (0.2.0); Generation.Validate checks it in a session's generation.
+func Validate(event string, part Part, raw []byte) error {
+	return DefaultGeneration.Validate(event, part, raw)
+}
+
+// ValidateValue is Validate for a payload already decoded into Go values.
+func ValidateValue(event string, part Part, v any) error {
+	return DefaultGeneration.ValidateValue(event, part, v)
+}
+
+// Validate checks the JSON payload raw of an event against the schema that
+// schema/events.json assigns to that part of it in generation g. A payload
+// that breaks the schema, or is not JSON, is a *Error with code 400 whose
+// message lists every failing instance path, e.g.
 //
 //	client:get_finder request: /limit: must be <= 100; /computer: missing
 //
-// and whose details carry the event, the part and the violations. An
-// unknown event is a 400 as well.
-func Validate(event string, part Part, raw []byte) error {
+// and whose details carry the event, the part and the violations. An event
+// g lacks is a 400 as well. An ack that may be an error is checked as the
+// error payload of g's shape when it has that shape (IsErrorShaped).
+func (g Generation) Validate(event string, part Part, raw []byte) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return NewBadRequest("%s %s is not valid JSON: %v", event, part, err).
 			With("event", event).With("part", part.String())
 	}
-	return ValidateValue(event, part, v)
+	return g.ValidateValue(event, part, v)
 }
 
-// ValidateValue is Validate for a payload already decoded into Go values
-// (map[string]any, []any, string, float64 or json.Number, bool, nil), as
-// Socket.IO libraries deliver them.
-func ValidateValue(event string, part Part, v any) error {
-	info, ok := events[event]
+// ValidateValue is Generation.Validate for a payload already decoded into
+// Go values (map[string]any, []any, string, float64 or json.Number, bool,
+// nil), as Socket.IO libraries deliver them.
+func (g Generation) ValidateValue(event string, part Part, v any) error {
+	info, ok := g.Lookup(event)
 	if !ok {
+		if g.Valid() && anyGenerationHas(event) {
+			return NewBadRequest("event %q is not part of protocol %s", event, g).With("event", event)
+		}
 		return NewBadRequest("unknown event %q", event).With("event", event)
 	}
 	file := info.RequestSchema
@@ -163,11 +215,11 @@ func ValidateValue(event string, part Part, v any) error {
 		if file == "" {
 			return NewBadRequest("%s has no ack", event).With("event", event)
 		}
-		if info.AckMayBeError && isErrorShaped(v) {
-			file = "error_payload.json"
+		if info.AckError != ErrorShapeNone && IsErrorShaped(info.AckError, v) {
+			file = info.AckError.schemaFile()
 		}
 	}
-	s, err := schemaFor(file)
+	s, err := g.schemaFor(file)
 	if err != nil {
 		return err
 	}
@@ -178,20 +230,41 @@ func ValidateValue(event string, part Part, v any) error {
 	return violations(err, event+" "+part.String(), map[string]any{"event": event, "part": part.String()})
 }
 
+func anyGenerationHas(event string) bool {
+	for _, g := range Generations() {
+		if _, ok := g.Lookup(event); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // ValidateSchema checks raw against one schema of schema/ by file name, for
 // payloads that are not event parts, such as the DPE levels an MCP server
-// serves ("dpe_document.json", "dpe_page.json", ...).
+// serves ("dpe_document.json", "dpe_page.json", ...), in DefaultGeneration
+// (0.2.0).
 func ValidateSchema(file string, raw []byte) error {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return NewBadRequest("%s: not valid JSON: %v", strings.TrimSuffix(file, ".json"), err).With("schema", file)
-	}
-	return ValidateSchemaValue(file, v)
+	return DefaultGeneration.ValidateSchema(file, raw)
 }
 
 // ValidateSchemaValue is ValidateSchema for decoded values.
 func ValidateSchemaValue(file string, v any) error {
-	s, err := schemaFor(file)
+	return DefaultGeneration.ValidateSchemaValue(file, v)
+}
+
+// ValidateSchema checks raw against one schema of generation g by file
+// name.
+func (g Generation) ValidateSchema(file string, raw []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return NewBadRequest("%s: not valid JSON: %v", strings.TrimSuffix(file, ".json"), err).With("schema", file)
+	}
+	return g.ValidateSchemaValue(file, v)
+}
+
+// ValidateSchemaValue is Generation.ValidateSchema for decoded values.
+func (g Generation) ValidateSchemaValue(file string, v any) error {
+	s, err := g.schemaFor(file)
 	if err != nil {
 		return err
 	}
@@ -200,15 +273,6 @@ func ValidateSchemaValue(file string, v any) error {
 		return nil
 	}
 	return violations(err, strings.TrimSuffix(file, ".json"), map[string]any{"schema": file})
-}
-
-func isErrorShaped(v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	_, ok = m["error"]
-	return ok
 }
 
 // Violation is one failing instance path of a validation error, as listed

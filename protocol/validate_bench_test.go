@@ -23,8 +23,8 @@ func finderAnswer(n int) []byte {
 			Title:        fmt.Sprintf("Report %d", i),
 			PageCount:    12,
 			Keywords:     []string{"finance", "annual", "operations"},
-			Summary:      &summary,
-			LastModified: &modified,
+			Summary:      summary,
+			LastModified: modified,
 			Server:       "docs",
 		})
 	}

@@ -6,6 +6,7 @@ tool github.com/atombender/go-jsonschema
 
 require (
 	github.com/atombender/go-jsonschema v0.24.1
+	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/mod v0.34.0
 )

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 func str(s string) *string { return &s }
 
 func text(uri, mime, t string) protocol.ResourceContents {
-	return protocol.ResourceContents{URI: uri, MimeType: str(mime), Text: str(t)}
+	return protocol.ResourceContents{URI: uri, MimeType: mime, Text: str(t)}
 }
 
 // requireCode checks err is a *protocol.Error with code and returns it.
@@ -85,7 +85,7 @@ func TestBridgeReadAndRoute(t *testing.T) {
 		{"page through a template of the same host", "dpe://a.docs/d1/pages/0", []protocol.ResourceContents{text("dpe://a.docs/d1/pages/0", "application/json", `{"page":true}`)}},
 		{"host known from a template only", "dpe://b.docs/x", []protocol.ResourceContents{text("dpe://b.docs/x", "application/json", `{"from":"beta"}`)}},
 		{"window", "window://a.win/main", []protocol.ResourceContents{text("window://a.win/main", "text/plain", "main window")}},
-		{"blob relayed", "dpe://a.docs/img", []protocol.ResourceContents{{URI: "dpe://a.docs/img", MimeType: str("image/png"), Blob: str("iVBORw0K")}}},
+		{"blob relayed", "dpe://a.docs/img", []protocol.ResourceContents{{URI: "dpe://a.docs/img", MimeType: "image/png", Blob: str("iVBORw0K")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := b.Read(sourcetest.Ctx(t), tc.uri)

@@ -121,8 +121,8 @@ func (p *fakePrompter) Prompt(_ context.Context, in protocol.MCPServerInput) (st
 
 func TestResolveOrder(t *testing.T) {
 	inputs := []protocol.MCPServerInput{
-		{PromptString: &protocol.MCPPromptStringInput{ID: "P", Default: strp("p-default")}},
-		{PickString: &protocol.MCPPickStringInput{ID: "K", Options: []string{"x", "y"}, Default: strp("y")}},
+		{PromptString: &protocol.MCPPromptStringInput{ID: "P", Default: "p-default"}},
+		{PickString: &protocol.MCPPickStringInput{ID: "K", Options: []protocol.PickStringOption{protocol.BareOption("x"), protocol.BareOption("y")}, Default: "y"}},
 		{Command: &protocol.MCPCommandInput{ID: "C", Command: "echo from-command"}},
 		{PromptString: &protocol.MCPPromptStringInput{ID: "ASK"}},
 	}
@@ -224,7 +224,7 @@ func TestStreamPrompter(t *testing.T) {
 	v, err := p.Prompt(context.Background(), protocol.MCPServerInput{PromptString: &protocol.MCPPromptStringInput{ID: "A", Description: "say"}})
 	require.NoError(t, err)
 	assert.Equal(t, "hello", v)
-	v, err = p.Prompt(context.Background(), protocol.MCPServerInput{PickString: &protocol.MCPPickStringInput{ID: "B", Options: []string{"x", "y"}}})
+	v, err = p.Prompt(context.Background(), protocol.MCPServerInput{PickString: &protocol.MCPPickStringInput{ID: "B", Options: []protocol.PickStringOption{protocol.BareOption("x"), protocol.BareOption("y")}}})
 	require.NoError(t, err)
 	assert.Equal(t, "y", v)
 	assert.Contains(t, out.String(), "say (A)")

@@ -28,10 +28,10 @@ func TimeoutsOf(s protocol.MCPServerConfig) (Timeouts, error) {
 		p := s.Streamable.ServerParameters
 		var err error
 		if t.Request, err = isoDuration(p.Timeout); err != nil {
-			return t, protocol.NewBadRequest("server %q: timeout %q: %v", s.Name(), *p.Timeout, err).With("server", s.Name())
+			return t, protocol.NewBadRequest("server %q: timeout %q: %v", s.Name(), p.Timeout, err).With("server", s.Name())
 		}
 		if t.SSERead, err = isoDuration(p.SSEReadTimeout); err != nil {
-			return t, protocol.NewBadRequest("server %q: sse_read_timeout %q: %v", s.Name(), *p.SSEReadTimeout, err).With("server", s.Name())
+			return t, protocol.NewBadRequest("server %q: sse_read_timeout %q: %v", s.Name(), p.SSEReadTimeout, err).With("server", s.Name())
 		}
 	case s.SSE != nil:
 		p := s.SSE.ServerParameters
@@ -47,11 +47,11 @@ func TimeoutsOf(s protocol.MCPServerConfig) (Timeouts, error) {
 
 // isoDuration parses an ISO-8601 duration with github.com/sosodev/duration
 // (the format pydantic writes for timedelta, e.g. "PT30S", "P1DT2H").
-func isoDuration(s *string) (time.Duration, error) {
-	if s == nil || *s == "" {
+func isoDuration(s string) (time.Duration, error) {
+	if s == "" {
 		return 0, nil
 	}
-	d, err := duration.Parse(*s)
+	d, err := duration.Parse(s)
 	if err != nil {
 		return 0, err
 	}

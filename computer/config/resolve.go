@@ -91,7 +91,7 @@ func (c *Config) Resolve(ctx context.Context, opts ...ResolveOption) ([]protocol
 	var withVRL []string
 	out := make([]protocol.MCPServerConfig, 0, len(c.Servers))
 	for _, s := range c.Servers {
-		if v := s.Base().Vrl; v != nil && strings.TrimSpace(*v) != "" {
+		if v := s.Base().Vrl; v != "" && strings.TrimSpace(v) != "" {
 			withVRL = append(withVRL, s.Name())
 		}
 		if s.Base().Disabled {
@@ -233,13 +233,17 @@ func (r *resolver) lookup(ctx context.Context, id string) (string, string, error
 }
 
 func defaultOf(in protocol.MCPServerInput) *string {
+	var d string
 	switch {
 	case in.PromptString != nil:
-		return in.PromptString.Default
+		d = in.PromptString.Default
 	case in.PickString != nil:
-		return in.PickString.Default
+		d = in.PickString.Default
 	}
-	return nil
+	if d == "" {
+		return nil
+	}
+	return &d
 }
 
 func (r *resolver) runCommand(ctx context.Context, in *protocol.MCPCommandInput) (string, error) {
@@ -302,7 +306,7 @@ func (p *streamPrompter) Prompt(_ context.Context, in protocol.MCPServerInput) (
 		q := in.PickString
 		fmt.Fprintf(p.out, "%s (%s):\n", orID(q.Description, q.ID), q.ID)
 		for i, o := range q.Options {
-			fmt.Fprintf(p.out, "  %d) %s\n", i+1, o)
+			fmt.Fprintf(p.out, "  %d) %s\n", i+1, o.Label)
 		}
 		fmt.Fprint(p.out, "choose a number: ")
 		s, err := p.line()
@@ -310,9 +314,9 @@ func (p *streamPrompter) Prompt(_ context.Context, in protocol.MCPServerInput) (
 			return "", err
 		}
 		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(q.Options) {
-			return q.Options[n-1], nil
+			return q.Options[n-1].Value, nil
 		}
-		if slices.Contains(q.Options, s) {
+		if slices.ContainsFunc(q.Options, func(o protocol.PickStringOption) bool { return o.Value == s }) {
 			return s, nil
 		}
 		return "", fmt.Errorf("%q is not one of the options", s)

@@ -207,9 +207,9 @@ func (a *Aggregator) fit(docs []protocol.DPEDocumentSummary) []protocol.DPEDocum
 			d := docs[i]
 			d.Keywords = nil
 			d.Title = clip.Runes(d.Title, 256)
-			if d.Summary != nil {
-				s := clip.Runes(*d.Summary, 256)
-				d.Summary = &s
+			if d.Summary != "" {
+				s := clip.Runes(d.Summary, 256)
+				d.Summary = s
 			}
 			docs[i] = d
 			n = answer.Size(d)

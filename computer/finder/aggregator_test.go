@@ -79,7 +79,7 @@ func TestAggregatorColdAggregation(t *testing.T) {
 	assert.Equal(t, "Document d1", d.Title)
 	assert.Equal(t, []string{"test", "d1"}, d.Keywords)
 	require.NotNil(t, d.Summary)
-	assert.Equal(t, "summary of d1", *d.Summary)
+	assert.Equal(t, "summary of d1", d.Summary)
 
 	for _, u := range []string{"dpe://alpha.docs/d1", "dpe://alpha.docs/d5", "dpe://alpha.docs/broken-json", "dpe://alpha.docs/fails", "dpe://alpha.docs/blob"} {
 		assert.Equal(t, 1, srv.ReadsOf(u), u)
@@ -357,7 +357,7 @@ func TestAggregatorQuery(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			req := protocol.GetFinderReq{ReqID: "q-" + c.Name, Keywords: c.Keywords, Offset: c.Offset, Limit: c.Limit}
 			if c.FileType != "" {
-				req.FileType = &c.FileType
+				req.FileType = c.FileType
 			}
 			ret := a.Query(req, c.History)
 			assert.Equal(t, c.Expect, refs(ret.Documents))
@@ -389,7 +389,7 @@ func TestAggregatorStdioProcess(t *testing.T) {
 	require.Eventually(t, func() bool { return a.Documents()[0].DocRef == "doc-1" }, wait, tick) // now the newest
 	d := a.Documents()[0]
 	require.NotNil(t, d.Summary)
-	assert.Equal(t, "summary of doc-1 v1", *d.Summary)
+	assert.Equal(t, "summary of doc-1 v1", d.Summary)
 
 	require.NoError(t, cl.CallTool(ctx(t), "mutate", map[string]any{"action": "remove_doc", "id": "doc-2"}))
 	require.Eventually(t, func() bool { return a.Len() == 4 }, wait, tick)

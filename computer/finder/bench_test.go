@@ -25,12 +25,12 @@ func synthetic(n, servers int) []protocol.DPEDocumentSummary {
 		d := protocol.DPEDocumentSummary{
 			DocRef: ref, URI: "dpe://" + srv + ".docs/" + ref, Server: srv, FileURI: "file:///data/" + ref,
 			FileType: types[i%len(types)], Title: "Document " + strconv.Itoa(i), PageCount: 1 + i%50,
-			Keywords: []string{"k" + strconv.Itoa(i%13), "topic" + strconv.Itoa(i%97)}, Summary: &s,
+			Keywords: []string{"k" + strconv.Itoa(i%13), "topic" + strconv.Itoa(i%97)}, Summary: s,
 		}
 		if i%10 != 0 {
 			loc := time.FixedZone("", (i%25-12)*3600)
 			lm := base.Add(time.Duration((i*7919)%100000) * time.Minute).In(loc).Format(time.RFC3339)
-			d.LastModified = &lm
+			d.LastModified = lm
 		}
 		docs[i] = d
 	}
@@ -155,7 +155,7 @@ func BenchmarkQuery(b *testing.B) {
 			a := fiveServers(b)
 			req := protocol.GetFinderReq{ReqID: "r", Keywords: q.q.Keywords, Offset: q.q.Offset, Limit: q.q.Limit}
 			if q.q.FileType != "" {
-				req.FileType = &q.q.FileType
+				req.FileType = q.q.FileType
 			}
 			b.ReportAllocs()
 			for b.Loop() {

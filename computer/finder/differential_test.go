@@ -25,14 +25,14 @@ func TestOrganizePathsAgree(t *testing.T) {
 		sum := []string{"Alpha beta", "GAMMA", "delta Kelvin", "Ärger über Öl", ""}[r.IntN(5)]
 		d := protocol.DPEDocumentSummary{DocRef: ref, URI: "dpe://" + srv + ".h/" + ref, Server: srv,
 			FileType: []string{"pdf", "PDF", "xlsx"}[r.IntN(3)], Title: []string{"Report", "notes", "Über"}[r.IntN(3)],
-			Keywords: [][]string{nil, {"Quarterly", "Report"}, {"alpha"}}[r.IntN(3)], Summary: &sum}
+			Keywords: [][]string{nil, {"Quarterly", "Report"}, {"alpha"}}[r.IntN(3)], Summary: sum}
 		switch r.IntN(5) {
 		case 0: // missing
 		case 1:
-			d.LastModified = str("not a time")
+			d.LastModified = "not a time"
 		default: // few distinct instants: many ties
 			lm := base.Add(time.Duration(r.IntN(20)) * time.Hour).In(time.FixedZone("", (r.IntN(5)-2)*3600)).Format(time.RFC3339)
-			d.LastModified = &lm
+			d.LastModified = lm
 		}
 		if r.IntN(50) == 0 {
 			d.URI = "dpe://" + srv + ".h/" + ref + "/pages/x" // invalid
@@ -83,8 +83,8 @@ func reference(docs []protocol.DPEDocumentSummary, q Query, history []string) ([
 			for _, k := range q.Keywords {
 				k = lower(k)
 				s := ""
-				if d.Summary != nil {
-					s = *d.Summary
+				if d.Summary != "" {
+					s = d.Summary
 				}
 				if contains(lower(d.Title), k) || contains(lower(join(d.Keywords)), k) || contains(lower(s), k) {
 					hit = true
@@ -98,8 +98,8 @@ func reference(docs []protocol.DPEDocumentSummary, q Query, history []string) ([
 			continue
 		}
 		rw := row{d: d, i: i}
-		if d.LastModified != nil {
-			rw.t, rw.has = ParseInstant(*d.LastModified)
+		if d.LastModified != "" {
+			rw.t, rw.has = ParseInstant(d.LastModified)
 		}
 		rows = append(rows, rw)
 	}

@@ -15,11 +15,11 @@ func ptr(s string) *string { return &s }
 func ExampleOrganize() {
 	docs := []protocol.DPEDocumentSummary{
 		{DocRef: "rpt-2026", URI: "dpe://com.example.docs/rpt-2026", Server: "docs", FileType: "xlsx", Title: "2026 年度报告",
-			Keywords: []string{"财务", "年报"}, LastModified: ptr("2026-01-15T08:30:00Z")},
+			Keywords: []string{"财务", "年报"}, LastModified: "2026-01-15T08:30:00Z"},
 		{DocRef: "contract-a1", URI: "dpe://com.example.docs/contract-a1", Server: "docs", FileType: "pdf", Title: "A1 合同",
-			Keywords: []string{"合同"}, LastModified: ptr("2026-02-01T14:00:00Z")},
+			Keywords: []string{"合同"}, LastModified: "2026-02-01T14:00:00Z"},
 		{DocRef: "roadmap", URI: "dpe://com.example.slides/roadmap", Server: "slides", FileType: "pptx", Title: "Roadmap",
-			Summary: ptr("Product roadmap, finance section"), LastModified: ptr("2026-03-01T00:00:00+08:00")},
+			Summary: "Product roadmap, finance section", LastModified: "2026-03-01T00:00:00+08:00"},
 		{DocRef: "draft", URI: "dpe://com.example.slides/draft", Server: "slides", FileType: "pptx", Title: "Draft"},
 		{DocRef: "broken", URI: "dpe:///no-host", Server: "docs", FileType: "pdf", Title: "Broken"},
 	}

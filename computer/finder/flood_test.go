@@ -163,7 +163,7 @@ func TestQueryFitsThePayloadLimit(t *testing.T) {
 	huge.Keywords = kw(2000)                       // the Finder keeps 256
 	huge.Title = strings.Repeat("文", 65536)        // 192 KiB
 	long := strings.Repeat("字", 65536)
-	huge.Summary = &long // 192 KiB more: over the limit alone
+	huge.Summary = long // 192 KiB more: over the limit alone
 	srv.Put(sourcetest.Doc(huge))
 	cl := sourcetest.DialHTTP(t, "h", sourcetest.Serve(t, srv))
 	a := New(WithMaxAnswerBytes(limit))

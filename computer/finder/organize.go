@@ -34,8 +34,8 @@ type Query struct {
 // QueryFrom reads the filter and page of a client:get_finder request.
 func QueryFrom(req protocol.GetFinderReq) Query {
 	q := Query{Keywords: req.Keywords, Offset: req.Offset, Limit: req.Limit}
-	if req.FileType != nil {
-		q.FileType = *req.FileType
+	if req.FileType != "" {
+		q.FileType = req.FileType
 	}
 	return q
 }
@@ -140,8 +140,8 @@ type entry struct {
 
 func timed(d *protocol.DPEDocumentSummary) entry {
 	e := entry{doc: d}
-	if d.LastModified != nil {
-		if t, ok := ParseInstant(*d.LastModified); ok {
+	if d.LastModified != "" {
+		if t, ok := ParseInstant(d.LastModified); ok {
 			e.hasTime, e.sec, e.nsec = true, t.Unix(), int32(t.Nanosecond())
 		}
 	}
@@ -153,8 +153,8 @@ func cached(d protocol.DPEDocumentSummary) *entry {
 	e := timed(&d)
 	e.title = strings.ToLower(d.Title)
 	e.kw = strings.ToLower(strings.Join(d.Keywords, " "))
-	if d.Summary != nil {
-		e.summary = strings.ToLower(*d.Summary)
+	if d.Summary != "" {
+		e.summary = strings.ToLower(d.Summary)
 	}
 	return &e
 }
@@ -351,7 +351,7 @@ func lowerAll(ss []string) []string {
 // copies: kws are lower-cased already.
 func matchFold(d *protocol.DPEDocumentSummary, kws []string) bool {
 	for _, k := range kws {
-		if containsFold(d.Title, k) || (d.Summary != nil && containsFold(*d.Summary, k)) {
+		if containsFold(d.Title, k) || (d.Summary != "" && containsFold(d.Summary, k)) {
 			return true
 		}
 		if strings.IndexByte(k, ' ') < 0 {

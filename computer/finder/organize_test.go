@@ -82,7 +82,7 @@ func doc(ref, server, lm string) protocol.DPEDocumentSummary {
 	d := protocol.DPEDocumentSummary{DocRef: ref, URI: "dpe://" + server + ".h/" + ref, Server: server,
 		FileType: "pdf", FileURI: "file:///" + ref, Title: "T " + ref, PageCount: 1}
 	if lm != "" {
-		d.LastModified = str(lm)
+		d.LastModified = lm
 	}
 	return d
 }
@@ -152,7 +152,7 @@ func TestOrganize(t *testing.T) {
 				d1 := doc("k1", "s", "")
 				d1.Keywords = []string{"Quarterly", "Report"}
 				d2 := doc("k2", "s", "")
-				d2.Summary = str("a QUARTERLY review")
+				d2.Summary = "a QUARTERLY review"
 				d3 := doc("k3", "s", "")
 				return []protocol.DPEDocumentSummary{d1, d2, d3}
 			}(),
@@ -192,7 +192,7 @@ func TestOrganize(t *testing.T) {
 }
 
 func TestQueryFrom(t *testing.T) {
-	q := QueryFrom(protocol.GetFinderReq{Keywords: []string{"a"}, FileType: str("pdf"), Offset: 3, Limit: 7})
+	q := QueryFrom(protocol.GetFinderReq{Keywords: []string{"a"}, FileType: "pdf", Offset: 3, Limit: 7})
 	assert.Equal(t, Query{Keywords: []string{"a"}, FileType: "pdf", Offset: 3, Limit: 7}, q)
 	assert.Equal(t, Query{}, QueryFrom(protocol.GetFinderReq{}))
 }

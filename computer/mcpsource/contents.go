@@ -35,12 +35,12 @@ func Contents(in []mcp.ResourceContents) []protocol.ResourceContents {
 
 func text(v mcp.TextResourceContents) protocol.ResourceContents {
 	t := v.Text
-	return protocol.ResourceContents{URI: v.URI, MimeType: mime(v.MIMEType), Text: &t, Meta: maps.Clone(v.Meta)}
+	return protocol.ResourceContents{URI: v.URI, MimeType: v.MIMEType, Text: &t, Meta: maps.Clone(v.Meta)}
 }
 
 func blob(v mcp.BlobResourceContents) protocol.ResourceContents {
 	b := v.Blob
-	return protocol.ResourceContents{URI: v.URI, MimeType: mime(v.MIMEType), Blob: &b, Meta: maps.Clone(v.Meta)}
+	return protocol.ResourceContents{URI: v.URI, MimeType: v.MIMEType, Blob: &b, Meta: maps.Clone(v.Meta)}
 }
 
 func mime(s string) *string {

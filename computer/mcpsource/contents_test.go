@@ -24,9 +24,9 @@ func TestContents(t *testing.T) {
 		nil,
 	})
 	assert.Equal(t, []protocol.ResourceContents{
-		{URI: "dpe://h/d", MimeType: str("application/json"), Text: str(`{"a":1}`), Meta: map[string]any{"k": "v"}},
+		{URI: "dpe://h/d", MimeType: "application/json", Text: str(`{"a":1}`), Meta: map[string]any{"k": "v"}},
 		{URI: "window://h/w", Text: str("")},
-		{URI: "dpe://h/img", MimeType: str("image/png"), Blob: str("iVBO")},
+		{URI: "dpe://h/img", MimeType: "image/png", Blob: str("iVBO")},
 		{URI: "dpe://h/b", Blob: str("AA==")},
 	}, got)
 	assert.NotNil(t, Contents(nil))

@@ -219,8 +219,8 @@ func (s *Set) SetServer(name string, cfg protocol.MCPServerConfigBase, caller Ca
 	for i, t := range tools { // converted before taking the lock: a long list takes a while
 		meta := MergedMeta(cfg, t.Name)
 		display := t.Name
-		if meta != nil && meta.Alias != nil && *meta.Alias != "" {
-			display = *meta.Alias
+		if meta != nil && meta.Alias != "" {
+			display = meta.Alias
 		}
 		if slices.Contains(cfg.ForbiddenTools, t.Name) || slices.Contains(cfg.ForbiddenTools, display) {
 			sv.forbidden = append(sv.forbidden, display)

@@ -106,8 +106,8 @@ func TestMergedMeta(t *testing.T) {
 	def := &protocol.ToolMeta{AutoApply: ptr(true), Tags: []string{"d"}}
 	assert.Nil(t, MergedMeta(base(nil, nil, nil), "x"))
 	assert.Equal(t, def, MergedMeta(base(nil, nil, def), "x"))
-	m := MergedMeta(base(nil, map[string]protocol.ToolMeta{"x": {AutoApply: ptr(false), Alias: ptr("y")}}, def), "x")
-	assert.Equal(t, &protocol.ToolMeta{AutoApply: ptr(false), Alias: ptr("y"), Tags: []string{"d"}}, m)
+	m := MergedMeta(base(nil, map[string]protocol.ToolMeta{"x": {AutoApply: ptr(false), Alias: "y"}}, def), "x")
+	assert.Equal(t, &protocol.ToolMeta{AutoApply: ptr(false), Alias: "y", Tags: []string{"d"}}, m)
 
 	// A config's own keys (the Python SDK's ToolMeta allows extra members)
 	// merge the same way and reach a2c_tool_meta.
@@ -133,13 +133,13 @@ func TestNamesAliasesClashesForbidden(t *testing.T) {
 		{name: "unaliased clash: both qualified", a: base(nil, nil, nil), b: base(nil, nil, nil),
 			published: []string{"a__echo", "a__only", "b__echo", "b__only"},
 			calls:     map[string]string{"echo": "4001", "a__echo": "a:echo", "b__echo": "b:echo"}},
-		{name: "alias separates", a: base(nil, map[string]protocol.ToolMeta{"echo": {Alias: ptr("echo_a")}, "only": {Alias: ptr("only_a")}}, nil), b: base(nil, nil, nil),
+		{name: "alias separates", a: base(nil, map[string]protocol.ToolMeta{"echo": {Alias: "echo_a"}, "only": {Alias: "only_a"}}, nil), b: base(nil, nil, nil),
 			published: []string{"echo", "echo_a", "only", "only_a"},
 			calls:     map[string]string{"echo": "b:echo", "echo_a": "a:echo"}},
 		{name: "forbidden on one side: the other keeps the name", a: base([]string{"echo", "only"}, nil, nil), b: base([]string{"only"}, nil, nil),
 			published: []string{"echo"},
 			calls:     map[string]string{"echo": "b:echo", "only": "4002", "nothing": "4001"}},
-		{name: "forbidden by alias", a: base([]string{"x"}, map[string]protocol.ToolMeta{"echo": {Alias: ptr("x")}}, nil), b: base([]string{"echo", "only"}, nil, nil),
+		{name: "forbidden by alias", a: base([]string{"x"}, map[string]protocol.ToolMeta{"echo": {Alias: "x"}}, nil), b: base([]string{"echo", "only"}, nil, nil),
 			published: []string{"only"},
 			calls:     map[string]string{"x": "4002", "echo": "4002", "only": "a:only"}},
 	}

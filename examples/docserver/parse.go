@@ -285,7 +285,7 @@ func (n ids) next(cat protocol.DPEElementCategory) string {
 func (n ids) element(cat protocol.DPEElementCategory, summary string, content map[string]any) protocol.DPEElement {
 	e := protocol.DPEElement{ElementID: n.next(cat), Category: cat, Content: content}
 	if summary = clip(oneLine(summary), 120); summary != "" {
-		e.Summary = &summary
+		e.Summary = summary
 	}
 	return e
 }

@@ -215,7 +215,7 @@ func openDocument(ctx context.Context, d *demo, entry protocol.DPEDocumentSummar
 	}
 	fmt.Println()
 	say("%s (%s, %d pages)", doc.Title, doc.FileType, doc.PageCount)
-	block(wrap(deref(doc.Summary), 72))
+	block(wrap(doc.Summary, 72))
 	fmt.Println()
 	rows := [][]string{{"PAGE", "ELEMENTS", "TITLE"}}
 	for _, p := range doc.Pages {
@@ -271,7 +271,7 @@ func readElement(ctx context.Context, d *demo, budget protocol.DPEDocumentSummar
 		return fmt.Errorf("read element %s of %s: %w", id, budget.URI, err)
 	}
 	fmt.Println()
-	block(deref(el.ContentMarkdown))
+	block(el.ContentMarkdown)
 	return nil
 }
 
@@ -317,7 +317,7 @@ func editAndWatch(ctx context.Context, d *demo, before protocol.DPEDocumentSumma
 		return err
 	}
 	say("notify:update_finder arrived %.1f s later; the Agent re-fetched the catalog:", time.Since(edited).Seconds())
-	say("%s  pages %d → %d, last modified %s", after.URI, before.PageCount, after.PageCount, deref(after.LastModified))
+	say("%s  pages %d → %d, last modified %s", after.URI, before.PageCount, after.PageCount, after.LastModified)
 	return nil
 }
 
@@ -342,7 +342,7 @@ func waitForUpdate(ctx context.Context, d *demo, before protocol.DPEDocumentSumm
 		select {
 		case catalog := <-d.finderUpdates:
 			doc, err := findDocument(catalog, reportFile)
-			if err == nil && (doc.PageCount != before.PageCount || deref(doc.LastModified) != deref(before.LastModified)) {
+			if err == nil && (doc.PageCount != before.PageCount || doc.LastModified != before.LastModified) {
 				return doc, nil
 			}
 		case <-timeout.C:

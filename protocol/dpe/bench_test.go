@@ -55,7 +55,7 @@ func benchPage() protocol.DPEPage {
 	}
 	title := "Sheet 1"
 	return protocol.DPEPage{
-		PageIndex: 0, URI: "dpe://h/d/pages/0", Title: &title, ElementCount: 2,
+		PageIndex: 0, URI: "dpe://h/d/pages/0", Title: title, ElementCount: 2,
 		Elements: []protocol.DPEElement{
 			{ElementID: "h", Category: protocol.DPEElementCategoryHeading, Content: map[string]any{"level": 2.0, "text": "Revenue"}},
 			{ElementID: "t", Category: protocol.DPEElementCategoryTable, Content: map[string]any{

@@ -41,7 +41,7 @@ func ExampleBuild() {
 func ExamplePageMarkdown() {
 	title := "Overview"
 	page := protocol.DPEPage{
-		PageIndex: 0, URI: "dpe://com.example.docs/rpt-2026/pages/0", Title: &title, ElementCount: 3,
+		PageIndex: 0, URI: "dpe://com.example.docs/rpt-2026/pages/0", Title: title, ElementCount: 3,
 		Elements: []protocol.DPEElement{
 			{ElementID: "h-001", Category: "heading", Content: map[string]any{"level": 2, "text": "2026 summary"}},
 			{ElementID: "tbl-001", Category: "table", Content: map[string]any{

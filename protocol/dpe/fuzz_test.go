@@ -96,7 +96,7 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("invalid UTF-8 output for %q", js)
 		}
 		title := "t"
-		_ = dpe.PageMarkdown(protocol.DPEPage{Title: &title, Elements: []protocol.DPEElement{e, e}})
+		_ = dpe.PageMarkdown(protocol.DPEPage{Title: title, Elements: []protocol.DPEElement{e, e}})
 		_ = dpe.ElementDetailText(protocol.DPEElementDetail{ElementID: e.ElementID, Category: e.Category, Content: e.Content, Metadata: e.Content})
 	})
 }

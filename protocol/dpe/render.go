@@ -57,11 +57,11 @@ func PageText(p protocol.DPEPage) string {
 func renderPage(p protocol.DPEPage, m mode) string {
 	var b strings.Builder
 	b.Grow(pageSizeHint(p))
-	if p.Title != nil && *p.Title != "" {
+	if p.Title != "" {
 		if m == markdown {
 			b.WriteString("# ")
 		}
-		writeOneLine(&b, *p.Title)
+		writeOneLine(&b, p.Title)
 	}
 	for _, e := range p.Elements {
 		if rendersEmpty(e.Category, e.Content) {
@@ -109,8 +109,8 @@ func pageSizeHint(p protocol.DPEPage) int {
 // by ElementMarkdown. A detail that already carries content_markdown is
 // returned as that text.
 func ElementDetailMarkdown(e protocol.DPEElementDetail) string {
-	if e.ContentMarkdown != nil {
-		return *e.ContentMarkdown
+	if e.ContentMarkdown != "" {
+		return e.ContentMarkdown
 	}
 	return renderDetail(e, markdown)
 }
@@ -118,8 +118,8 @@ func ElementDetailMarkdown(e protocol.DPEElementDetail) string {
 // ElementDetailText is ElementDetailMarkdown in plain text ("key: value"
 // lines instead of a list).
 func ElementDetailText(e protocol.DPEElementDetail) string {
-	if e.ContentText != nil {
-		return *e.ContentText
+	if e.ContentText != "" {
+		return e.ContentText
 	}
 	return renderDetail(e, text)
 }
@@ -128,17 +128,17 @@ func renderDetail(e protocol.DPEElementDetail, m mode) string {
 	var b strings.Builder
 	field(&b, m, "element_id", e.ElementID)
 	field(&b, m, "category", string(e.Category))
-	if e.DocRef != nil {
-		field(&b, m, "doc_ref", *e.DocRef)
+	if e.DocRef != "" {
+		field(&b, m, "doc_ref", e.DocRef)
 	}
 	if e.PageIndex != nil {
 		field(&b, m, "page_index", strconv.Itoa(*e.PageIndex))
 	}
-	if e.URI != nil {
-		field(&b, m, "uri", *e.URI)
+	if e.URI != "" {
+		field(&b, m, "uri", e.URI)
 	}
-	if e.Summary != nil {
-		field(&b, m, "summary", *e.Summary)
+	if e.Summary != "" {
+		field(&b, m, "summary", e.Summary)
 	}
 	for _, k := range slices.Sorted(maps.Keys(e.Metadata)) {
 		field(&b, m, "metadata."+k, scalar(e.Metadata[k]))
@@ -159,8 +159,8 @@ func renderDetail(e protocol.DPEElementDetail, m mode) string {
 // page_index, title, element_count and uri. A document that already carries
 // content_markdown is returned as that text.
 func DocumentMarkdown(d protocol.DPEDocument) string {
-	if d.ContentMarkdown != nil {
-		return *d.ContentMarkdown
+	if d.ContentMarkdown != "" {
+		return d.ContentMarkdown
 	}
 	return renderDocument(d, markdown)
 }
@@ -168,8 +168,8 @@ func DocumentMarkdown(d protocol.DPEDocument) string {
 // DocumentText is DocumentMarkdown in plain text: the title line, "key:
 // value" lines, and the page index as tab-separated lines under a header line.
 func DocumentText(d protocol.DPEDocument) string {
-	if d.ContentText != nil {
-		return *d.ContentText
+	if d.ContentText != "" {
+		return d.ContentText
 	}
 	return renderDocument(d, text)
 }
@@ -193,11 +193,11 @@ func renderDocument(d protocol.DPEDocument, m mode) string {
 	if len(d.Keywords) > 0 {
 		field(&b, m, "keywords", strings.Join(d.Keywords, ", "))
 	}
-	if d.Summary != nil {
-		field(&b, m, "summary", *d.Summary)
+	if d.Summary != "" {
+		field(&b, m, "summary", d.Summary)
 	}
-	if d.LastModified != nil {
-		field(&b, m, "last_modified", *d.LastModified)
+	if d.LastModified != "" {
+		field(&b, m, "last_modified", d.LastModified)
 	}
 	if len(d.Pages) == 0 && d.PageTotal == nil && d.PageOffset == nil {
 		return strings.TrimRight(b.String(), "\n")
@@ -211,8 +211,8 @@ func renderDocument(d protocol.DPEDocument, m mode) string {
 	if d.PageOffset != nil {
 		window = append(window, "page_offset: "+strconv.Itoa(*d.PageOffset))
 	}
-	if d.PageLimit != nil {
-		window = append(window, "page_limit: "+strconv.Itoa(*d.PageLimit))
+	if d.PageLimit != 0 {
+		window = append(window, "page_limit: "+strconv.Itoa(d.PageLimit))
 	}
 	if d.PageTotal != nil {
 		window = append(window, "page_total: "+strconv.Itoa(*d.PageTotal))
@@ -242,8 +242,8 @@ func renderDocument(d protocol.DPEDocument, m mode) string {
 // per document: "- [{title}]({uri}) — {file_type}, {page_count} pages". A
 // catalog that already carries content_markdown is returned as that text.
 func CatalogMarkdown(c protocol.DPECatalog) string {
-	if c.ContentMarkdown != nil {
-		return *c.ContentMarkdown
+	if c.ContentMarkdown != "" {
+		return c.ContentMarkdown
 	}
 	return renderCatalog(c, markdown)
 }
@@ -252,8 +252,8 @@ func CatalogMarkdown(c protocol.DPECatalog) string {
 // line, then one tab-separated line per document (uri, title, file_type,
 // page_count) under a header line.
 func CatalogText(c protocol.DPECatalog) string {
-	if c.ContentText != nil {
-		return *c.ContentText
+	if c.ContentText != "" {
+		return c.ContentText
 	}
 	return renderCatalog(c, text)
 }
@@ -338,19 +338,19 @@ func writeOneLine(b *strings.Builder, s string) {
 	b.WriteString(s[start:])
 }
 
-func writeElement(b *strings.Builder, cat protocol.DPEElementCategory, c map[string]any, summary *string, m mode) {
+func writeElement(b *strings.Builder, cat protocol.DPEElementCategory, c map[string]any, summary string, m mode) {
 	if !writeKnown(b, cat, c, summary, m) {
 		writeOther(b, cat, summary)
 	}
 }
 
 // writeOther writes "[{category}: {summary}]".
-func writeOther(b *strings.Builder, cat protocol.DPEElementCategory, summary *string) {
+func writeOther(b *strings.Builder, cat protocol.DPEElementCategory, summary string) {
 	b.WriteByte('[')
 	writeOneLine(b, string(cat))
 	b.WriteString(": ")
-	if summary != nil {
-		writeOneLine(b, *summary)
+	if summary != "" {
+		writeOneLine(b, summary)
 	}
 	b.WriteByte(']')
 }
@@ -358,7 +358,7 @@ func writeOther(b *strings.Builder, cat protocol.DPEElementCategory, summary *st
 // writeKnown renders the categories with a dedicated rule; false means "use
 // the generic rule" (another category, or content that lacks what the rule
 // needs). It writes nothing when it returns false.
-func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[string]any, summary *string, m mode) bool {
+func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[string]any, summary string, m mode) bool {
 	switch cat {
 	case protocol.DPEElementCategoryHeading:
 		t, ok := contentString(c, "text")
@@ -447,8 +447,8 @@ func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[strin
 
 	case protocol.DPEElementCategoryChart:
 		title, ok := contentString(c, "title")
-		if (!ok || title == "") && summary != nil {
-			title = *summary
+		if (!ok || title == "") && summary != "" {
+			title = summary
 		}
 		b.WriteString("[图表: ")
 		writeOneLine(b, title)
@@ -467,8 +467,8 @@ func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[strin
 			if alt == "" {
 				alt = desc
 			}
-			if alt == "" && summary != nil {
-				alt = *summary
+			if alt == "" && summary != "" {
+				alt = summary
 			}
 			if m == markdown {
 				b.WriteByte('!')
@@ -484,8 +484,8 @@ func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[strin
 		if desc == "" {
 			desc = alt
 		}
-		if desc == "" && summary != nil {
-			desc = *summary
+		if desc == "" && summary != "" {
+			desc = summary
 		}
 		b.WriteString("[图片: ")
 		writeOneLine(b, desc)

@@ -218,7 +218,7 @@ func TestElementRenderingGoValues(t *testing.T) {
 	list := protocol.DPEElement{ElementID: "l", Category: protocol.DPEElementCategoryList, Content: map[string]any{"ordered": true, "items": []string{"a", "b"}}}
 	assert.Equal(t, "1. a\n2. b", dpe.ElementMarkdown(list))
 	// Malformed content never panics and falls back.
-	bad := protocol.DPEElement{ElementID: "b", Category: protocol.DPEElementCategoryTable, Summary: ptr("s"), Content: map[string]any{"headers": "a,b", "rows": 3}}
+	bad := protocol.DPEElement{ElementID: "b", Category: protocol.DPEElementCategoryTable, Summary: "s", Content: map[string]any{"headers": "a,b", "rows": 3}}
 	assert.Equal(t, "[table: s]", dpe.ElementMarkdown(bad))
 	assert.Equal(t, "[list: ]", dpe.ElementMarkdown(protocol.DPEElement{Category: protocol.DPEElementCategoryList}))
 }
@@ -235,10 +235,10 @@ func TestPageRendering(t *testing.T) {
 	// No title: no heading; an element rendering to nothing is skipped.
 	assert.Equal(t, "Hello\n\n$ x^2 $", dpe.PageMarkdown(page))
 	assert.Equal(t, "Hello\n\nx^2", dpe.PageText(page))
-	page.Title = ptr("Sheet\n1")
+	page.Title = "Sheet\n1"
 	assert.Equal(t, "# Sheet 1\n\nHello\n\n$ x^2 $", dpe.PageMarkdown(page))
 	assert.Equal(t, "Sheet 1\n\nHello\n\nx^2", dpe.PageText(page))
-	assert.Equal(t, "# Empty", dpe.PageMarkdown(protocol.DPEPage{Title: ptr("Empty")}))
+	assert.Equal(t, "# Empty", dpe.PageMarkdown(protocol.DPEPage{Title: "Empty"}))
 	assert.Equal(t, "", dpe.PageMarkdown(protocol.DPEPage{}))
 }
 
@@ -297,17 +297,17 @@ func TestDocumentRendering(t *testing.T) {
 		dpe.DocumentText(d))
 
 	// depth=metadata: no page index.
-	d.Pages, d.PageOffset, d.PageLimit, d.PageTotal = nil, nil, nil, nil
+	d.Pages, d.PageOffset, d.PageLimit, d.PageTotal = nil, nil, 0, nil
 	assert.Equal(t, "# 2026 年度报告\n\n"+meta[:len(meta)-1], dpe.DocumentMarkdown(d))
 
 	// A page window past the end: the window line, no table.
-	d.PageOffset, d.PageLimit, d.PageTotal = ptr(40), ptr(20), ptr(12)
+	d.PageOffset, d.PageLimit, d.PageTotal = ptr(40), 20, ptr(12)
 	assert.Equal(t, "# 2026 年度报告\n\n"+meta+"\n## Pages\n\npage_offset: 40, page_limit: 20, page_total: 12", dpe.DocumentMarkdown(d))
 
 	// Untitled: the doc_ref is the heading; optional fields are left out.
 	bare := protocol.DPEDocument{DocRef: "d1", URI: "dpe://h/d1", FileType: "pdf", FileURI: "file:///d1.pdf", PageCount: 1}
 	assert.Equal(t, "# d1\n\n- doc_ref: d1\n- uri: dpe://h/d1\n- file_type: pdf\n- file_uri: file:///d1.pdf\n- page_count: 1", dpe.DocumentMarkdown(bare))
-	bare.ContentMarkdown, bare.ContentText = ptr("given md"), ptr("given text")
+	bare.ContentMarkdown, bare.ContentText = "given md", "given text"
 	assert.Equal(t, "given md", dpe.DocumentMarkdown(bare))
 	assert.Equal(t, "given text", dpe.DocumentText(bare))
 }
@@ -338,7 +338,7 @@ func TestCatalogRendering(t *testing.T) {
 	assert.Equal(t, "# Documents (1 of 7)\n\n- [Q\\[1\\]](dpe://com.example.docs/rpt-2026) — xlsx, 12 pages", dpe.CatalogMarkdown(c))
 	assert.Equal(t, "# Documents (0)", dpe.CatalogMarkdown(protocol.DPECatalog{}))
 	assert.Equal(t, "Documents (0)", dpe.CatalogText(protocol.DPECatalog{}))
-	assert.Equal(t, "x", dpe.CatalogMarkdown(protocol.DPECatalog{ContentMarkdown: ptr("x")}))
+	assert.Equal(t, "x", dpe.CatalogMarkdown(protocol.DPECatalog{ContentMarkdown: "x"}))
 }
 
 const specDetail = `{
@@ -395,6 +395,6 @@ func TestElementDetailRendering(t *testing.T) {
 	empty := protocol.DPEElementDetail{ElementID: "t", Category: protocol.DPEElementCategoryText, Content: map[string]any{"text": ""},
 		Metadata: map[string]any{"nested": map[string]any{"a": []any{1.0, "b"}}}}
 	assert.Equal(t, "- element_id: t\n- category: text\n- metadata.nested: {\"a\":[1,\"b\"]}", dpe.ElementDetailMarkdown(empty))
-	empty.ContentText = ptr("given")
+	empty.ContentText = "given"
 	assert.Equal(t, "given", dpe.ElementDetailText(empty))
 }

@@ -213,7 +213,7 @@ func cmdFinder(ctx context.Context, e *env, args []string) error {
 	}
 	tw := e.table("URI", "TITLE", "TYPE", "PAGES", "SERVER", "MODIFIED")
 	for _, d := range ret.Documents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.URI, cell(d.Title, 40), cell(d.FileType, 10), d.PageCount, d.Server, cell(str(d.LastModified), 25))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.URI, cell(d.Title, 40), cell(d.FileType, 10), d.PageCount, d.Server, cell(d.LastModified, 25))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -291,10 +291,10 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 	case dpe.FormatText:
 		fmt.Fprintln(e.out, dpe.PageText(*p))
 	default:
-		fmt.Fprintf(e.out, "page %d: %s (%d elements)\n", p.PageIndex, str(p.Title), p.ElementCount)
+		fmt.Fprintf(e.out, "page %d: %s (%d elements)\n", p.PageIndex, p.Title, p.ElementCount)
 		tw := e.table("ELEMENT", "CATEGORY", "SUMMARY")
 		for _, el := range p.Elements {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", el.ElementID, el.Category, cell(str(el.Summary), 70))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", el.ElementID, el.Category, cell(el.Summary, 70))
 		}
 		return tw.Flush()
 	}

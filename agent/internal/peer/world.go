@@ -49,7 +49,7 @@ type Doc struct {
 func str(s string) *string { return &s }
 
 func el(id string, cat protocol.DPEElementCategory, summary string, content map[string]any) protocol.DPEElement {
-	return protocol.DPEElement{ElementID: id, Category: cat, Summary: str(summary), Content: content}
+	return protocol.DPEElement{ElementID: id, Category: cat, Summary: summary, Content: content}
 }
 
 // NewDoc builds a document of host from its pages' titles and elements.
@@ -57,13 +57,13 @@ func NewDoc(host, ref, title, fileType string, keywords []string, summary, modif
 	u := dpe.DocumentURI(host, ref).String()
 	d := &Doc{Meta: protocol.DPEDocumentMeta{
 		DocRef: ref, URI: u, FileURI: "file:///data/" + ref + "." + fileType, FileType: fileType,
-		Title: title, PageCount: len(pages), Keywords: keywords, Summary: str(summary),
+		Title: title, PageCount: len(pages), Keywords: keywords, Summary: summary,
 	}}
 	if modified != "" {
-		d.Meta.LastModified = str(modified)
+		d.Meta.LastModified = modified
 	}
 	for i, t := range pages {
-		p := protocol.DPEPage{PageIndex: i, Title: str(t), DocRef: str(ref), URI: dpe.PageURI(host, ref, i).String()}
+		p := protocol.DPEPage{PageIndex: i, Title: t, DocRef: ref, URI: dpe.PageURI(host, ref, i).String()}
 		if i < len(elements) {
 			p.Elements = elements[i]
 		}
@@ -322,7 +322,7 @@ func (w *World) finder(c *Computer, req map[string]any) Reply {
 }
 
 func matches(m protocol.DPEDocumentMeta, kws []string) bool {
-	hay := strings.ToLower(m.Title + " " + strings.Join(m.Keywords, " ") + " " + deref(m.Summary))
+	hay := strings.ToLower(m.Title + " " + strings.Join(m.Keywords, " ") + " " + m.Summary)
 	for _, k := range kws {
 		if strings.Contains(hay, k) {
 			return true
@@ -366,9 +366,9 @@ func (w *World) read(c *Computer, req map[string]any) Reply {
 		}
 		switch format {
 		case dpe.FormatMarkdown:
-			cat.ContentMarkdown = str(dpe.CatalogMarkdown(cat))
+			cat.ContentMarkdown = dpe.CatalogMarkdown(cat)
 		case dpe.FormatText:
-			cat.ContentText = str(dpe.CatalogText(cat))
+			cat.ContentText = dpe.CatalogText(cat)
 		}
 		body = cat
 	default:
@@ -400,7 +400,7 @@ func (w *World) read(c *Computer, req map[string]any) Reply {
 	}
 	text, _ := json.Marshal(body)
 	return Answer(jsonValue(protocol.ReadResourceRet{ReqID: reqID(req), Contents: []protocol.ResourceContents{{
-		URI: raw, MimeType: str("application/json"), Text: str(string(text)),
+		URI: raw, MimeType: "application/json", Text: str(string(text)),
 	}}}))
 }
 
@@ -413,15 +413,15 @@ func (w *World) document(doc *Doc, u *dpe.URI) protocol.DPEDocument {
 		d.Pages = []protocol.DPEPageSummary{}
 		for i := off; i < len(doc.Pages) && i < off+lim; i++ {
 			p := doc.Pages[i]
-			d.Pages = append(d.Pages, protocol.DPEPageSummary{PageIndex: i, Title: deref(p.Title), ElementCount: len(p.Elements), URI: p.URI, DocRef: str(m.DocRef)})
+			d.Pages = append(d.Pages, protocol.DPEPageSummary{PageIndex: i, Title: p.Title, ElementCount: len(p.Elements), URI: p.URI, DocRef: m.DocRef})
 		}
-		d.PageOffset, d.PageLimit, d.PageTotal = &off, &lim, &m.PageCount
+		d.PageOffset, d.PageLimit, d.PageTotal = &off, lim, &m.PageCount
 	}
 	switch u.Format() {
 	case dpe.FormatMarkdown:
-		d.ContentMarkdown = str(dpe.DocumentMarkdown(d))
+		d.ContentMarkdown = dpe.DocumentMarkdown(d)
 	case dpe.FormatText:
-		d.ContentText = str(dpe.DocumentText(d))
+		d.ContentText = dpe.DocumentText(d)
 	}
 	return d
 }
@@ -450,13 +450,13 @@ func element(doc *Doc, u *dpe.URI) (protocol.DPEElementDetail, bool) {
 			}
 			pi := i
 			d := protocol.DPEElementDetail{ElementID: e.ElementID, Category: e.Category, Summary: e.Summary, Content: e.Content,
-				DocRef: str(doc.Meta.DocRef), PageIndex: &pi, URI: str(dpe.ElementURI(u.Host, doc.Meta.DocRef, e.ElementID).String()),
+				DocRef: doc.Meta.DocRef, PageIndex: &pi, URI: dpe.ElementURI(u.Host, doc.Meta.DocRef, e.ElementID).String(),
 				Metadata: map[string]any{"source": "fixture"}}
 			switch u.Format() {
 			case dpe.FormatMarkdown:
-				d.ContentMarkdown = str(dpe.ElementDetailMarkdown(d))
+				d.ContentMarkdown = dpe.ElementDetailMarkdown(d)
 			case dpe.FormatText:
-				d.ContentText = str(dpe.ElementDetailText(d))
+				d.ContentText = dpe.ElementDetailText(d)
 			}
 			return d, true
 		}

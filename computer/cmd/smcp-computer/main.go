@@ -317,7 +317,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			req.Keywords = strings.Split(keywords, ",")
 		}
 		if fileType != "" {
-			req.FileType = &fileType
+			req.FileType = fileType
 		}
 		out = comp.Finder(req)
 	}

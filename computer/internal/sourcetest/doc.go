@@ -20,10 +20,10 @@ func Meta(host, ref string, i int) protocol.DPEDocumentMeta {
 		Keywords:  []string{"test", ref},
 	}
 	s := fmt.Sprintf("summary of %s", ref)
-	m.Summary = &s
+	m.Summary = s
 	if i >= 0 {
 		lm := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour).Format(time.RFC3339)
-		m.LastModified = &lm
+		m.LastModified = lm
 	}
 	return m
 }

@@ -185,7 +185,7 @@ func (s *Server) readDPE(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.
 			d := s.docs[ref]
 			lm := d.modified.Format(time.RFC3339)
 			metas = append(metas, protocol.DPEDocumentMeta{DocRef: ref, FileType: d.fileType, FileURI: "file:///" + ref + "." + d.fileType,
-				PageCount: d.pages, Title: d.title, URI: s.docURI(ref), LastModified: &lm})
+				PageCount: d.pages, Title: d.title, URI: s.docURI(ref), LastModified: lm})
 		}
 		return jsonContents(raw, protocol.DPECatalog{Documents: metas, TotalCount: len(metas)})
 	}
@@ -199,7 +199,7 @@ func (s *Server) readDPE(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.
 		lm := d.modified.Format(time.RFC3339)
 		summary := fmt.Sprintf("summary of %s v%d", ref, d.version)
 		return jsonContents(raw, protocol.DPEDocument{DocRef: ref, FileType: d.fileType, FileURI: "file:///" + ref + "." + d.fileType,
-			PageCount: d.pages, Title: d.title, URI: s.docURI(ref), LastModified: &lm, Summary: &summary, Keywords: []string{"test", ref}})
+			PageCount: d.pages, Title: d.title, URI: s.docURI(ref), LastModified: lm, Summary: summary, Keywords: []string{"test", ref}})
 	case len(segs) == 3 && segs[1] == "pages":
 		n, err := strconv.Atoi(segs[2])
 		if err != nil || n < 0 {
@@ -210,9 +210,9 @@ func (s *Server) readDPE(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.
 		}
 		title := fmt.Sprintf("Page %d", n)
 		summary := "first paragraph"
-		return jsonContents(raw, protocol.DPEPage{DocRef: &ref, PageIndex: n, Title: &title, ElementCount: 1, URI: raw,
+		return jsonContents(raw, protocol.DPEPage{DocRef: ref, PageIndex: n, Title: title, ElementCount: 1, URI: raw,
 			Elements: []protocol.DPEElement{{ElementID: fmt.Sprintf("p%d-e1", n), Category: protocol.DPEElementCategoryText,
-				Content: map[string]any{"text": fmt.Sprintf("text of page %d", n)}, Summary: &summary}}})
+				Content: map[string]any{"text": fmt.Sprintf("text of page %d", n)}, Summary: summary}}})
 	case len(segs) == 3 && segs[1] == "elements":
 		id := segs[2]
 		var page int
@@ -220,7 +220,7 @@ func (s *Server) readDPE(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.
 			return nil, smcpErr(protocol.NewElementNotFound("element %q not found", id).With("element_id", id))
 		}
 		return jsonContents(raw, protocol.DPEElementDetail{ElementID: id, Category: protocol.DPEElementCategoryText,
-			Content: map[string]any{"text": fmt.Sprintf("text of page %d", page)}, DocRef: &ref, PageIndex: &page, URI: &raw})
+			Content: map[string]any{"text": fmt.Sprintf("text of page %d", page)}, DocRef: ref, PageIndex: &page, URI: raw})
 	}
 	return nil, smcpErr(protocol.NewInvalidDPEURI("invalid dpe uri %q", raw).With("uri", raw))
 }

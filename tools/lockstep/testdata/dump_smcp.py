@@ -14,7 +14,11 @@ import typing
 
 import typing_extensions
 
-from a2c_smcp import smcp
+# Later SDKs' logger writes to stdout when it starts: keep stdout for the answer.
+answer_to = sys.stdout
+sys.stdout = sys.stderr
+
+from a2c_smcp import smcp  # noqa: E402
 
 NONE = type(None)
 
@@ -52,4 +56,4 @@ for name, cls in vars(smcp).items():
     for key, tp in hints.items():
         keys[key] = {"required": key in cls.__required_keys__, "nullable": nullable(tp)}
     out["types"][name] = keys
-json.dump(out, sys.stdout, indent=1, sort_keys=True)
+json.dump(out, answer_to, indent=1, sort_keys=True)
