@@ -65,6 +65,8 @@ const (
 	CodeCrossRoomAccess Code = 4104
 	// CodeOfficeFull: Office full: the office has reached its configured maximum number of members.
 	CodeOfficeFull Code = 4105
+	// CodeNotSupported: Not supported: the target Computer does not offer the event in its protocol generation and did not declare it as an extension when it joined, or the Server does not route it; asking again will not help.
+	CodeNotSupported Code = 4106
 	// CodeDocumentNotFound: Document not found: the doc_ref does not exist.
 	CodeDocumentNotFound Code = 4201
 	// CodePageOutOfRange: Page out of range: page_index >= page_count.
@@ -157,6 +159,8 @@ var codeInfo = map[Code]codeData{
 		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
 	CodeOfficeFull: {name: "OfficeFull", group: "offices", meaning: "Office full: the office has reached its configured maximum number of members.",
 		status: map[Generation]CodeStatus{Gen02: CodeExtension, Gen03: CodeExtension, Gen04: CodeExtension}},
+	CodeNotSupported: {name: "NotSupported", group: "offices", meaning: "Not supported: the target Computer does not offer the event in its protocol generation and did not declare it as an extension when it joined, or the Server does not route it; asking again will not help.",
+		status: map[Generation]CodeStatus{Gen02: CodeExtension, Gen03: CodeExtension, Gen04: CodeExtension}},
 	CodeDocumentNotFound: {name: "DocumentNotFound", group: "finder", meaning: "Document not found: the doc_ref does not exist.",
 		status: map[Generation]CodeStatus{Gen02: CodeCore, Gen03: CodeExtension, Gen04: CodeExtension}},
 	CodePageOutOfRange: {name: "PageOutOfRange", group: "finder", meaning: "Page out of range: page_index >= page_count.",
@@ -169,7 +173,7 @@ var codeInfo = map[Code]codeData{
 
 // Codes lists every protocol error code in ascending order.
 func Codes() []Code {
-	return []Code{CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeTimeout, CodePayloadTooLarge, CodeTooManyRequests, CodeHeaderFieldsTooLarge, CodeInternal, CodeUnavailable, CodeToolNotFound, CodeToolDisabled, CodeToolExecutionFailed, CodeToolTimeout, CodeToolRequiresConfirmation, CodeToolAuthorizationRequired, CodeToolAuthorizationFailed, CodeProtocolVersionMismatch, CodeMCPServerNotFound, CodeMCPCapabilityNotSupported, CodeSkillNameInvalid, CodeSkillResourceNotAccessible, CodeBlobNotAccessible, CodeBlobWriteFailed, CodeRoomFull, CodeRoomNotFound, CodeNotInRoom, CodeCrossRoomAccess, CodeOfficeFull, CodeDocumentNotFound, CodePageOutOfRange, CodeElementNotFound, CodeInvalidDPEURI}
+	return []Code{CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeTimeout, CodePayloadTooLarge, CodeTooManyRequests, CodeHeaderFieldsTooLarge, CodeInternal, CodeUnavailable, CodeToolNotFound, CodeToolDisabled, CodeToolExecutionFailed, CodeToolTimeout, CodeToolRequiresConfirmation, CodeToolAuthorizationRequired, CodeToolAuthorizationFailed, CodeProtocolVersionMismatch, CodeMCPServerNotFound, CodeMCPCapabilityNotSupported, CodeSkillNameInvalid, CodeSkillResourceNotAccessible, CodeBlobNotAccessible, CodeBlobWriteFailed, CodeRoomFull, CodeRoomNotFound, CodeNotInRoom, CodeCrossRoomAccess, CodeOfficeFull, CodeNotSupported, CodeDocumentNotFound, CodePageOutOfRange, CodeElementNotFound, CodeInvalidDPEURI}
 }
 
 // NewBadRequest returns an *Error with code 400 (Malformed request: schema violation, missing field or wrong type).
@@ -315,6 +319,11 @@ func NewCrossRoomAccess(format string, args ...any) *Error {
 // NewOfficeFull returns an *Error with code 4105 (Office full: the office has reached its configured maximum number of members).
 func NewOfficeFull(format string, args ...any) *Error {
 	return &Error{Code: CodeOfficeFull, Message: fmt.Sprintf(format, args...)}
+}
+
+// NewNotSupported returns an *Error with code 4106 (Not supported: the target Computer does not offer the event in its protocol generation and did not declare it as an extension when it joined, or the Server does not route it; asking again will not help).
+func NewNotSupported(format string, args ...any) *Error {
+	return &Error{Code: CodeNotSupported, Message: fmt.Sprintf(format, args...)}
 }
 
 // NewDocumentNotFound returns an *Error with code 4201 (Document not found: the doc_ref does not exist).

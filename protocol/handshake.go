@@ -18,6 +18,15 @@ const (
 	// ErrorCodeHeader is the header of a refusal whose body has code 4008;
 	// its value is "4008".
 	ErrorCodeHeader = "X-A2C-Error-Code"
+	// VersionHeader is smcp-go's confirmation of a session's generation: an
+	// smcp-go Server names the version it speaks with the client in this
+	// response header of every Engine.IO handshake it accepts (the
+	// long-polling open and the WebSocket upgrade), whatever the client
+	// asked for. The reference Servers of 0.3/0.4 confirm nothing: a client
+	// that reads no such header speaks the generation it asked for, and
+	// knows that the Server routes no smcp-go extension
+	// (spec/generations.md, Confirmation and extensions).
+	VersionHeader = "X-A2C-Version"
 	// AuthToken is the member of the Socket.IO auth payload that carries
 	// the credential from 0.3.0 on; AuthAPIKey is 0.2.0's. A client that
 	// does not know its Server's generation sends both.

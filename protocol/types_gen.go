@@ -553,6 +553,15 @@ type EnterOfficeNotification struct {
 
 // server:join_office request.
 type EnterOfficeReq struct {
+	// smcp-go extension, sent by a Computer only to a Server that confirmed its
+	// generation (X-A2C-Version): the client:* events it answers beyond its
+	// generation's core events (spec/generations.md, Extensions). A Server records
+	// them for the session; other Servers ignore the member.
+	//
+	// Wire member "extensions": an array of strings, at most 64 items; optional,
+	// nil when absent.
+	Extensions []string `json:"extensions,omitempty,omitzero"`
+
 	// Name registered namespace-wide for this session.
 	//
 	// Wire member "name": a string, 1 to 256 characters; always sent.
@@ -1488,6 +1497,14 @@ type SessionInfo struct {
 	// Wire member "a2c_version": a string, at most 64 characters; optional, the
 	// zero value means absent. Only in 0.3.0 and 0.4.0.
 	A2CVersion string `json:"a2c_version,omitempty,omitzero"`
+
+	// smcp-go extension: the client:* events a Computer session declared it answers
+	// beyond its generation's core events (spec/generations.md, Extensions); written
+	// by smcp-go Servers for Computer sessions, absent elsewhere.
+	//
+	// Wire member "extensions": an array of strings, at most 64 items; optional,
+	// nil when absent.
+	Extensions []string `json:"extensions,omitempty,omitzero"`
 
 	// Wire member "name": a string, 1 to 256 characters; always sent.
 	Name string `json:"name"`
