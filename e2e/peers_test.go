@@ -199,6 +199,41 @@ func startRefComputer(t testing.TB, sdk refSDK, url, key, office, name string, o
 	return c
 }
 
+// rustCLIComputer is the name the Rust SDK's smcp-computer command joins
+// under, whatever it is told (PEERS.md).
+const rustCLIComputer = "friday_hands"
+
+// startRustComputerCLI starts the Rust SDK's own smcp-computer command (its
+// REPL, driven over standard input) with its defaults, hosting the e2e tool
+// server from an --mcp-config file: it starts the MCP servers, connects to
+// url with key (auth.token) and joins office as rustCLIComputer. Its output
+// is text for a person; the harness waits for the lines that say each step
+// is done. c.command does not apply to it; c.send writes a REPL line. It
+// logs nothing to stderr (RUST_LOG is not read), so the tool server's
+// "slow: started" does not show either.
+func startRustComputerCLI(t testing.TB, url, key, office string) *refComputer {
+	t.Helper()
+	bin, _ := refCommand(t, refRust04, "computer")
+	bin = filepath.Join(filepath.Dir(bin), "smcp-computer")
+	servers := map[string]any{}
+	for _, s := range refServerConfigs(refRust04, []mcpServer{toolServer(t, "tools")}) {
+		servers[s["name"].(string)] = s
+	}
+	b, err := json.Marshal(map[string]any{"servers": servers})
+	require.NoError(t, err)
+	config := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(config, b, 0o644))
+	c := &refComputer{SDK: refRust04, Name: rustCLIComputer, Office: office}
+	env := append(refHome(t), "NO_COLOR=1", "RUST_LOG=smcp_computer=debug,mcp_stderr=debug,warn")
+	c.peerProc = startPeerProc(t, "rust 0.4.1 smcp-computer CLI", true, bin, env,
+		"--url", url, "--auth", key, "--no-color", "--approve-all-mcp", "run", "--mcp-config", config)
+	c.send(t, "start all")
+	c.waitOutput(t, regexp.MustCompile(`All servers started`))
+	c.send(t, "socket join "+office+" "+rustCLIComputer)
+	c.waitOutput(t, regexp.MustCompile(`Joined office: `+regexp.QuoteMeta(office)))
+	return c
+}
+
 // refServerConfigs renders the e2e MCP server entries in sdk's config
 // format, each tool auto-applied (neither SDK's Computer calls a tool
 // without a confirmation otherwise).
