@@ -10,56 +10,52 @@ import (
 )
 
 // The smoke tests of the reference peers harness (peers_test.go): the
-// reference SDKs of protocols 0.3 and 0.4 among themselves, with their defaults —
-// join, the room listing, tools with bundle ids, a call by exposed name and
-// a cancel — so that a harness or peer that no longer works fails here and
-// not in the interop matrix built on it.
+// reference SDKs of protocols 0.3 and 0.4 among themselves, with their
+// defaults — join, the room listing, tools with bundle ids, a call by
+// exposed name, the other requests and a cancel — so that a harness or peer
+// that no longer works fails here and not in the interop matrix built on it.
+
+// refPairing is one office of the smoke tests: whose Server, Computer and
+// Agent meet there.
+type refPairing struct {
+	name                    string
+	server, computer, agent refSDK
+	cli                     bool // the Computer is the Rust SDK's smcp-computer command
+}
 
 func TestRefPeersSmoke(t *testing.T) {
-	t.Run("Python042", func(t *testing.T) {
-		t.Parallel()
-		s := startRefServer(t, refPy04)
-		c := startRefComputer(t, refPy04, s.URL, s.APIKey, "o1", "pc")
-		a := startRefAgent(t, refPy04, s.URL, s.APIKey, "o1", "pa")
-		refSmoke(t, a, c)
-		refEvents(t, s, a, c)
-		refCancelPython(t, a, c)
-	})
-	t.Run("Python033", func(t *testing.T) {
-		t.Parallel()
-		s := startRefServer(t, refPy03)
-		c := startRefComputer(t, refPy03, s.URL, s.APIKey, "o1", "pc")
-		a := startRefAgent(t, refPy03, s.URL, s.APIKey, "o1", "pa")
-		refSmoke(t, a, c)
-		refCancelPython(t, a, c)
-	})
-	t.Run("Rust041", func(t *testing.T) {
-		t.Parallel()
-		s := startRefServer(t, refRust04)
-		c := startRefComputer(t, refRust04, s.URL, s.APIKey, "o1", "rc")
-		a := startRefAgent(t, refRust04, s.URL, s.APIKey, "o1", "ra")
-		refSmoke(t, a, c)
-		refEvents(t, s, a, c)
-		refCancelRust(t, s, a, c)
-	})
-	t.Run("PythonAgent_RustComputer_PythonServer", func(t *testing.T) {
-		t.Parallel()
-		s := startRefServer(t, refPy04)
-		c := startRefComputer(t, refRust04, s.URL, s.APIKey, "o1", "rc")
-		a := startRefAgent(t, refPy04, s.URL, s.APIKey, "o1", "pa")
-		refSmoke(t, a, c)
-		refEvents(t, s, a, c)
-		refCancelPython(t, a, c)
-	})
-	t.Run("PythonAgent_RustCLIComputer_RustServer", func(t *testing.T) {
-		t.Parallel()
-		s := startRefServer(t, refRust04)
-		c := startRustComputerCLI(t, s.URL, s.APIKey, "o1")
-		a := startRefAgent(t, refPy04, s.URL, s.APIKey, "o1", "pa")
-		refSmoke(t, a, c)
-		// No cancel: the CLI keeps its MCP servers' stderr to itself, so
-		// nothing tells when the slow tool has started.
-	})
+	for _, p := range []refPairing{
+		{name: "Python042", server: refPy04, computer: refPy04, agent: refPy04},
+		{name: "Python033", server: refPy03, computer: refPy03, agent: refPy03},
+		{name: "Rust041", server: refRust04, computer: refRust04, agent: refRust04},
+		{name: "PythonAgent_RustComputer_PythonServer", server: refPy04, computer: refRust04, agent: refPy04},
+		{name: "PythonAgent_RustCLIComputer_RustServer", server: refRust04, computer: refRust04, agent: refPy04, cli: true},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			s := startRefServer(t, p.server)
+			var c *refComputer
+			if p.cli {
+				c = startRustComputerCLI(t, s.URL, s.APIKey, "o1")
+			} else {
+				c = startRefComputer(t, p.computer, s.URL, s.APIKey, "o1", "c1")
+			}
+			a := startRefAgent(t, p.agent, s.URL, s.APIKey, "o1", "a1")
+			refSmoke(t, a, c)
+			switch {
+			case p.cli:
+				// Neither the other requests (the CLI's skill home and landing
+				// root are its own) nor a cancel: the CLI keeps its MCP servers'
+				// stderr to itself, so nothing tells when the slow tool started.
+			case p.agent.Lang == "python":
+				refEvents(t, s, a, c)
+				refCancelPython(t, a, c)
+			default:
+				refEvents(t, s, a, c)
+				refCancelRust(t, s, a, c)
+			}
+		})
+	}
 }
 
 // refSmoke: a joins its office, finds c in the room with its protocol
@@ -143,6 +139,11 @@ func refEvents(t *testing.T, s *refServer, a *refAgent, c *refComputer) {
 	require.Equal(t, false, m["ok"], "an unknown handle is refused: %v", m)
 	require.Contains(t, m["error"], "4018", "%v", m)
 
+	if a.SDK == refPy03 { // client:put_blob came with protocol 0.4
+		m := a.do(t, map[string]any{"op": "put_blob", "computer": c.Name, "text": "x"})
+		require.Equal(t, "NotImplementedError", m["error_type"], "%v", m)
+		return
+	}
 	up := a.ok(t, map[string]any{"op": "put_blob", "computer": c.Name, "text": "uploaded by the harness",
 		"name_hint": "note.txt"}).(map[string]any)
 	landed, ok := up["landing_path"].(string)
