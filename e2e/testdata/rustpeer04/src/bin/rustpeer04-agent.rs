@@ -41,6 +41,7 @@ use smcp::{
     UpdateToolListNotification,
 };
 use smcp_agent::{AsyncAgentEventHandler, AsyncSmcpAgent, DefaultAuthProvider, SmcpAgentConfig, SmcpAgentError};
+use smcp_go_rustpeer04::{env, init_log};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 fn emit_line(v: Value) {
@@ -120,10 +121,6 @@ impl AsyncAgentEventHandler for Printer {
         emit_line(json!({"notify": "skills", "computer": computer, "skills": names}));
         Ok(())
     }
-}
-
-fn env(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_string())
 }
 
 fn str_arg<'a>(step: &'a Value, key: &str) -> Result<&'a str, String> {
@@ -269,12 +266,7 @@ async fn run_step(peer: Arc<Peer>, step: Value) {
 
 #[tokio::main]
 async fn main() {
-    // The SDK's own log lines (RUST_LOG) go to standard error.
-    tracing_subscriber::fmt()
-        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+    init_log("warn");
     let url = env("SMCP_URL", "http://127.0.0.1:8000");
     let key = env("SMCP_API_KEY", "");
     let office = env("SMCP_OFFICE", "o1");

@@ -27,11 +27,8 @@ use serde_json::{json, Value};
 use smcp_computer::computer::{Computer, ConnectOptions, SilentSession};
 use smcp_computer::errors::{ComputerError, ComputerResult};
 use smcp_computer::mcp_clients::model::MCPServerConfig;
+use smcp_go_rustpeer04::{env, init_log};
 use tokio::io::{AsyncBufReadExt, BufReader};
-
-fn env(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_string())
-}
 
 fn fail(what: &str, e: impl std::fmt::Display) -> ! {
     println!("{}", json!({"ready": false, "error": format!("{what}: {e}")}));
@@ -58,11 +55,7 @@ async fn command(computer: &Computer<SilentSession>, office: &str, name: &str, c
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+    init_log("warn");
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| fail("usage", "rustpeer04-computer PEER.json"));

@@ -12,16 +12,13 @@
 //! the first argument (default 127.0.0.1:0); the SDK logs "Server listening
 //! on ADDR" to standard error once it is bound.
 
+use smcp_go_rustpeer04::init_log;
 use smcp_server_core::SmcpServerBuilder;
 use smcp_server_hyper::HyperServerBuilder;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    tracing_subscriber::fmt()
-        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+    init_log("info");
     let addr = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:0".into())
