@@ -352,6 +352,17 @@ func interopEnv() []string {
 	}, append(pythonInteropEnv(wd), rustInteropEnv()...)...)
 }
 
+// PeersEnv prints the variables that tell the tests where the installed
+// interop peers are, as the test target sets them, in shell syntax: after
+// `eval "$(go run mage.go peersEnv)"`, `go test` in a module runs its interop
+// tests as `go run mage.go test` does (run setup first).
+func PeersEnv() {
+	for _, kv := range interopEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Printf("export %s='%s'\n", k, strings.ReplaceAll(v, "'", `'\''`))
+	}
+}
+
 // pythonInteropEnv tells the tests where each pythonPeers interpreter is.
 func pythonInteropEnv(wd string) []string {
 	var env []string
