@@ -6,6 +6,7 @@ level)."""
 import json
 import logging
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 
@@ -37,3 +38,17 @@ def plain(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [plain(x) for x in v]
     return v
+
+
+async def join_retrying(join: Callable[[], Awaitable[Any]], attempts: int = 3) -> Any:
+    """Runs join (a server:join_office that waits for its ack, bounded by the
+    SDK's timeout) again when it gets no answer: the Rust 0.4.1 Server can
+    drop the first event a client sends after CONNECT, because it registers
+    its event handlers only after an async auth step."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return await join()
+        except Exception as e:  # python-socketio's TimeoutError, or the SDK's wrapping of it
+            if "timeout" not in type(e).__name__.lower() or attempt == attempts:
+                raise
+            print(f"join: no answer ({type(e).__name__}), sending it again", file=sys.stderr, flush=True)

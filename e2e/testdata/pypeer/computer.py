@@ -32,7 +32,7 @@ from a2c_smcp.computer import Computer
 from a2c_smcp.computer.mcp_clients.model import MCPServerConfig
 from a2c_smcp.computer.socketio.client import SMCPComputerClient
 from a2c_smcp.smcp import SMCP_NAMESPACE
-from common import emit_line, logs_to_stderr
+from common import emit_line, join_retrying, logs_to_stderr
 
 
 async def main() -> int:
@@ -60,7 +60,7 @@ async def main() -> int:
             ),
             timeout + 5,
         )
-        await asyncio.wait_for(client.join_office(office), timeout)
+        await join_retrying(lambda: asyncio.wait_for(client.join_office(office), timeout))
         tools = [t["name"] for t in await computer.aget_available_tools()]
     except Exception as e:
         emit_line({"ready": False, "error": str(e), "error_type": type(e).__name__})

@@ -110,9 +110,22 @@ async fn main() {
         )
         .await
         .map_err(bounded("connect_socketio"))??;
-        tokio::time::timeout(timeout, computer.join_office(&office, &name))
-            .await
-            .map_err(bounded("join_office"))??;
+        // The Rust Server can drop the first event a client sends after
+        // CONNECT (it registers its handlers after an async auth step): a
+        // join that gets no answer is sent again, at most 3 times in all. A
+        // refusal is final.
+        for attempt in 1..=3 {
+            let why = match tokio::time::timeout(timeout, computer.join_office(&office, &name)).await {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(e)) if attempt == 3 || e.to_string().contains("Failed to join office") => return Err(e),
+                Ok(Err(e)) => e.to_string(),
+                Err(_) if attempt == 3 => {
+                    return Err(ComputerError::InvalidState("join_office did not finish in time".into()))
+                }
+                Err(_) => format!("no answer in {}s", timeout.as_secs()),
+            };
+            eprintln!("join: {why}; sending it again");
+        }
         Ok(())
     }
     .await;
