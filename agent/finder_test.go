@@ -33,6 +33,7 @@ func TestGetFinder(t *testing.T) {
 		{"file type", agent.FinderQuery{FileType: "xlsx"}, map[string]any{"file_type": "xlsx"}, []string{"rpt-2026"}, 1, ""},
 		{"offset and limit", agent.FinderQuery{Offset: 1, Limit: 1}, map[string]any{"offset": 1.0, "limit": 1.0}, []string{"contract-a1"}, 2, ""},
 		{"offset past the end", agent.FinderQuery{Offset: 5}, map[string]any{"offset": 5.0}, []string{}, 2, ""},
+		{"limit above the maximum asks for the maximum", agent.FinderQuery{Limit: 101}, map[string]any{"limit": 100.0}, []string{"rpt-2026", "contract-a1"}, 2, "spec/finder.md, Organizer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

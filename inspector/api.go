@@ -301,11 +301,17 @@ func (in *Inspector) apiFinder(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	limit, err := intParam(r, "limit", dpe.DefaultLimit, dpe.MaxLimit)
-	if err != nil || limit == 0 {
-		writeError(w, protocol.Errorf(protocol.CodeBadRequest, "limit must be from 1 to %d", dpe.MaxLimit))
+	// The organizer's limit: 0 is the default, above the maximum is the
+	// maximum (spec/finder.md, Organizer).
+	limit, err := intParam(r, "limit", dpe.DefaultLimit, 1<<31-1)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
+	if limit == 0 {
+		limit = dpe.DefaultLimit
+	}
+	limit = min(limit, dpe.MaxLimit)
 	q := agent.FinderQuery{Keywords: strings.Fields(r.URL.Query().Get("q")), FileType: r.URL.Query().Get("type"), Offset: offset, Limit: limit}
 	server := r.URL.Query().Get("server")
 	if server == "" {
