@@ -403,7 +403,7 @@ func (in *Inspector) apiRead(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"level": "page", "uri": dpe.PageURI(u.Host, u.DocRef, u.PageIndex).String(),
 			"document": u.Document().String(), "categories": cats, "all_categories": dpe.Categories(),
-			"page": p, "html": renderMarkdown(dpe.PageMarkdown(*p)),
+			"page": p, "html": renderMarkdown(dpe.PageMarkdown(p.DPEPage)),
 		})
 	case dpe.LevelElement:
 		el, err := in.client.ReadElement(ctx, computer, raw, u.ElementID, dpe.FormatJSON)
@@ -413,7 +413,7 @@ func (in *Inspector) apiRead(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"level": "element", "uri": dpe.ElementURI(u.Host, u.DocRef, u.ElementID).String(),
-			"document": u.Document().String(), "element": el, "html": renderMarkdown(dpe.ElementDetailMarkdown(*el)),
+			"document": u.Document().String(), "element": el, "html": renderMarkdown(dpe.ElementDetailMarkdown(el.DPEElementDetail)),
 		})
 	default:
 		writeError(w, protocol.NewInvalidDPEURI("%s is a catalog URI: open the Finder's catalog instead", raw).With("uri", raw))

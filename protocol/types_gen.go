@@ -244,8 +244,10 @@ type DPEDocumentSummary struct {
 	URI string `json:"uri"`
 }
 
-// One element of a Level 2 page. content's shape depends on category (see the
-// dpe_content_*.json schemas).
+// One element of a Level 2 page. content's shape depends on category: the
+// dpe_content_*.json schemas (bound by dpe_content_rules.json) are the shapes
+// smcp-go writes; a reader accepts any object and reads it tolerantly
+// (spec/finder.md, Reading the levels).
 type DPEElement struct {
 	// Category corresponds to the JSON schema field "category".
 	Category DPEElementCategory `json:"category"`
@@ -286,7 +288,7 @@ const DPEElementCategoryVideo DPEElementCategory = "video"
 const DPEElementCategoryWidget DPEElementCategory = "widget"
 
 // Level 3 (dpe://host/doc/elements/ID): one element in full, with where it lives
-// and extra metadata.
+// and extra metadata. content as in dpe_element.json.
 type DPEElementDetail struct {
 	// Category corresponds to the JSON schema field "category".
 	Category DPEElementCategory `json:"category"`
@@ -320,8 +322,8 @@ type DPEElementDetail struct {
 }
 
 // Level 2 (dpe://host/doc/pages/N): the page's elements (format=json), or the page
-// rendered as content_markdown / content_text. element_count counts the elements
-// after the categories filter.
+// rendered as content_markdown / content_text; a page may carry both.
+// element_count counts the elements after the categories filter.
 type DPEPage struct {
 	// The level rendered as Markdown (format=markdown).
 	ContentMarkdown *string `json:"content_markdown,omitempty,omitzero"`
