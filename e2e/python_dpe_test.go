@@ -118,7 +118,12 @@ func TestPythonDPEServer(t *testing.T) {
 			err := tc.read()
 			require.Error(t, err)
 			assert.Equal(t, tc.code, protocol.CodeOf(err))
-			assert.Equal(t, tc.details, protocol.AsError(err).Details, "the server's data reaches the Agent")
+			det := protocol.AsError(err).Details
+			assert.Equal(t, float64(tc.code), det["mcp_code"], "marked as the MCP server's error")
+			assert.Equal(t, tc.details, det["mcp_data"], "the server's data reaches the Agent as it was sent")
+			for k, v := range tc.details {
+				assert.Equal(t, v, det[k], "and as the error's details: %s", k)
+			}
 		})
 	}
 
