@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
+	"github.com/a2c-smcp/smcp-go/computer"
 	"github.com/a2c-smcp/smcp-go/dpekit"
 	"github.com/a2c-smcp/smcp-go/e2e/internal/memdocs"
 )
@@ -64,12 +65,29 @@ func startDocumentServers(b *testing.B, servers, perServer int) []mcpServer {
 // through the Server to a Computer holding 10,000 cached documents from 5
 // MCP servers (streamable HTTP), and back: Socket.IO both ways, request
 // validation on the Server and on the Computer, organize_finder over the
-// cache. Target (issue 4): p50 ≤ 5 ms.
+// cache. Target (issue 4, issue 27): p50 ≤ 1 ms, with the Finder's default
+// revalidation and with one revalidating every 2 s (every document read
+// again, beside the queries).
 func BenchmarkGetFinderEndToEnd(b *testing.B) {
+	for _, rv := range []struct {
+		name   string
+		period time.Duration
+	}{{"revalidation=default", 0}, {"revalidation=2s", 2 * time.Second}} {
+		b.Run(rv.name, func(b *testing.B) {
+			var opts []computer.Option
+			if rv.period > 0 {
+				opts = append(opts, computer.WithFinderRevalidation(rv.period))
+			}
+			benchGetFinder(b, opts...)
+		})
+	}
+}
+
+func benchGetFinder(b *testing.B, opts ...computer.Option) {
 	const servers, perServer = 5, 2000
 	d := startServer(b)
 	cfg := startDocumentServers(b, servers, perServer)
-	c := startComputer(b, d, "bench", "desk", cfg)
+	c := startComputer(b, d, "bench", "desk", cfg, opts...)
 	require.Equal(b, servers*perServer, len(c.Documents()), "cold aggregation of every document")
 	a := dialAgent(b, d, "bench", "bot")
 
