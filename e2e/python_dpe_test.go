@@ -134,13 +134,13 @@ func TestPythonDPEServer(t *testing.T) {
 			d := docByRef(r, "alpha")
 			return d != nil && d.Title == "Alpha report, revised" && d.PageCount == 1
 		}) != nil
-	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder with the edited document")
+	}, testTimeout, 20*time.Millisecond, "notify:update_finder with the edited document")
 
 	// A new file: resources/list_changed.
 	writePyDoc(t, filepath.Join(root, "gamma.txt"), "Gamma\nNew.\n")
 	require.Eventually(t, func() bool {
 		return seen.find(func(r *protocol.GetFinderRet) bool { return docByRef(r, "gamma") != nil }) != nil
-	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder with the added document")
+	}, testTimeout, 20*time.Millisecond, "notify:update_finder with the added document")
 }
 
 // TestPythonDPEServerInvalidURI: the Python server's own URI validation
