@@ -38,6 +38,10 @@
 //   - Revalidate (Options.Revalidate): every period, a full refresh of
 //     every source, so that a change no notification announced is seen
 //     within the period plus one round (spec/finder.md, Update mechanism).
+//     A round's reads are spread over at most half the period (never
+//     slower than 100 a second per source), so that it lasts about half
+//     the period at most and a large catalog costs a steady trickle of
+//     reads rather than a burst.
 //   - Remove: withdraw every resource of the server and stop its work.
 //
 // When two reads of one resource overlap, the one that started last wins.
@@ -140,6 +144,7 @@ type Cache[T any] struct {
 	rto        time.Duration
 	budget     time.Duration
 	maxUpdates int
+	period     time.Duration // Options.Revalidate
 	deb        *burst.Debouncer
 
 	ctx    context.Context // cancelled by Close; bounds every MCP call
@@ -190,6 +195,7 @@ type source[T any] struct {
 // included.
 type request struct {
 	full  bool
+	pace  bool            // a revalidation: its reads are paced (see paceFor)
 	build bool            // the cold aggregation (Start)
 	ctx   context.Context // values only (see detach)
 	done  chan struct{}
@@ -231,6 +237,7 @@ func New[T any](codec Codec[T], o Options) *Cache[T] {
 		rto:        o.ReadTimeout,
 		budget:     o.Budget,
 		maxUpdates: o.MaxUpdateReads,
+		period:     max(o.Revalidate, 0),
 		sources:    map[string]*source[T]{},
 	}
 	if o.OnChange != nil {
@@ -407,18 +414,25 @@ func waitCtx(ctx context.Context, done <-chan struct{}) {
 // otherwise after the running one, folded with every request made
 // meanwhile (a full one if any was).
 func (c *Cache[T]) requestRefresh(ctx context.Context, s *source[T], full bool) <-chan struct{} {
+	return c.request(ctx, s, full, false)
+}
+
+// request is requestRefresh; paced marks a revalidation, whose reads are
+// spread out (a request that is not paced, folded with it, is not).
+func (c *Cache[T]) request(ctx context.Context, s *source[T], full, paced bool) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.refresh.running {
 		if p := s.refresh.pending; p != nil {
+			p.pace = p.pace && paced
 			p.full = p.full || full
 			p.ctx = ctx
 			return p.done
 		}
-		s.refresh.pending = &request{full: full, ctx: ctx, done: make(chan struct{})}
+		s.refresh.pending = &request{full: full, pace: paced, ctx: ctx, done: make(chan struct{})}
 		return s.refresh.pending.done
 	}
-	r := &request{full: full, ctx: ctx, done: make(chan struct{})}
+	r := &request{full: full, pace: paced, ctx: ctx, done: make(chan struct{})}
 	if !c.begin() {
 		close(r.done)
 		return r.done
@@ -445,7 +459,7 @@ func (c *Cache[T]) runRefresh(s *source[T], r *request) {
 	defer c.work.done()
 	for r != nil {
 		rctx, cancel := detach(r.ctx, s.ctx)
-		loaded, err := c.sync(rctx, s, r.full, r.build)
+		loaded, err := c.sync(rctx, s, r.full, r.build, r.pace)
 		next := c.endRefresh(s)
 		if err != nil {
 			if r.build {
@@ -502,7 +516,7 @@ func (c *Cache[T]) endRefresh(s *source[T]) *request {
 // sync lists s and applies the difference: removed keys are dropped at
 // once, new keys (and those left unread, and every key when full) are read
 // in the background. The channel is closed when those reads have ended.
-func (c *Cache[T]) sync(ctx context.Context, s *source[T], full, build bool) (<-chan struct{}, error) {
+func (c *Cache[T]) sync(ctx context.Context, s *source[T], full, build, paced bool) (<-chan struct{}, error) {
 	s.list.Lock()
 	res, err := s.src.ListResources(ctx)
 	if err != nil {
@@ -563,10 +577,14 @@ func (c *Cache[T]) sync(ctx context.Context, s *source[T], full, build bool) (<-
 		return done, nil
 	}
 	subscribe := setOf(fresh)
+	var pace time.Duration
+	if paced {
+		pace = c.paceFor(len(read))
+	}
 	go func() {
 		defer c.work.done()
 		defer close(done)
-		c.load(ctx, s, read, subscribe)
+		c.load(ctx, s, read, subscribe, pace)
 	}()
 	return done, nil
 }
@@ -816,7 +834,7 @@ var errBudget = errors.New("the build's time budget is spent")
 // unread (one warning), as they are when giveUpAfter reads in a row time
 // out. Unread keys are read at the source's next refresh, or when it
 // reports them updated.
-func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, subscribe map[string]bool) {
+func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, subscribe map[string]bool, pace time.Duration) {
 	ctx, stop := context.WithTimeoutCause(ctx, c.budget, errBudget)
 	defer stop()
 	ctx, giveUp := context.WithCancel(ctx)
@@ -824,6 +842,8 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, subscr
 	var next, timeouts, failed atomic.Int64
 	var gaveUp atomic.Bool
 	results := make(chan bool, c.conc)
+	var slots pacer
+	slots.every = pace
 	var wg sync.WaitGroup
 	workers := min(c.conc, len(keys))
 	limit := giveUpAfter(workers)
@@ -840,6 +860,9 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, subscr
 				s.mu.Unlock()
 				if !listed {
 					continue // removed meanwhile
+				}
+				if !slots.wait(ctx) {
+					return
 				}
 				if subscribe[key] && s.src.SupportsSubscribe() {
 					c.subscribe(ctx, s, uri)
@@ -1001,6 +1024,61 @@ func (c *Cache[T]) storeLocked(name string, items []T) bool {
 	return true
 }
 
+// minRevalidationRate is the read rate (per source) below which a
+// revalidation round is not slowed down: a small catalog is read at once.
+const minRevalidationRate = 100
+
+// paceFor is the least time between two reads of a revalidation round of
+// n resources: the round is spread over half the period, unless that is
+// faster than minRevalidationRate reads a second. So a round lasts at most
+// about half the period, and a large catalog costs a steady trickle of
+// reads instead of a burst that would slow every query.
+func (c *Cache[T]) paceFor(n int) time.Duration {
+	if c.period <= 0 || n <= 0 {
+		return 0
+	}
+	spread := min(c.period, c.budget) / 2 / time.Duration(n)
+	if spread < time.Second/minRevalidationRate {
+		return spread
+	}
+	return time.Second / minRevalidationRate
+}
+
+// pacer hands out read slots at most one per every.
+type pacer struct {
+	every time.Duration
+	mu    sync.Mutex
+	next  time.Time
+}
+
+// wait blocks until the next slot (at once when not pacing); false when
+// ctx ended first.
+func (p *pacer) wait(ctx context.Context) bool {
+	if p.every <= 0 {
+		return ctx.Err() == nil
+	}
+	p.mu.Lock()
+	now := time.Now()
+	at := p.next
+	if at.Before(now) {
+		at = now
+	}
+	p.next = at.Add(p.every)
+	p.mu.Unlock()
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // revalidate refreshes every source fully every period, one round at a
 // time: a round starts when the period has passed since the last one
 // started (or at once when the last one took longer) and ends when every
@@ -1027,7 +1105,7 @@ func (c *Cache[T]) revalidate(period time.Duration) {
 		c.mu.Unlock()
 		dones := make([]<-chan struct{}, len(srcs))
 		for i, s := range srcs {
-			dones[i] = c.requestRefresh(c.ctx, s, true)
+			dones[i] = c.request(c.ctx, s, true, true)
 		}
 		for _, d := range dones {
 			waitCtx(c.ctx, d)

@@ -377,3 +377,16 @@ func TestFailingReadsWarnedInBounds(t *testing.T) {
 	assert.Equal(t, maxSkipWarnings, strings.Count(logs.String(), "skipping resource"))
 	assert.Contains(t, logs.String(), "skipped=500")
 }
+
+// A revalidation round is spread over half the period, never slower than
+// minRevalidationRate reads a second.
+func TestRevalidationPace(t *testing.T) {
+	c := New(codec, Options{Revalidate: time.Minute})
+	defer c.Close()
+	assert.Equal(t, 3*time.Millisecond, c.paceFor(10_000), "10,000 reads over 30 s")
+	assert.Equal(t, time.Second/minRevalidationRate, c.paceFor(10), "a small catalog at the floor rate")
+	assert.Zero(t, c.paceFor(0))
+	none := New(codec, Options{})
+	defer none.Close()
+	assert.Zero(t, none.paceFor(10_000), "no revalidation, no pacing")
+}
