@@ -35,11 +35,7 @@ func nodeModules(t *testing.T) string {
 	_, nodeErr := exec.LookPath("node")
 	_, sdkErr := os.Stat(filepath.Join(nm, "@modelcontextprotocol", "sdk", "package.json"))
 	if nodeErr != nil || sdkErr != nil {
-		msg := "node and the MCP TypeScript SDK in " + nm + " are needed (run `go run mage.go setup`)"
-		if os.Getenv("SMCP_INTEROP") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		peerMissing(t, "node and the MCP TypeScript SDK in "+nm+" are needed")
 	}
 	return nm
 }

@@ -33,13 +33,20 @@ func mcpPython(t *testing.T) string {
 	}
 	out, err := exec.Command(py, "-c", "import mcp").CombinedOutput()
 	if err != nil {
-		msg := "the MCP Python SDK is not importable by " + py + ": " + string(out) + " (run `go run mage.go setup`)"
-		if os.Getenv("SMCP_INTEROP") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		peerMissing(t, "the MCP Python SDK is not importable by "+py+": "+string(out))
 	}
 	return py
+}
+
+// peerMissing fails the test under SMCP_INTEROP=1 (`go run mage.go test`:
+// a missing peer fails the suite) and skips it otherwise.
+func peerMissing(t *testing.T, why string) {
+	t.Helper()
+	msg := why + " (run `go run mage.go setup`)"
+	if os.Getenv("SMCP_INTEROP") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
 }
 
 // pyServer runs the Python DPE server over root as a stdio MCP server.

@@ -709,13 +709,14 @@ func (c *Cache[T]) apply(s *source[T], key, uri string, ticket uint64, contents 
 	var it T
 	var d uint64
 	if err == nil {
-		d = digest(contents)
+		pc := mcpsource.Contents(contents)
+		d = digest(pc)
 		s.mu.Lock()
 		old, had := s.digests[key]
 		_, present := s.items[key]
 		s.mu.Unlock()
 		if !(had && present && old == d) {
-			it, err = c.codec.Decode(s.name, uri, mcpsource.Contents(contents))
+			it, err = c.codec.Decode(s.name, uri, pc)
 		}
 	}
 	s.mu.Lock()
@@ -750,34 +751,19 @@ func (c *Cache[T]) apply(s *source[T], key, uri string, ticket uint64, contents 
 
 // digest is a hash of the contents read: equal contents are not decoded
 // again and change nothing.
-func digest(contents []mcp.ResourceContents) uint64 {
+func digest(contents []protocol.ResourceContents) uint64 {
 	h := fnv.New64a()
-	for _, rc := range contents {
-		switch x := rc.(type) {
-		case mcp.TextResourceContents:
-			h.Write([]byte{'t'})
-			h.Write([]byte(x.MIMEType))
-			h.Write([]byte{0})
-			h.Write([]byte(x.Text))
-		case *mcp.TextResourceContents:
-			h.Write([]byte{'t'})
-			h.Write([]byte(x.MIMEType))
-			h.Write([]byte{0})
-			h.Write([]byte(x.Text))
-		case mcp.BlobResourceContents:
-			h.Write([]byte{'b'})
-			h.Write([]byte(x.MIMEType))
-			h.Write([]byte{0})
-			h.Write([]byte(x.Blob))
-		case *mcp.BlobResourceContents:
-			h.Write([]byte{'b'})
-			h.Write([]byte(x.MIMEType))
-			h.Write([]byte{0})
-			h.Write([]byte(x.Blob))
-		default:
-			h.Write([]byte{'?'})
+	field := func(p *string) {
+		if p != nil {
+			h.Write([]byte{1})
+			h.Write([]byte(*p))
 		}
-		h.Write([]byte{1})
+		h.Write([]byte{0})
+	}
+	for _, rc := range contents {
+		field(rc.MimeType)
+		field(rc.Text)
+		field(rc.Blob)
 	}
 	return h.Sum64()
 }
