@@ -76,10 +76,10 @@ func WithMaxAnswerBytes(n int64) Option { return func(o *options) { o.maxAnswer 
 // reported — reaches the catalog within the period plus one round of
 // reads (spec/finder.md, Update mechanism). Default DefaultRevalidation; a
 // negative period turns revalidation off (the catalog then follows
-// notifications only). A round re-reads every document — spread over at
-// most half the period, never slower than 100 reads a second per server —
-// but publishes, and signals, only those whose Level 1 changed. The bound
-// is thus 1.5 × the period (90 s by default) for a server that answers.
+// notifications only). A round re-reads every document — spread over the
+// period, never slower than 100 reads a second per server — but publishes,
+// and signals, only those whose Level 1 changed. The bound is thus twice
+// the period (two minutes by default) for a server that answers.
 func WithRevalidation(d time.Duration) Option { return func(o *options) { o.revalidate = d } }
 
 // WithOnChange sets the function called once per burst of catalog changes;

@@ -38,10 +38,9 @@
 //   - Revalidate (Options.Revalidate): every period, a full refresh of
 //     every source, so that a change no notification announced is seen
 //     within the period plus one round (spec/finder.md, Update mechanism).
-//     A round's reads are spread over at most half the period (never
-//     slower than 100 a second per source), so that it lasts about half
-//     the period at most and a large catalog costs a steady trickle of
-//     reads rather than a burst.
+//     A round's reads are spread over the period (never slower than 100 a
+//     second per source), so that it lasts about the period at most and a
+//     large catalog costs a steady trickle of reads rather than a burst.
 //   - Remove: withdraw every resource of the server and stop its work.
 //
 // When two reads of one resource overlap, the one that started last wins.
@@ -1015,15 +1014,16 @@ func (c *Cache[T]) storeLocked(name string, items []T) bool {
 const minRevalidationRate = 100
 
 // paceFor is the least time between two reads of a revalidation round of
-// n resources: the round is spread over half the period, unless that is
-// faster than minRevalidationRate reads a second. So a round lasts at most
-// about half the period, and a large catalog costs a steady trickle of
-// reads instead of a burst that would slow every query.
+// n resources: the round is spread over the period (or the build budget,
+// if shorter), unless that is faster than minRevalidationRate reads a
+// second. So a round lasts at most about the period, and a large catalog
+// costs a steady trickle of reads instead of a burst that would slow every
+// query.
 func (c *Cache[T]) paceFor(n int) time.Duration {
 	if c.period <= 0 || n <= 0 {
 		return 0
 	}
-	spread := min(c.period, c.budget) / 2 / time.Duration(n)
+	spread := min(c.period, c.budget) / time.Duration(n)
 	if spread < time.Second/minRevalidationRate {
 		return spread
 	}

@@ -378,12 +378,12 @@ func TestFailingReadsWarnedInBounds(t *testing.T) {
 	assert.Contains(t, logs.String(), "skipped=500")
 }
 
-// A revalidation round is spread over half the period, never slower than
+// A revalidation round is spread over the period, never slower than
 // minRevalidationRate reads a second.
 func TestRevalidationPace(t *testing.T) {
 	c := New(codec, Options{Revalidate: time.Minute})
 	defer c.Close()
-	assert.Equal(t, 3*time.Millisecond, c.paceFor(10_000), "10,000 reads over 30 s")
+	assert.Equal(t, 6*time.Millisecond, c.paceFor(10_000), "10,000 reads over 60 s")
 	assert.Equal(t, time.Second/minRevalidationRate, c.paceFor(10), "a small catalog at the floor rate")
 	assert.Zero(t, c.paceFor(0))
 	none := New(codec, Options{})
