@@ -144,7 +144,10 @@ func New(opts ...Option) *Aggregator {
 		Budget:      o.budget,
 		Debounce:    o.debounce,
 		Revalidate:  max(o.revalidate, 0),
-		OnChange:    o.onChange,
+		// A restarted server's first documents are announced as soon as
+		// they are read (issue 27).
+		PublishEarly: true,
+		OnChange:     o.onChange,
 	})
 	return a
 }

@@ -14,9 +14,9 @@
 //     warning): a server whose reads all hang costs a few ReadTimeouts, not
 //     one per resource. The whole build is bounded by a time budget
 //     (DefaultBudget, 2 minutes): what is not read by then is left unread
-//     (one warning). What is read is published as it comes: the first
-//     resource at once, then in batches that grow with the cache (a quarter
-//     of what is published), and at least every 250 ms. Resources left
+//     (one warning). What is read is published at least every 250 ms, and,
+//     with PublishEarly, as it comes: the first resource at once, then in
+//     batches that grow with the cache (a quarter of what is published). Resources left
 //     unread are read at the source's next re-list, or when it reports them
 //     updated.
 //   - Refresh (ListChanged waits for it): re-list, diff the selected URI
@@ -121,7 +121,11 @@ type Options struct {
 	// MaxUpdateReads bounds the single-resource re-reads in flight per
 	// source; ≤ 0: DefaultMaxUpdateReads.
 	MaxUpdateReads int
-	OnChange       func() // called once per burst of changes; may be nil
+	// PublishEarly publishes a build's or refresh's first change at once,
+	// then whenever the changes not yet published reach a quarter of those
+	// published; otherwise every 250 ms and at the end only.
+	PublishEarly bool
+	OnChange     func() // called once per burst of changes; may be nil
 }
 
 // Snapshot is an immutable view of the cache. Do not modify it.
@@ -143,6 +147,7 @@ type Cache[T any] struct {
 	rto        time.Duration
 	budget     time.Duration
 	maxUpdates int
+	early      bool          // Options.PublishEarly
 	period     time.Duration // Options.Revalidate
 	deb        *burst.Debouncer
 
@@ -236,6 +241,7 @@ func New[T any](codec Codec[T], o Options) *Cache[T] {
 		rto:        o.ReadTimeout,
 		budget:     o.Budget,
 		maxUpdates: o.MaxUpdateReads,
+		early:      o.PublishEarly,
 		period:     max(o.Revalidate, 0),
 		sources:    map[string]*source[T]{},
 	}
@@ -812,9 +818,9 @@ var errBudget = errors.New("the build's time budget is spent")
 
 // load subscribes to (those in subscribe) and reads the given keys of s
 // with bounded concurrency, applying each result as it comes. What is read
-// is published as it comes: the first change at once, then whenever the
-// changes not yet published reach a quarter of those published, and at
-// least every progressEvery. The whole load is bounded by the Budget: the
+// is published at least every progressEvery and at the end, and with
+// PublishEarly as it comes: the first change at once, then whenever the
+// changes not yet published reach a quarter of those published. The whole load is bounded by the Budget: the
 // reads still in flight then are abandoned and the keys not read are left
 // unread (one warning), as they are when giveUpAfter reads in a row time
 // out. Unread keys are read at the source's next refresh, or when it
@@ -908,7 +914,7 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, subscr
 			}
 			if changed {
 				pending++
-				if pending >= max(1, published/4) {
+				if c.early && pending >= max(1, published/4) {
 					flush()
 				}
 			}
