@@ -31,6 +31,7 @@ type options struct {
 	schemes     []string
 	debounce    time.Duration
 	readTimeout time.Duration
+	revalidate  time.Duration
 	maxPayload  int64
 	metrics     prometheus.Registerer
 }
@@ -91,6 +92,12 @@ func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce
 // leaves its document or window out; the others are published.
 func WithCatalogReadTimeout(d time.Duration) Option { return func(o *options) { o.readTimeout = d } }
 
+// WithFinderRevalidation sets how often the Finder reads every server's
+// listing and Level-1 documents again, so that a change no notification
+// announced reaches client:get_finder within that period plus one round
+// of reads (default finder.DefaultRevalidation; negative: never).
+func WithFinderRevalidation(d time.Duration) Option { return func(o *options) { o.revalidate = d } }
+
 // Computer hosts MCP servers and answers an Agent's requests. Create it
 // with New; it is safe for concurrent use.
 type Computer struct {
@@ -136,6 +143,9 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 	if o.debounce > 0 {
 		fopts = append(fopts, finder.WithDebounce(o.debounce))
 		dopts = append(dopts, desktop.WithDebounce(o.debounce))
+	}
+	if o.revalidate != 0 {
+		fopts = append(fopts, finder.WithRevalidation(o.revalidate))
 	}
 	if o.readTimeout > 0 {
 		fopts = append(fopts, finder.WithReadTimeout(o.readTimeout))
@@ -194,7 +204,11 @@ func (c *Computer) Ready(ctx context.Context) error {
 	if m == nil {
 		return protocol.NewInternal("computer not started")
 	}
-	return m.Ready(ctx)
+	if err := m.Ready(ctx); err != nil {
+		return err
+	}
+	// The Finder builds its catalog beside the servers' event goroutines.
+	return c.finder.Wait(ctx)
 }
 
 // Start is Launch then Ready, for one-shot use (list the tools, the
@@ -268,15 +282,26 @@ func (c *Computer) notify(event string) {
 }
 
 // serverUp aggregates a connection that came up, on the server's own event
-// goroutine: its tools first (announced at once), then its documents,
-// windows and readable resources together. A slow Finder build holds only
-// this server's later notifications, never the join nor another server.
+// goroutine: its tools first (announced at once), then its windows and
+// readable resources, while its documents are read in the background (the
+// Finder takes the server's notifications meanwhile: a slow or hanging
+// document never holds them). A slow Desktop build holds only this
+// server's later notifications, never the join nor another server.
 func (c *Computer) serverUp(ctx context.Context, conn *mcpclient.Conn) {
 	c.refreshTools(ctx, conn)
 	own := ownReads(ctx)
+	build := c.finder.StartSource(own, conn)
+	go func() {
+		select {
+		case <-build.Done():
+			if err := build.Err(); err != nil && ctx.Err() == nil {
+				c.log.Warn("aggregating an MCP server failed", "server", conn.Name(), "err", err)
+			}
+		case <-ctx.Done():
+		}
+	}()
 	var wg sync.WaitGroup
 	for _, add := range []func(context.Context) error{
-		func(context.Context) error { return c.finder.AddSource(own, conn) },
 		func(context.Context) error { return c.desktop.AddSource(own, conn) },
 		func(ctx context.Context) error { return c.bridge.AddSource(ctx, conn) },
 	} {
