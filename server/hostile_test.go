@@ -750,11 +750,12 @@ func handshake(t *testing.T, url string, header http.Header) (*rawConn, int, str
 // the bound a handshake is answered 503 on both transports, so what they
 // hold is bounded; admitted connections do not count, so an office carries
 // on and an admission frees a place; the heap returns once the attackers
-// are gone.
+// are gone. (The attackers share one address: its share of the bound is
+// lifted here, TestHostilePendingShare checks it.)
 func TestHostilePendingConnections(t *testing.T) {
 	const bound = 40
 	reg := prometheus.NewRegistry()
-	ts := startServer(t, server.WithMaxPendingConnections(bound), server.WithMetrics(reg))
+	ts := startServer(t, server.WithMaxPendingConnections(bound), server.WithMaxPendingPerAddress(0), server.WithMetrics(reg))
 	a, cs := office(t, ts, "o1", "a1", "c1") // admitted: not pending
 	cs[0].answer(protocol.EventGetTools, toolsAnswer)
 	base := liveHeap()

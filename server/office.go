@@ -28,7 +28,7 @@ type session struct {
 	// The office and name it had when the cleanup ran, for the cancels it
 	// sent before (broadcastCancel).
 	closedOffice, closedName string
-	gone   chan struct{} // closed by the disconnect cleanup
+	gone                     chan struct{} // closed by the disconnect cleanup
 
 	backlog backlog // messages read and not yet handled (backlog.go)
 
