@@ -258,7 +258,8 @@ func TestHostileBigStrings(t *testing.T) {
 }
 
 // TestHostileInFlightCap: over WithMaxInFlight an Agent gets 429 at once,
-// nothing is queued; an answer frees a slot.
+// nothing is queued, and the refusal says the request was not forwarded
+// (the Agent may send it again); an answer frees a slot.
 func TestHostileInFlightCap(t *testing.T) {
 	ts := startServer(t, server.WithMaxInFlight(2))
 	a, cs := office(t, ts, "o1", "a1", "c1")
@@ -272,6 +273,7 @@ func TestHostileInFlightCap(t *testing.T) {
 	<-held // the second stays unanswered
 	e := requireError(t, a.call(protocol.EventGetTools, getTools("a1", "c1", "r2")), protocol.CodeTooManyRequests)
 	require.Contains(t, e.Message, "2 requests in flight")
+	require.Equal(t, false, e.Details["forwarded"])
 
 	// The other office is not limited by this one.
 	b, bcs := office(t, ts, "o2", "b1", "d1")
@@ -292,6 +294,7 @@ func TestHostileInFlightCap(t *testing.T) {
 	a2 := dial(t, ts.url).mustJoin(agentRole, "a2", "o1")
 	e = requireError(t, a2.call(protocol.EventGetTools, getTools("a2", "c1", "r5")), protocol.CodeTooManyRequests)
 	require.Contains(t, e.Message, `computer "c1" already has 2 requests in flight`)
+	require.Equal(t, false, e.Details["forwarded"])
 }
 
 // TestHostileToolCallTimeout: a tool call asking for more than

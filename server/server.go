@@ -557,7 +557,11 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 	}
 	release, perr := s.acquireDecode(len(raw))
 	if perr != nil {
-		s.refuse(sess, info.Name, "", r, perr.With("event", info.Name))
+		perr = perr.With("event", info.Name)
+		if info.Direction == protocol.DirectionClient {
+			perr = notForwarded(perr)
+		}
+		s.refuse(sess, info.Name, "", r, perr)
 		return
 	}
 	// Held until the event is handled: the decoded value lives as long.
