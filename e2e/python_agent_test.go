@@ -19,18 +19,24 @@ import (
 )
 
 // smcpPython returns the interpreter of the Python reference SDK a2c-smcp
-// 0.1.2 (.cache/venv, installed by `go run mage.go setup`). Under
-// SMCP_INTEROP=1 (mage test) a missing one fails the test; otherwise it is
-// skipped.
+// 0.1.2 (.cache/venv, installed by `go run mage.go setup`).
 func smcpPython(t *testing.T) string {
+	t.Helper()
+	return interopPython(t, "a2c_smcp", "the a2c-smcp Python SDK")
+}
+
+// interopPython returns the interpreter of .cache/venv (or
+// SMCP_INTEROP_PYTHON) once it imports module (what). Under SMCP_INTEROP=1
+// (mage test) a missing one fails the test; otherwise it is skipped.
+func interopPython(t *testing.T, module, what string) string {
 	t.Helper()
 	py := os.Getenv("SMCP_INTEROP_PYTHON")
 	if py == "" {
 		py, _ = filepath.Abs(filepath.Join("..", ".cache", "venv", "bin", "python"))
 	}
-	out, err := exec.Command(py, "-c", "import a2c_smcp").CombinedOutput()
+	out, err := exec.Command(py, "-c", "import "+module).CombinedOutput()
 	if err != nil {
-		msg := "the a2c-smcp Python SDK is not importable by " + py + ": " + string(out) + " (run `go run mage.go setup`)"
+		msg := what + " is not importable by " + py + ": " + string(out) + " (run `go run mage.go setup`)"
 		if os.Getenv("SMCP_INTEROP") == "1" {
 			t.Fatal(msg)
 		}

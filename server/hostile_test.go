@@ -49,16 +49,7 @@ func heapReturns(t *testing.T, base uint64, slack uint64) {
 }
 
 // eventually polls cond for at most wait.
-func eventually(cond func() bool) bool {
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return cond()
-}
+func eventually(cond func() bool) bool { return eventuallyWithin(wait, cond) }
 
 // dialEngine opens an Engine.IO websocket (OPEN read) without a namespace
 // CONNECT; header may carry the API key. readBuf, when positive, shrinks
