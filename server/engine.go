@@ -102,7 +102,7 @@ type conn struct {
 	authFailures atomic.Int32
 	out          outgoing
 	admitted     atomic.Bool // an /smcp CONNECT was admitted: full payload limit
-	window       *time.Timer // the connect window (connectWindow), stopped once admitted
+	window       *time.Timer // the connect window (connectWindowClosed), stopped once admitted or closed
 	place        *place      // its place among the connections (connlimit.go)
 	posting      atomic.Bool // a long-polling POST of it is being served (Server.boundPolling)
 	poll         pollWait    // the GET being served, ended when the connection closes
