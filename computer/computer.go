@@ -517,8 +517,19 @@ type handler struct{ c *Computer }
 
 var _ sio.Handler = handler{}
 
+// list is s, or an empty list when s is nil: every list an answer carries
+// is required by its schema, and encoding/json writes a nil slice as null
+// (a Computer has no tools, windows or documents until its MCP servers are
+// up, and it joins its office before they are).
+func list[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 func (h handler) GetTools(_ context.Context, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
-	return protocol.GetToolsRet{Tools: h.c.Tools(), ReqID: req.ReqID}, nil
+	return protocol.GetToolsRet{Tools: list(h.c.Tools()), ReqID: req.ReqID}, nil
 }
 
 func (h handler) ToolCall(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
@@ -538,14 +549,13 @@ func (h handler) GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (pr
 	if err != nil {
 		return protocol.GetDesktopRet{}, err
 	}
-	if d == nil {
-		d = []string{}
-	}
-	return protocol.GetDesktopRet{Desktops: d, ReqID: req.ReqID}, nil
+	return protocol.GetDesktopRet{Desktops: list(d), ReqID: req.ReqID}, nil
 }
 
 func (h handler) GetFinder(_ context.Context, req protocol.GetFinderReq) (protocol.GetFinderRet, error) {
-	return h.c.Finder(req), nil
+	ret := h.c.Finder(req)
+	ret.Documents = list(ret.Documents)
+	return ret, nil
 }
 
 func (h handler) ReadResource(ctx context.Context, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
@@ -555,10 +565,7 @@ func (h handler) ReadResource(ctx context.Context, req protocol.ReadResourceReq)
 	if err != nil {
 		return protocol.ReadResourceRet{}, protocol.AsError(err)
 	}
-	if contents == nil {
-		contents = []protocol.ResourceContents{}
-	}
-	return protocol.ReadResourceRet{Contents: contents, ReqID: req.ReqID}, nil
+	return protocol.ReadResourceRet{Contents: list(contents), ReqID: req.ReqID}, nil
 }
 
 func (h handler) CancelToolCall(req protocol.CancelToolCallReq) {

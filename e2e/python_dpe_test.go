@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -27,15 +26,7 @@ const pyServerScript = "testdata/py_dpe_server.py"
 // test) a missing interpreter fails the test; otherwise it is skipped.
 func mcpPython(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv("SMCP_INTEROP_PYTHON")
-	if py == "" {
-		py, _ = filepath.Abs(filepath.Join("..", ".cache", "venv", "bin", "python"))
-	}
-	out, err := exec.Command(py, "-c", "import mcp").CombinedOutput()
-	if err != nil {
-		peerMissing(t, "the MCP Python SDK is not importable by "+py+": "+string(out))
-	}
-	return py
+	return interopPython(t, "mcp", "the MCP Python SDK")
 }
 
 // peerMissing fails the test under SMCP_INTEROP=1 (`go run mage.go test`:

@@ -171,7 +171,7 @@ func TestCall(t *testing.T) {
 		// The cancel was written before the CLI closed its connection.
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		require.NoError(t, p.WaitCount(ctx, protocol.EventCancelToolCall, 1))
+		require.NoError(t, p.WaitCount(ctx, protocol.EventCancelToolCall, 1), "trace:\n%s", p.Trace())
 	})
 	t.Run("wire timeout", func(t *testing.T) {
 		calls := p.Received(protocol.EventToolCall)
