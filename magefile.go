@@ -179,7 +179,9 @@ func Vet() error {
 }
 
 // Imports enforces the layout rules of tools/layout with `go list -deps`
-// (tests included) over every module.
+// (tests included) over every module, and checks that what a client
+// program links (the agent and computer packages and binaries) holds no
+// Socket.IO server, QUIC, HTTP/3 or WebTransport code.
 func Imports() error {
 	var problems []string
 	for _, m := range modules {
@@ -192,6 +194,13 @@ func Imports() error {
 			return err
 		}
 		problems = append(problems, layout.Violations(m, deps, testDeps)...)
+		if roots, ok := layout.ClientRoots[m]; ok {
+			linked, err := listDepsOf(m, roots)
+			if err != nil {
+				return err
+			}
+			problems = append(problems, layout.ClientViolations(m, linked)...)
+		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("import rules broken:\n  %s", strings.Join(problems, "\n  "))
@@ -205,7 +214,17 @@ func listDeps(module string, tests bool) ([]string, error) {
 	if tests {
 		args = append(args, "-test")
 	}
-	cmd := exec.Command("go", append(args, "./...")...)
+	return goList(module, append(args, "./...")...)
+}
+
+// listDepsOf lists the dependencies of some packages of module, tests
+// excluded.
+func listDepsOf(module string, pkgs []string) ([]string, error) {
+	return goList(module, append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, pkgs...)...)
+}
+
+func goList(module string, args ...string) ([]string, error) {
+	cmd := exec.Command("go", args...)
 	cmd.Dir = module
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

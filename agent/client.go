@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zishang520/socket.io/servers/socket/v3"
-
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/sio"
 )
@@ -470,7 +468,7 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 	}
 
 	ch := make(chan ackResult, 1)
-	ack := socket.Ack(func(vals []any, err error) {
+	ack := sio.Ack(func(vals []any, err error) {
 		select {
 		case ch <- ackResult{vals, err}:
 		default:

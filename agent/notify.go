@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/zishang520/socket.io/v3/pkg/types"
-
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/sio"
 )
@@ -95,7 +93,7 @@ func newNotifier(c *Client) *notifier {
 
 func (n *notifier) register(sock *sio.Socket) {
 	for _, ev := range notifyEvents {
-		_ = sock.On(types.EventName(ev), func(args ...any) { n.receive(ev, args) })
+		_ = sock.On(sio.EventName(ev), func(args ...any) { n.receive(ev, args) })
 	}
 }
 

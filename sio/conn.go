@@ -32,7 +32,7 @@ import (
 
 	engine "github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
 	client "github.com/a2c-smcp/smcp-go/sio/third_party/socketioclient"
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // Socket is the Socket.IO client socket a Conn keeps connected.

@@ -33,9 +33,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zishang520/socket.io/servers/socket/v3"
-	"github.com/zishang520/socket.io/v3/pkg/types"
-
 	"github.com/a2c-smcp/smcp-go/protocol"
 	conn "github.com/a2c-smcp/smcp-go/sio"
 )
@@ -163,9 +160,9 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 	}
 	c.conn, c.sock = cn, cn.Socket()
 	for _, ev := range routed {
-		_ = c.sock.On(types.EventName(ev), func(args ...any) { c.onRequest(ev, args) })
+		_ = c.sock.On(conn.EventName(ev), func(args ...any) { c.onRequest(ev, args) })
 	}
-	_ = c.sock.On(types.EventName(protocol.NotifyCancelToolCall), func(args ...any) { c.onCancel(args) })
+	_ = c.sock.On(conn.EventName(protocol.NotifyCancelToolCall), func(args ...any) { c.onCancel(args) })
 
 	wait, stop := context.WithTimeout(ctx, o.timeout)
 	defer stop()
@@ -345,7 +342,7 @@ func (c *Client) call(event string, payload any) ([]any, error) {
 		return nil, err
 	}
 	ch := make(chan []any, 1)
-	ack := socket.Ack(func(vals []any, _ error) {
+	ack := conn.Ack(func(vals []any, _ error) {
 		select {
 		case ch <- vals:
 		default:
@@ -455,9 +452,9 @@ func decode(v any, out any) error {
 // onRequest runs on the socket's event queue: it only validates and hands
 // the work to an owned goroutine.
 func (c *Client) onRequest(event string, args []any) {
-	var ack socket.Ack
+	var ack conn.Ack
 	if n := len(args); n > 0 {
-		if a, ok := args[n-1].(socket.Ack); ok {
+		if a, ok := args[n-1].(conn.Ack); ok {
 			ack, args = a, args[:n-1]
 		} else if f, ok := args[n-1].(func([]any, error)); ok {
 			ack, args = f, args[:n-1]

@@ -3,7 +3,7 @@
 package events
 
 import (
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 const (

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // Placeholder represents a placeholder for binary data in JSON serialization.

@@ -1,6 +1,6 @@
 package parser
 
-import "github.com/zishang520/socket.io/v3/pkg/types"
+import "github.com/a2c-smcp/smcp-go/sio/third_party/types"
 
 // DecoderOptions holds configuration options for the Decoder.
 type (

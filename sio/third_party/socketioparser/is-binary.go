@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // IsBinary determines if the given data is a binary type.

@@ -1,7 +1,7 @@
 package parser
 
 import (
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // Encoder defines the interface for Socket.IO packet encoding.

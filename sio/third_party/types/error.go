@@ -6,12 +6,8 @@ type (
 		Message string `json:"message,omitempty" msgpack:"message,omitempty"`
 	}
 
-	ErrorMessage struct {
-		*CodeMessage
-
-		Req     *HttpContext   `json:"req,omitempty" msgpack:"req,omitempty"`
-		Context map[string]any `json:"context,omitempty" msgpack:"context,omitempty"`
-	}
+	// smcp-go patch 15: no ErrorMessage (a server's error, holding the
+	// server's HttpContext, which is not carried).
 
 	// ExtendedError represents an error with an associated message and additional data.
 	// This type is used across both client and server Socket.IO implementations to provide

@@ -4,7 +4,7 @@ package packet
 import (
 	"io"
 
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // Type represents the Engine.IO packet type.

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // parserv4 implements the Engine.IO protocol version 4 parser.
