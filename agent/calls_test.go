@@ -120,12 +120,18 @@ func TestRoutedCallsBadAnswers(t *testing.T) {
 		{"no values", func(routedCall) peer.Reply { return peer.Values() }, invalid, 0},
 		{"two values", func(rc routedCall) peer.Reply { return peer.Values(rc.valid, rc.valid) }, invalid, 0},
 		{"no answer", func(routedCall) peer.Reply { return peer.Silent() }, func(t *testing.T, rc routedCall, err error) {
-			if rc.event == protocol.EventToolCall {
-				require.NoError(t, err, "a tool call that times out is an error result")
-				return
-			}
+			// The context's deadline: a 408 that wraps it, tool calls included.
 			requireCode(t, err, protocol.CodeTimeout)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
 		}, 300 * time.Millisecond},
+		{"server answers 408", func(routedCall) peer.Reply {
+			return peer.Fail(protocol.CodeTimeout, "computer alpha did not answer within 30s")
+		}, func(t *testing.T, rc routedCall, err error) {
+			// The Server's 408 is its answer, not the caller's context.
+			requireCode(t, err, protocol.CodeTimeout)
+			require.NotErrorIs(t, err, context.DeadlineExceeded)
+			require.NotErrorIs(t, err, context.Canceled)
+		}, 0},
 	}
 	for _, rc := range routedCalls() {
 		for _, bc := range cases {
@@ -225,7 +231,7 @@ func TestServerEndsSessionMidRequest(t *testing.T) {
 	p.Reply(protocol.EventGetTools, peer.Reply{Disconnect: true})
 	start := time.Now()
 	_, err := c.GetTools(ctxT(t), "alpha")
-	requireCode(t, err, protocol.CodeInternal)
+	requireCode(t, err, protocol.CodeUnavailable)
 	require.ErrorIs(t, err, agent.ErrConnectionLost)
 	require.Less(t, time.Since(start), 10*time.Second)
 	require.Eventually(t, func() bool {
@@ -270,4 +276,25 @@ func TestCallerCancel(t *testing.T) {
 	_, err := c.GetConfig(ctx, "alpha")
 	perr := requireCode(t, err, protocol.CodeTimeout)
 	require.Contains(t, perr.Message, "canceled")
+}
+
+// TestRequestCanceled: a request whose context the caller cancels while it
+// waits for the answer fails with a 408 that wraps context.Canceled (not
+// context.DeadlineExceeded, not a lost connection).
+func TestRequestCanceled(t *testing.T) {
+	p := startPeer(t)
+	c, _ := joined(t, p)
+	p.Reply(protocol.EventGetTools, peer.Silent())
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	go func() {
+		if p.WaitCount(ctx, protocol.EventGetTools, 1) == nil {
+			cancel()
+		}
+	}()
+	_, err := c.GetTools(ctx, "alpha")
+	requireCode(t, err, protocol.CodeTimeout)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	require.NotErrorIs(t, err, agent.ErrConnectionLost)
 }

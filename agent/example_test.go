@@ -131,16 +131,16 @@ func ExampleClient_CallTool() {
 	res, _ = c.CallTool(ctx, "alpha", "fail", nil, 10*time.Second)
 	fmt.Println(agent.ToolError(res))
 
-	// No answer in time: the call is cancelled on the Computer and the
-	// result says so (code 408).
+	// No answer before the context's deadline: an error (408) that wraps
+	// the context's; the Agent sent server:tool_call_cancel to the Computer.
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	res, _ = c.CallTool(short, "alpha", "slow", nil, 30*time.Second)
-	fmt.Println(int(agent.ToolError(res).Code))
+	_, err = c.CallTool(short, "alpha", "slow", nil, 30*time.Second)
+	fmt.Println(int(protocol.CodeOf(err)), errors.Is(err, context.DeadlineExceeded))
 	// Output:
 	// {"text":"hi"}
 	// 4003 ToolExecutionFailed: the tool failed on purpose
-	// 408
+	// 408 true
 }
 
 func ExampleClient_GetFinder() {

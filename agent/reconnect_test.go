@@ -243,7 +243,7 @@ func TestRequestRepeatedAfterConnectionDrop(t *testing.T) {
 
 	p.Reply(protocol.EventToolCall, peer.Reply{Drop: true})
 	_, err = c.CallTool(ctxT(t), "alpha", "echo", nil, time.Second)
-	requireCode(t, err, protocol.CodeInternal)
+	requireCode(t, err, protocol.CodeUnavailable)
 	require.ErrorIs(t, err, agent.ErrConnectionLost)
 	require.Len(t, p.Received(protocol.EventToolCall), 1)
 }

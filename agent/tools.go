@@ -60,21 +60,27 @@ func (c *Client) GetConfig(ctx context.Context, computer string) (*protocol.GetC
 // returns the MCP CallToolResult. The tool timeout sent is timeout rounded
 // up to whole seconds (DefaultToolTimeout when timeout <= 0).
 //
-// Failures of the tool itself — including the Computer's own refusals
-// (4001–4005) — are results with isError set, not errors; ToolError reads
-// their code. When no answer arrives within the timeout plus ToolCallGrace
-// (or before ctx ends, or the Server answers 408), CallTool sends
-// server:tool_call_cancel with the call's req_id and returns, with a nil
-// error, a timeout result of the same shape as the Computer's error results
-// (spec/protocol.md, Updates and notifications):
+// One rule tells the two outcomes apart: a result is what the Computer
+// answered, an error is a call that got no answer from it.
 //
-//	{"isError": true,
-//	 "content": [{"type": "text", "text": "tool call ... timed out ..."}],
-//	 "structuredContent": {"error": "...", "error_type": "Timeout", "code": 408, "req_id": "..."}}
+//   - The tool's own failure, and the Computer's refusals and limits
+//     (4001 tool not found, 4002 disabled, 4003 failed, 4004 the
+//     Computer's timeout, 4005 not confirmed), are results with isError
+//     set and a nil error; ToolError reads their code.
+//   - Everything else is an error (a *protocol.Error, as for every
+//     request): a refusal by the Server (400, 403, 404, 408, 429, 503,
+//     4103), a malformed answer (500, ErrInvalidAnswer), a closed Client
+//     (ErrClosed), a lost connection (503, ErrConnectionLost: the tool may
+//     have run), and a call the Agent stopped waiting for — ctx cancelled
+//     or past its deadline, or no answer within the tool timeout plus
+//     ToolCallGrace — which is a 408 wrapping ctx.Err()
+//     (errors.Is(err, context.Canceled) or context.DeadlineExceeded; a
+//     Server's own 408 wraps neither).
 //
-// The code is 408 (no answer reached the Agent) to tell it apart from 4004,
-// which the Computer uses when it stopped the tool itself. Other refusals
-// (400, 403, 404, 429, 503, 4103, 500, a closed connection) are errors.
+// When the Agent stops waiting, or the Server answers 408, CallTool sends
+// server:tool_call_cancel with the call's req_id so that the Computer stops
+// the tool (spec/protocol.md, Routed requests); the error's details carry
+// the req_id and whether the cancel was sent.
 func (c *Client) CallTool(ctx context.Context, computer, tool string, params map[string]any, timeout time.Duration) (*protocol.CallToolResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultToolTimeout
@@ -105,37 +111,29 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 	if protocol.CodeOf(err) != protocol.CodeTimeout || errors.Is(err, ErrClosed) {
 		return nil, err
 	}
-	// Give up: tell the Computer to stop (spec/protocol.md: an Agent that times
-	// out a tool call sends the cancel and returns an error result).
-	if cerr := c.emitOnly(protocol.EventCancelToolCall, protocol.CancelToolCallReq{Agent: c.cfg.name, ReqID: id}); cerr != nil {
+	// Give up: tell the Computer to stop (spec/protocol.md: an Agent that
+	// times out a tool call sends the cancel).
+	cerr := c.emitOnly(protocol.EventCancelToolCall, protocol.CancelToolCallReq{Agent: c.cfg.name, ReqID: id})
+	if cerr != nil {
 		c.log.Warn("could not send the tool call cancel", "req_id", id, "error", cerr)
 	} else {
-		c.log.Info("tool call timed out; cancel sent", "computer", computer, "tool", tool, "req_id", id)
+		c.log.Info("tool call abandoned; cancel sent", "computer", computer, "tool", tool, "req_id", id, "error", err)
 	}
-	msg := fmt.Sprintf("tool call %s on %s timed out: %s; cancel sent (req_id %s)", tool, computer, protocol.AsError(err).Message, id)
-	return timeoutResult(msg, id), nil
-}
-
-func timeoutResult(msg, reqID string) *protocol.CallToolResult {
-	isErr := true
-	text := msg
-	return &protocol.CallToolResult{
-		Content: []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &text}},
-		IsError: &isErr,
-		StructuredContent: map[string]any{
-			"error":      msg,
-			"error_type": protocol.CodeTimeout.String(),
-			"code":       int(protocol.CodeTimeout),
-			"req_id":     reqID,
-		},
-	}
+	return nil, amend(err, func(perr *protocol.Error) *protocol.Error {
+		sent := "cancel sent"
+		if cerr != nil {
+			sent = "cancel not sent: " + protocol.AsError(cerr).Message
+		}
+		perr = perr.With("req_id", id).With("cancel_sent", cerr == nil)
+		perr.Message = fmt.Sprintf("tool call %s on %s abandoned: %s; %s (req_id %s)", tool, computer, perr.Message, sent, id)
+		return perr
+	})
 }
 
 // ToolError returns the error an isError CallToolResult reports, nil for a
 // successful result. The code is structuredContent.code when it is an
-// integer (the Computer's 4001–4005, CallTool's 408), else 4003 (tool
-// execution failed); the message is structuredContent.error, else the text
-// content.
+// integer (the Computer's 4001–4005), else 4003 (tool execution failed); the
+// message is structuredContent.error, else the text content.
 func ToolError(res *protocol.CallToolResult) *protocol.Error {
 	if res == nil || res.IsError == nil || !*res.IsError {
 		return nil

@@ -17,12 +17,25 @@
 //
 // A refusal by the Server's authentication ends Connect with a
 // *ConnectError whose Refused is true; the socket does not retry it.
+//
+// # Errors
+//
+// Connect fails with a *ConnectError that wraps its cause, in one of three
+// kinds: the Server refused (Refused, with the code it sent); the Server
+// could not be reached — the TCP connection was refused, found no route,
+// the name did not resolve, or the address did not answer within the
+// attempt's bound — which matches ErrUnreachable and wraps the dial's
+// error (a *net.OpError, a *net.DNSError); or ctx ended first, which wraps
+// ctx.Err() (errors.Is(err, context.Canceled) or
+// context.DeadlineExceeded) and the last failed attempt's error, if any
+// (a failed handshake matches ErrUnreachable too).
+// The Agent and the Computer turn these into their coded errors
+// (agent.ErrUnreachable is the same sentinel).
 package sio
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -52,26 +65,6 @@ type Hooks struct {
 	// AttemptFailed is called for every failed connection attempt.
 	AttemptFailed func(err error)
 }
-
-// ConnectError is a failed connection attempt. Refused is set when the
-// Server refused the namespace connection (its authentication); Code is
-// then the code its error data carried ({"code": 401}), 0 when none.
-type ConnectError struct {
-	URL     string
-	Refused bool
-	Code    int
-	Message string
-	Err     error
-}
-
-func (e *ConnectError) Error() string {
-	if e.Refused {
-		return fmt.Sprintf("connection to %s refused by the server: %s", e.URL, e.Message)
-	}
-	return fmt.Sprintf("connect to %s: %s", e.URL, e.Message)
-}
-
-func (e *ConnectError) Unwrap() error { return e.Err }
 
 // ErrClosed is returned by Connect after Close.
 var ErrClosed = errors.New("sio: connection closed")
@@ -291,10 +284,14 @@ func (c *Conn) Connect(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 		msg := "no answer before the deadline"
-		if last := c.LastError(); last != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			msg = "canceled before the connection"
+		}
+		last := c.LastError()
+		if last != nil {
 			msg += " (last attempt: " + last.Error() + ")"
 		}
-		return &ConnectError{URL: c.url, Message: msg, Err: ctx.Err()}
+		return &ConnectError{URL: c.url, Message: msg, Err: ctx.Err(), Last: last}
 	case <-c.ctx.Done():
 		return ErrClosed
 	}
@@ -318,9 +315,11 @@ func (c *Conn) probe(ctx context.Context) error {
 	var d net.Dialer
 	conn, err := d.DialContext(dctx, "tcp", host)
 	if err != nil {
-		if dctx.Err() != nil {
-			return &ConnectError{URL: c.url, Message: "no answer before the deadline", Err: context.DeadlineExceeded}
+		if ctx.Err() != nil {
+			return &ConnectError{URL: c.url, Message: "no answer before the deadline", Err: ctx.Err(), Last: err}
 		}
+		// Refused, no route, no such host, or no answer within the
+		// attempt's bound: the Server cannot be reached (ErrUnreachable).
 		return &ConnectError{URL: c.url, Message: err.Error(), Err: err}
 	}
 	return conn.Close()

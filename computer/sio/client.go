@@ -116,8 +116,12 @@ var routed = []string{protocol.EventToolCall, protocol.EventGetTools, protocol.E
 	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource}
 
 // Dial connects to serverURL (http[s]://host:port, with or without the
-// /smcp path), joins office as name and returns once joined. A refused
-// connection or join is an error.
+// /smcp path), joins office as name and returns once joined. Its errors
+// are *protocol.Error values that wrap their cause: a refused connection
+// or join is the Server's code (401, 4101, ...); a Server that cannot be
+// reached is a 503 matching ErrUnreachable and wrapping the network's error
+// (a *net.OpError); a context that ends first (or WithTimeout's bound) is a
+// 408 wrapping ctx.Err().
 func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts ...Option) (*Client, error) {
 	o := options{log: slog.Default(), timeout: 10 * time.Second}
 	for _, f := range opts {
@@ -168,7 +172,7 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 	defer stop()
 	if err := cn.Connect(wait); err != nil {
 		c.Close()
-		return nil, dialError(nsURL, office, err)
+		return nil, dialError(wait, nsURL, office, err)
 	}
 	select {
 	case err := <-c.firstCh:
@@ -179,29 +183,8 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 		return c, nil
 	case <-wait.Done():
 		c.Close()
-		return nil, protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: no answer in time", nsURL, office)
+		return nil, wrap(protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: no answer in time", nsURL, office), wait.Err())
 	}
-}
-
-// dialError turns a failed first connection into a *protocol.Error: the
-// code a refusing middleware put in its data ({"code": 401}) when there is
-// one, 408 for the deadline, else 500.
-func dialError(nsURL, office string, err error) *protocol.Error {
-	var ce *conn.ConnectError
-	if !errors.As(err, &ce) {
-		return protocol.NewInternal("connect to %s: %v", nsURL, err)
-	}
-	switch {
-	case ce.Refused:
-		code := protocol.CodeInternal
-		if ce.Code != 0 {
-			code = protocol.Code(ce.Code)
-		}
-		return protocol.Errorf(code, "connection refused by the server: %s", ce.Message)
-	case errors.Is(ce, context.DeadlineExceeded) || errors.Is(ce, context.Canceled):
-		return protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: %s", nsURL, office, ce.Message)
-	}
-	return protocol.NewInternal("connect to %s: %s", nsURL, ce.Message)
 }
 
 func (c *Client) first(err error) {

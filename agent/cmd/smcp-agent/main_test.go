@@ -167,7 +167,7 @@ func TestCall(t *testing.T) {
 	})
 	t.Run("tool timeout cancels", func(t *testing.T) {
 		r := cli(t, p, nil, "call", "alpha", "slow", "--tool-timeout", "1s")
-		requireFail(t, r, 1, "error 408: tool call slow on alpha timed out")
+		requireFail(t, r, 1, "error 408: tool call slow on alpha abandoned: client:tool_call: deadline exceeded")
 		// The cancel was written before the CLI closed its connection.
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
@@ -451,7 +451,7 @@ func TestUnreachableServer(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	r := cli(t, nil, map[string]string{"SMCP_SERVER": "http://" + addr}, "room")
-	requireFail(t, r, 1, "error 500: connect to http://"+addr+"/smcp:")
+	requireFail(t, r, 1, "error 503: connect to http://"+addr+"/smcp:")
 }
 
 func TestInterrupted(t *testing.T) {
@@ -550,7 +550,7 @@ func TestWatchEndsWhenTheServerEndsTheSession(t *testing.T) {
 	select {
 	case code := <-done:
 		require.Equal(t, 1, code)
-		require.Contains(t, errOut.String(), "error 500: connection: connection to the server lost: the server ended the session")
+		require.Contains(t, errOut.String(), "error 503: connection: connection to the server lost: the server ended the session")
 	case <-time.After(wait):
 		t.Fatalf("watch did not end; disconnects %v", p.Disconnects())
 	}
