@@ -3,7 +3,9 @@ package computer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -187,18 +189,42 @@ func (c *Computer) Launch(ctx context.Context) error {
 }
 
 // Ready waits until every MCP server has made its first attempt and, when
-// it came up, its tools, windows and documents are aggregated, or until ctx
-// ends.
+// it came up, its tools, windows and documents are aggregated. It fails
+// when ctx ends first (408 wrapping ctx.Err()) and when a server's first
+// attempt failed — its command does not exist, it exited, it did not
+// answer initialize, its URL refused: a 503 naming each such server, with
+// their reasons in its details ("servers") and wrapping their errors (a
+// *mcpclient.ServerError each, so errors.Is(err, exec.ErrNotFound) holds
+// for a missing command). The Computer keeps running either way: the
+// servers that came up serve, the others are retried in the background
+// (Status shows them).
 func (c *Computer) Ready(ctx context.Context) error {
 	m := c.Manager()
 	if m == nil {
 		return protocol.NewInternal("computer not started")
 	}
-	return m.Ready(ctx)
+	if err := m.Ready(ctx); err != nil {
+		return protocol.Errorf(protocol.CodeTimeout, "MCP servers still starting: %v", err).Wrap(err)
+	}
+	down := m.Down()
+	if len(down) == 0 {
+		return nil
+	}
+	names := make([]string, len(down))
+	reasons := map[string]any{}
+	causes := make([]error, len(down))
+	for i, d := range down {
+		names[i] = fmt.Sprintf("%s (%v)", d.Name, d.Err)
+		reasons[d.Name] = d.Err.Error()
+		causes[i] = d
+	}
+	return protocol.Errorf(protocol.CodeUnavailable, "MCP servers not up: %s; retrying in the background", strings.Join(names, "; ")).
+		With("servers", reasons).Wrap(causes...)
 }
 
 // Start is Launch then Ready, for one-shot use (list the tools, the
-// desktop or the Finder, then Close).
+// desktop or the Finder, then Close). Its error is Launch's or Ready's: a
+// server that did not come up fails Start (503) while the others serve.
 func (c *Computer) Start(ctx context.Context) error {
 	if err := c.Launch(ctx); err != nil {
 		return err
@@ -271,8 +297,17 @@ func (c *Computer) notify(event string) {
 // goroutine: its tools first (announced at once), then its documents,
 // windows and readable resources together. A slow Finder build holds only
 // this server's later notifications, never the join nor another server.
+//
+// A server that declares no resources capability serves tools only: the
+// Finder, the Desktop and the read bridge leave it out (a debug line says
+// so), instead of asking it for resources it said it does not have and
+// logging the refusals as failures.
 func (c *Computer) serverUp(ctx context.Context, conn *mcpclient.Conn) {
 	c.refreshTools(ctx, conn)
+	if conn.Capabilities().Resources == nil {
+		c.log.Debug("MCP server declares no resources: tools only, no documents or windows", "server", conn.Name())
+		return
+	}
 	own := ownReads(ctx)
 	var wg sync.WaitGroup
 	for _, add := range []func(context.Context) error{

@@ -16,8 +16,10 @@
 // value; SMCP_INPUT_<ID> does too (see package config for the order).
 //
 // "run" joins its office at once; each MCP server comes up on its own and
-// is announced to the office when ready. The one-shot commands wait for
-// every server's first attempt.
+// is announced to the office when ready (one that fails is logged and
+// retried). The one-shot commands wait for every server's first attempt;
+// when some did not come up (a command that does not exist, a server that
+// exits), they name them on stderr, print what the others offer, and exit 1.
 //
 // Signals: the Socket.IO client library traps SIGINT, SIGTERM and SIGQUIT
 // in an init function and swallows the first one. This program restores
@@ -45,6 +47,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/computer"
 	"github.com/a2c-smcp/smcp-go/computer/config"
+	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
 	"github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/prometheus/client_golang/prometheus"
@@ -256,10 +259,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd == "run" {
 		start = comp.Launch // join at once; servers come up on their own
 	}
-	if err := start(ctx); err != nil {
-		fmt.Fprintln(stderr, "smcp-computer:", err)
+	startErr := start(ctx)
+	if startErr != nil && (cmd == "run" || !serversDown(startErr)) {
+		fmt.Fprintln(stderr, "smcp-computer:", startErr)
 		shutdown()
 		return 1
+	}
+	if startErr != nil {
+		// Some MCP servers did not come up: say which, still show what the
+		// others offer, and exit 1.
+		fmt.Fprintln(stderr, "smcp-computer:", startErr)
 	}
 
 	var out any
@@ -322,6 +331,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out = comp.Finder(req)
 	}
 	code := shutdown()
+	if startErr != nil {
+		code = 1
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
@@ -329,4 +341,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return code
+}
+
+// serversDown reports whether err is Start's report of MCP servers that
+// did not come up (the others serve).
+func serversDown(err error) bool {
+	var se *mcpclient.ServerError
+	return errors.As(err, &se)
 }

@@ -184,6 +184,24 @@ func TestCommandErrors(t *testing.T) {
 	}
 }
 
+// TestOneShotWithAServerDown: a server whose command does not exist is
+// named on stderr, the others' tools are still printed, and the exit
+// status is 1.
+func TestOneShotWithAServerDown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "computer.json")
+	cfg := fmt.Sprintf(`[{"name":"good","type":"stdio","server_parameters":{"command":%q,"args":["-no-resources","-tools","echo"]}},
+	  {"name":"typo","type":"stdio","server_parameters":{"command":"smcp-no-such-command-i28"}}]`, testmcp.Binary(t))
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	code, out, errs := runCmd("tools", "--config", path, "--log-level", "error")
+	assert.Equal(t, 1, code, errs)
+	assert.Contains(t, errs, "MCP servers not up: typo")
+	assert.Contains(t, errs, "executable file not found")
+	var tools []protocol.SMCPTool
+	require.NoError(t, json.Unmarshal([]byte(out), &tools), out)
+	require.Len(t, tools, 1)
+	assert.Equal(t, "echo", tools[0].Name)
+}
+
 func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
