@@ -71,11 +71,14 @@ func contextError(event string, ctx context.Context, what string) error {
 	if cause == nil {
 		cause = context.DeadlineExceeded
 	}
-	why := "deadline exceeded"
+	msg := event + ": deadline exceeded"
 	if errors.Is(cause, context.Canceled) {
-		why = "canceled by the caller"
+		msg = event + ": canceled by the caller"
 	}
-	return wrap(protocol.Errorf(protocol.CodeTimeout, "%s: %s %s", event, why, what).With("event", event), cause)
+	if what != "" {
+		msg += " " + what
+	}
+	return wrap(protocol.Errorf(protocol.CodeTimeout, "%s", msg).With("event", event), cause)
 }
 
 // invalidAnswer reports an answer that breaks its contract. It is a 500 and

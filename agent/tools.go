@@ -46,6 +46,38 @@ func (c *Client) Tools(computer string) (tools []protocol.SMCPTool, ok bool) {
 	return c.tools.get(computer)
 }
 
+// WaitTools waits until the tool cache holds the tools of computer — the
+// Client fills it after JoinOffice, when a Computer enters the office and
+// when one announces a new tool list — and, when until is not nil, until
+// until returns true for them; then it returns them. A Computer joins its
+// office before its MCP servers are up, so its first list may be empty: to
+// wait for a tool, pass a condition:
+//
+//	tools, err := c.WaitTools(ctx, "desk", func(ts []protocol.SMCPTool) bool {
+//		return slices.ContainsFunc(ts, func(t protocol.SMCPTool) bool { return t.Name == "search" })
+//	})
+//
+// It fails when ctx ends first (408 wrapping ctx.Err()), when the Client is
+// closed (ErrClosed) or when the Server ended the session.
+func (c *Client) WaitTools(ctx context.Context, computer string, until func([]protocol.SMCPTool) bool) ([]protocol.SMCPTool, error) {
+	for {
+		tools, ok, changed := c.tools.watch(computer)
+		if ok && (until == nil || until(tools)) {
+			return tools, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, contextError("waiting for the tools of "+computer, ctx, "")
+		case <-c.Done():
+			if err := c.Err(); err != nil {
+				return nil, err
+			}
+			return nil, closedError("waiting for the tools of " + computer)
+		}
+	}
+}
+
 // CachedComputers returns the Computers whose tools are cached, sorted.
 func (c *Client) CachedComputers() []string { return c.tools.names() }
 
@@ -188,17 +220,18 @@ func asInt(v any) (int, bool) {
 // when the office changes (all) or a Computer leaves (that one), so that a
 // fetch that began before is not stored afterwards.
 type toolCache struct {
-	mu     sync.Mutex
-	all    uint64
-	each   map[string]uint64
-	byName map[string][]protocol.SMCPTool
+	mu      sync.Mutex
+	all     uint64
+	each    map[string]uint64
+	byName  map[string][]protocol.SMCPTool
+	changed chan struct{} // closed and replaced at every change (WaitTools)
 }
 
 // cacheEpoch identifies the cache state a fetch began in.
 type cacheEpoch struct{ all, one uint64 }
 
 func newToolCache() *toolCache {
-	return &toolCache{each: map[string]uint64{}, byName: map[string][]protocol.SMCPTool{}}
+	return &toolCache{each: map[string]uint64{}, byName: map[string][]protocol.SMCPTool{}, changed: make(chan struct{})}
 }
 
 func (t *toolCache) epoch(computer string) cacheEpoch {
@@ -215,7 +248,22 @@ func (t *toolCache) store(computer string, e cacheEpoch, tools []protocol.SMCPTo
 		return false
 	}
 	t.byName[computer] = slices.Clone(tools)
+	t.changedLocked()
 	return true
+}
+
+// changedLocked wakes the waiters of WaitTools.
+func (t *toolCache) changedLocked() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// watch returns what get returns and a channel closed at the next change.
+func (t *toolCache) watch(computer string) ([]protocol.SMCPTool, bool, <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tools, ok := t.byName[computer]
+	return slices.Clone(tools), ok, t.changed
 }
 
 func (t *toolCache) get(computer string) ([]protocol.SMCPTool, bool) {

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -180,4 +181,52 @@ func TestToolCache(t *testing.T) {
 	_, err := c.GetTools(ctxT(t), "beta")
 	require.NoError(t, err)
 	require.Equal(t, []string{"beta"}, c.CachedComputers())
+}
+
+// TestWaitTools: right after JoinOffice the tool cache may still be empty;
+// WaitTools waits for the sync, for a Computer entering the office, and
+// for a condition on its tools; it ends with the context or the Client.
+func TestWaitTools(t *testing.T) {
+	p := startPeer(t)
+	c, _ := joined(t, p)
+	ctx := ctxT(t)
+
+	tools, err := c.WaitTools(ctx, "alpha", nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, tools)
+	cached, ok := c.Tools("alpha")
+	require.True(t, ok)
+	require.Equal(t, tools, cached)
+
+	// A Computer not yet in the office: WaitTools returns once it entered
+	// and its tools were fetched, with the tool asked for.
+	got := make(chan []protocol.SMCPTool, 1)
+	errs := make(chan error, 1)
+	go func() {
+		ts, err := c.WaitTools(ctx, "gamma", func(ts []protocol.SMCPTool) bool {
+			return slices.ContainsFunc(ts, func(t protocol.SMCPTool) bool { return t.Name == "g" })
+		})
+		got <- ts
+		errs <- err
+	}()
+	gamma := &peer.Computer{Name: "gamma", Tools: []protocol.SMCPTool{{Name: "g", Description: "g", ParamsSchema: map[string]any{}}},
+		Config: protocol.GetComputerConfigRet{Servers: map[string]protocol.MCPServerConfig{}}}
+	p.World.Mu.Lock()
+	p.World.Computers = append(p.World.Computers, gamma)
+	p.World.Mu.Unlock()
+	require.NoError(t, p.Broadcast(protocol.NotifyEnterOffice, map[string]any{"office_id": "office-1", "computer": "gamma"}))
+	require.NoError(t, <-errs)
+	require.Equal(t, "g", (<-got)[0].Name)
+
+	// The context ends first: a 408 that wraps it.
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = c.WaitTools(short, "nobody", nil)
+	requireCode(t, err, protocol.CodeTimeout)
+	require.ErrorIs(t, err, context.Canceled)
+
+	// Close, before or during the wait, ends it with ErrClosed.
+	go c.Close()
+	_, err = c.WaitTools(ctx, "nobody", nil)
+	require.ErrorIs(t, err, agent.ErrClosed)
 }
