@@ -90,7 +90,8 @@ func runGen(out, spec string) error {
 }
 
 // Check regenerates into a temporary directory and fails on any difference
-// with the committed files.
+// with the committed files, and on a go.work.sum that lags behind the
+// modules' go.mod and go.sum files.
 func Check() error {
 	tmp, err := os.MkdirTemp("", "smcp-check-")
 	if err != nil {
@@ -135,7 +136,10 @@ func Check() error {
 	if len(drift) > 0 {
 		return fmt.Errorf("generated files drift from schema/ — run `go run mage.go generate` and commit:\n  %s", strings.Join(drift, "\n  "))
 	}
-	fmt.Println("check: generated files and spec tables match schema/")
+	if err := checkWorkSum(); err != nil {
+		return err
+	}
+	fmt.Println("check: generated files and spec tables match schema/; go.work.sum is current")
 	return nil
 }
 
@@ -346,7 +350,8 @@ func Test() error {
 // outside the workspace, with the repository's modules served at the
 // version the go.mod files require by a file proxy built from the working
 // tree. The go.sum lines of the repository's own modules are then removed:
-// only a release commit carries them (see Release).
+// only a release commit carries them (see Release). Last, go.work.sum is
+// brought to what the workspace needs (magefile_worksum.go).
 func Tidy(ctx context.Context) error {
 	version, err := release.CurrentVersion(".", allModuleDirs())
 	if err != nil {
@@ -368,7 +373,10 @@ func Tidy(ctx context.Context) error {
 	if err := release.Go(ctx, ".", env, os.Stdout, "mod", "tidy"); err != nil {
 		return err
 	}
-	return release.StripSums(".", allModuleDirs())
+	if err := release.StripSums(".", allModuleDirs()); err != nil {
+		return err
+	}
+	return refreshWorkSum(".")
 }
 
 // Release vX.Y.Z releases every published module at that version: it
@@ -404,6 +412,9 @@ func Release(ctx context.Context, version string) error {
 		return err
 	}
 	if err := release.Go(ctx, ".", env, os.Stdout, "mod", "tidy"); err != nil {
+		return err
+	}
+	if err := refreshWorkSum("."); err != nil {
 		return err
 	}
 	if err := run("git", "commit", "-qam", "release "+version+": every module at "+version); err != nil {
