@@ -147,6 +147,13 @@ func TestCall(t *testing.T) {
 		{"unknown tool", []string{"call", "alpha", "nope"}, 1, "", "error 4001: tool nope not found"},
 		{"unknown computer", []string{"call", "ghost", "echo"}, 1, "", "error 404: computer ghost not found"},
 		{"bad params", []string{"call", "alpha", "echo", "--params", "[1]"}, 2, "", "error 400: --params must be a JSON object"},
+		{"NAME=TEXT and NAME:=JSON", []string{"call", "alpha", "echo", "q=report", "n:=5", "ok:=true", "o:={\"k\":[1]}", "s=5", "e="},
+			0, `{"e":"","n":5,"o":{"k":[1]},"ok":true,"q":"report","s":"5"}` + "\n", ""},
+		{"arguments over --params", []string{"call", "alpha", "echo", "--params", `{"a":1,"b":2}`, "b=two"}, 0, `{"a":1,"b":"two"}` + "\n", ""},
+		{"argument without =", []string{"call", "alpha", "echo", "query"}, 2, "", "want NAME=TEXT or NAME:=JSON"},
+		{"argument without a name", []string{"call", "alpha", "echo", "=x"}, 2, "", "want NAME=TEXT or NAME:=JSON"},
+		{"bad JSON argument", []string{"call", "alpha", "echo", "n:=five"}, 2, "", "not one JSON value"},
+		{"two JSON values", []string{"call", "alpha", "echo", "n:=1 2"}, 2, "", "not one JSON value"},
 		{"missing tool", []string{"call", "alpha"}, 2, "", "usage: smcp-agent call COMPUTER TOOL"},
 		{"unknown flag", []string{"call", "alpha", "echo", "--nope"}, 2, "", "flag provided but not defined: -nope"},
 	}
@@ -216,7 +223,7 @@ func TestFinder(t *testing.T) {
 		"documents 1-2 of 2",
 	}, lines(r.out))
 
-	r = cli(t, p, nil, "finder", "alpha", "--keywords", "contract, annual", "--type", "pdf")
+	r = cli(t, p, nil, "finder", "alpha", "--keywords", "contract, annual", "--file-type", "pdf")
 	requireOK(t, r)
 	require.Contains(t, r.out, "contract-a1")
 	require.NotContains(t, r.out, "rpt-2026")
@@ -303,10 +310,14 @@ func TestOpenPageElement(t *testing.T) {
 		require.Equal(t, 1, r.code, "--json wants a DPE page: %s", r.out)
 		require.Contains(t, r.err, "not valid JSON")
 	})
-	t.Run("page json table", func(t *testing.T) {
+	t.Run("page --format json", func(t *testing.T) {
+		// The page object, as --json prints it.
 		r := cli(t, p, nil, "page", report, "1", "--format", "json")
 		requireOK(t, r)
-		require.Equal(t, []string{"page 1: Revenue (2 elements)", "ELEMENT CATEGORY SUMMARY", "h-002 heading Revenue", "tbl-002 table Revenue by region"}, lines(r.out))
+		var pg protocol.DPEPage
+		require.NoError(t, json.Unmarshal([]byte(r.out), &pg), r.out)
+		require.Equal(t, 1, pg.PageIndex)
+		require.Len(t, pg.Elements, 2)
 	})
 	t.Run("page --json", func(t *testing.T) {
 		r := cli(t, p, nil, "page", report, "2", "--json", "--format", "json")
@@ -431,14 +442,29 @@ func TestUsage(t *testing.T) {
 		})
 	}
 	t.Run("help", func(t *testing.T) {
-		r := cli(t, p, nil, "-h")
+		// On stdout, once; the API key from the environment is never shown.
+		env := map[string]string{"SMCP_API_KEY": "s3cret-from-env"}
+		r := cli(t, p, env, "-h")
 		require.Equal(t, 0, r.code)
+		require.Empty(t, r.err)
 		for _, c := range commands() {
 			require.Contains(t, r.out, c.name)
 		}
-		r = cli(t, p, nil, "page", "-h")
-		require.Equal(t, 0, r.code)
+		require.Equal(t, 1, strings.Count(r.out, "usage: smcp-agent"), r.out)
+		require.NotContains(t, r.out, "s3cret")
+		for _, args := range [][]string{{"page", "-h"}, {"call", "--help"}, {"room", "-h"}} {
+			r = cli(t, p, env, args...)
+			require.Equal(t, 0, r.code, "%v", args)
+			require.Empty(t, r.err, "%v", args)
+			require.Contains(t, r.out, "-api-key", "%v", args)
+			require.NotContains(t, r.out, "s3cret", "%v", args)
+		}
+		require.Contains(t, r.out, "-log-level")
+		r = cli(t, p, env, "page", "-h")
 		require.Contains(t, r.out, "-categories")
+	})
+	t.Run("bad log level", func(t *testing.T) {
+		requireFail(t, cli(t, p, nil, "room", "--log-level", "loud"), 2, "--log-level")
 	})
 	t.Run("nothing reached the server", func(t *testing.T) {
 		require.Empty(t, p.Received())
@@ -554,4 +580,14 @@ func TestWatchEndsWhenTheServerEndsTheSession(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatalf("watch did not end; disconnects %v", p.Disconnects())
 	}
+}
+
+// TestSecretNotLogged: the API key reaches the Server, never the output,
+// even with every log line on.
+func TestSecretNotLogged(t *testing.T) {
+	p := startPeer(t, func(o *peer.Options) { o.APIKey = "s3cret-from-env" })
+	r := cli(t, p, map[string]string{"SMCP_API_KEY": "s3cret-from-env"}, "room", "--verbose")
+	require.Equal(t, 0, r.code, r.err)
+	require.Contains(t, r.err, "level=DEBUG", "debug logs are on")
+	require.NotContains(t, r.out+r.err, "s3cret")
 }

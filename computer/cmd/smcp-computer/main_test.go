@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -271,4 +272,27 @@ func TestSIGQUITDumpsGoroutines(t *testing.T) {
 	}
 	assert.Contains(t, logs.String(), "SIGQUIT")
 	assert.Contains(t, logs.String(), "goroutine ")
+}
+
+// TestHelp: -h prints a command's flags on stdout, once, and never the API
+// key the environment holds.
+func TestHelp(t *testing.T) {
+	t.Setenv("SMCP_API_KEY", "s3cret-from-env")
+	for _, args := range [][]string{{"-h"}, {"run", "-h"}, {"tools", "--help"}, {"finder", "-h"}} {
+		code, out, errs := runCmd(args...)
+		assert.Equal(t, 0, code, "%v", args)
+		assert.Empty(t, errs, "%v", args)
+		assert.NotEmpty(t, out, "%v", args)
+		assert.NotContains(t, out, "s3cret", "%v", args)
+	}
+	_, out, _ := runCmd("run", "-h")
+	assert.Contains(t, out, "-api-key")
+	assert.Contains(t, out, "-verbose")
+	_, out, _ = runCmd("finder", "-h")
+	assert.Contains(t, out, "-file-type")
+	code, out, errs := runCmd("tools", "--nope")
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "flag provided but not defined: -nope")
+	assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %s", errs)
 }
