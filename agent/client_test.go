@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -114,7 +114,7 @@ func TestDialDeadline(t *testing.T) {
 }
 
 func TestAPIKey(t *testing.T) {
-	p := startPeer(t, func(o *peer.Options) { o.APIKey = "s3cret" })
+	p := startPeer(t, func(o *agenttest.Options) { o.APIKey = "s3cret" })
 	t.Run("sent as header and auth payload", func(t *testing.T) {
 		c, err := agent.Dial(ctxT(t), p.URL, agent.WithAPIKey("s3cret"), testLog())
 		require.NoError(t, err)
@@ -179,7 +179,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))
 		require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))
 		r.until(t, "catalog", func(r *recorder) bool { return len(r.finder) == 1 })
-		p.Reply(protocol.EventGetDesktop, peer.Silent())
+		p.Reply(protocol.EventGetDesktop, agenttest.Silent())
 		require.NoError(t, p.Broadcast(protocol.NotifyUpdateDesktop, notifyPayload("computer", "alpha")))
 		require.NoError(t, p.WaitCount(ctxT(t), protocol.EventGetDesktop, i+1))
 		// The detector sees the dispatcher and the waiting refresh.

@@ -1,7 +1,7 @@
 // Package agent is the A2C-SMCP Agent client: it joins an office of an SMCP
 // Server, calls the tools of the office's Computers, reads their desktops,
 // and browses their documents step by step (catalog → document → page →
-// element) through dpe:// URIs (spec/protocol.md; spec/finder.md, Levels).
+// element) through dpe:// URIs (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md; https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#levels).
 //
 //	c, err := agent.Dial(ctx, "http://localhost:8000", agent.WithAPIKey(key), agent.WithName("my-agent"))
 //	...
@@ -85,7 +85,7 @@
 // iterates over every page of a document. With format markdown or text a
 // level still answers its JSON object: Level 2 carries content_markdown /
 // content_text instead of elements, the other levels carry it in addition
-// (spec/decisions.md).
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/decisions.md).
 //
 // # Notifications
 //

@@ -27,7 +27,7 @@ var (
 	// refused, the address did not answer, the name did not resolve, the
 	// handshake failed (503). The same value as sio.ErrUnreachable.
 	ErrUnreachable = sio.ErrUnreachable
-	// ErrInvalidAnswer: the answer broke its schema (spec/protocol.md: every
+	// ErrInvalidAnswer: the answer broke its schema (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md: every
 	// ack has one), had the wrong number of values or another request's
 	// req_id (500).
 	ErrInvalidAnswer = errors.New("agent: invalid answer")

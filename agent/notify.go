@@ -10,7 +10,7 @@ import (
 )
 
 // Notification is one notify:* event as the Client received it
-// (spec/protocol.md, Updates and notifications).
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications).
 type Notification struct {
 	// Event is the notify:* event name, e.g. protocol.NotifyUpdateFinder.
 	Event string `json:"event"`

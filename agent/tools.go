@@ -111,7 +111,7 @@ func (c *Client) GetConfig(ctx context.Context, computer string) (*protocol.GetC
 //
 // When the Agent stops waiting, or the Server answers 408, CallTool sends
 // server:tool_call_cancel with the call's req_id so that the Computer stops
-// the tool (spec/protocol.md, Routed requests); the error's details carry
+// the tool (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#routed-requests); the error's details carry
 // the req_id and whether the cancel was sent.
 func (c *Client) CallTool(ctx context.Context, computer, tool string, params map[string]any, timeout time.Duration) (*protocol.CallToolResult, error) {
 	if timeout <= 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -69,14 +69,14 @@ func TestCallToolTimeoutCancels(t *testing.T) {
 	cases := []struct {
 		name  string
 		cause error // wrapped by the error; nil: none of the context errors
-		run   func(t *testing.T, p *peer.Peer, c *agent.Client) (*protocol.CallToolResult, error)
+		run   func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error)
 	}{
-		{"context deadline", context.DeadlineExceeded, func(t *testing.T, p *peer.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
+		{"context deadline", context.DeadlineExceeded, func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
 			ctx, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
 			defer cancel()
 			return c.CallTool(ctx, "alpha", "slow", nil, 30*time.Second)
 		}},
-		{"canceled by the caller", context.Canceled, func(t *testing.T, p *peer.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
+		{"canceled by the caller", context.Canceled, func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
 			ctx, cancel := context.WithCancel(ctxT(t))
 			defer cancel()
 			go func() {
@@ -87,14 +87,14 @@ func TestCallToolTimeoutCancels(t *testing.T) {
 			}()
 			return c.CallTool(ctx, "alpha", "slow", nil, 30*time.Second)
 		}},
-		{"tool timeout plus grace", context.DeadlineExceeded, func(t *testing.T, p *peer.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
+		{"tool timeout plus grace", context.DeadlineExceeded, func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
 			start := time.Now()
 			res, err := c.CallTool(ctxT(t), "alpha", "slow", nil, time.Second)
 			require.GreaterOrEqual(t, time.Since(start), time.Second+agent.ToolCallGrace-50*time.Millisecond)
 			return res, err
 		}},
-		{"server answers 408", nil, func(t *testing.T, p *peer.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
-			p.Reply(protocol.EventToolCall, peer.Fail(protocol.CodeTimeout, "computer alpha did not answer within 35s"))
+		{"server answers 408", nil, func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
+			p.Reply(protocol.EventToolCall, agenttest.Fail(protocol.CodeTimeout, "computer alpha did not answer within 35s"))
 			defer p.Handle(protocol.EventToolCall, nil)
 			return c.CallTool(ctxT(t), "alpha", "slow", nil, 30*time.Second)
 		}},
@@ -209,7 +209,7 @@ func TestWaitTools(t *testing.T) {
 		got <- ts
 		errs <- err
 	}()
-	gamma := &peer.Computer{Name: "gamma", Tools: []protocol.SMCPTool{{Name: "g", Description: "g", ParamsSchema: map[string]any{}}},
+	gamma := &agenttest.Computer{Name: "gamma", Tools: []protocol.SMCPTool{{Name: "g", Description: "g", ParamsSchema: map[string]any{}}},
 		Config: protocol.GetComputerConfigRet{Servers: map[string]protocol.MCPServerConfig{}}}
 	p.World.Mu.Lock()
 	p.World.Computers = append(p.World.Computers, gamma)

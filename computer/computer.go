@@ -44,7 +44,7 @@ type options struct {
 // Server's payload limit (smcp-server --max-payload-bytes) and defaults to
 // the same value, protocol.DefaultMaxPayloadBytes: an answer the Server
 // would refuse — and close the Computer's connection for — is refused with
-// 413 instead, telling the Agent how to narrow the read (spec/protocol.md,
+// 413 instead, telling the Agent how to narrow the read (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md,
 // Limits). Set both sides together.
 func WithMaxPayloadBytes(n int64) Option { return func(o *options) { o.maxPayload = n } }
 
@@ -52,7 +52,7 @@ func WithMaxPayloadBytes(n int64) Option { return func(o *options) { o.maxPayloa
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // WithConfirm sets the hook asked before a tool call whose merged ToolMeta is
-// not auto_apply (spec/protocol.md, Routed requests). Without it such calls
+// not auto_apply (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#routed-requests). Without it such calls
 // fail with 4005.
 func WithConfirm(f func(ctx context.Context, req tools.ConfirmRequest) (bool, error)) Option {
 	return func(o *options) { o.confirm = f }
@@ -158,7 +158,7 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 // returns at once: each server comes up on its own, and its tools, windows
 // and documents are announced with server:update_tool_list,
 // server:update_desktop and server:update_finder when it is ready
-// (spec/protocol.md, Updates and notifications). A server that fails or
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications). A server that fails or
 // never initialises is logged (WARN with the reason) and retried with
 // backoff in the background, holding nothing else. A long-running Computer
 // launches and joins its office at once (Connect). An input that cannot be
@@ -447,7 +447,7 @@ func (c *Computer) resolveOptions() []config.ResolveOption {
 // PutServer adds an MCP server config, or replaces the one with the same
 // name (restarting it), after validating it and resolving its ${input:ID}
 // placeholders against the config's inputs; then it announces
-// server:update_config (spec/protocol.md, Updates and notifications). Call it
+// server:update_config (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications). Call it
 // after Start.
 func (c *Computer) PutServer(ctx context.Context, s protocol.MCPServerConfig) error {
 	m := c.Manager()

@@ -1,5 +1,4 @@
-// Package computer is the A2C-SMCP Computer (spec/protocol.md, Roles and
-// transport): it hosts many MCP servers, aggregates their tools, window://
+// Package computer is the A2C-SMCP Computer (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#roles-and-transport): it hosts many MCP servers, aggregates their tools, window://
 // desktop and dpe:// documents (the Finder), and answers the Agent's client:*
 // requests through a Server.
 //
@@ -49,6 +48,6 @@
 // tools/list_changed re-lists the server's tools; resources/list_changed
 // and resources/updated go to the Desktop, the Finder and the bridge.
 // Changes are announced with server:update_tool_list, server:update_desktop
-// and server:update_finder (spec/protocol.md, Updates and notifications) while
+// and server:update_finder (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications) while
 // the Computer is in its office.
 package computer

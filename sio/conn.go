@@ -1,6 +1,6 @@
 // Package sio is the Socket.IO connection the SMCP clients share: the
 // Agent and the Computer both connect to a Server's /smcp namespace through
-// a Conn (spec/protocol.md, Roles and transport; Connection and auth).
+// a Conn (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#roles-and-transport; Connection and auth).
 //
 // A Conn owns one Socket.IO client socket (the patched copy in
 // third_party/socketioclient) and keeps it connected:
@@ -84,7 +84,7 @@ type config struct {
 }
 
 // WithAPIKey sends key as the auth payload {"api_key": key} and as the
-// x-api-key header (spec/protocol.md, Connection and auth).
+// x-api-key header (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth).
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
 
 // WithHeader adds an HTTP header to the handshake.
@@ -127,7 +127,7 @@ func WithMaxMessageBytes(n int64) Option { return func(c *config) { c.maxMsg = n
 // Default bounds.
 const (
 	// DefaultMaxMessageBytes is the Server's default payload limit
-	// (spec/protocol.md, Limits: 8 MiB) and 64 KiB for the framing of a
+	// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md, Limits: 8 MiB) and 64 KiB for the framing of a
 	// relayed message.
 	DefaultMaxMessageBytes = 8<<20 + 64<<10
 	DefaultAttemptTimeout  = 2 * time.Second

@@ -87,7 +87,7 @@ func WithTimeouts(connect, request time.Duration) Option {
 // of an event stream. A longer stdio message is never held in memory: it is
 // dropped, and when it is an answer its request fails with a JSON-RPC error
 // 413 instead. Over HTTP the read stops at the bound and the request fails
-// with a 413 *protocol.Error (spec/protocol.md, Limits); on the legacy
+// with a 413 *protocol.Error (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#limits); on the legacy
 // HTTP+SSE transport this also ends the event stream, so the connection. n ≤
 // 0 keeps the default.
 func WithMaxMessageBytes(n int) Option {

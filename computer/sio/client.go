@@ -1,5 +1,4 @@
-// Package sio is the Computer's Socket.IO client (spec/protocol.md, Connection
-// and auth; Offices; Routed requests; Updates and notifications).
+// Package sio is the Computer's Socket.IO client (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth; Offices; Routed requests; Updates and notifications).
 //
 // It connects to a Server's /smcp namespace with the API key both as the
 // auth payload {"api_key": key} and as the x-api-key header, joins its

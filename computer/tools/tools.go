@@ -1,6 +1,6 @@
 // Package tools aggregates the tools of a Computer's MCP servers into the
 // SMCPTool list client:get_tools answers, and runs client:tool_call
-// (spec/protocol.md, Routed requests).
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#routed-requests).
 //
 // # Conversion
 //
@@ -33,7 +33,7 @@
 // # Bounds
 //
 // The published list must fit one client:get_tools answer, which the Server
-// refuses over its payload limit (spec/protocol.md, Limits), and every tool
+// refuses over its payload limit (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#limits), and every tool
 // must be a valid SMCPTool (name 1–256 characters, description up to 65,536).
 // A tool that is not valid, or whose own definition (JSON) exceeds
 // MaxToolBytes, is withheld. When the list still exceeds the answer budget

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -37,13 +37,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startPeer(t *testing.T, opts ...func(*peer.Options)) *peer.Peer {
+func startPeer(t *testing.T, opts ...func(*agenttest.Options)) *agenttest.Peer {
 	t.Helper()
-	var o peer.Options
+	var o agenttest.Options
 	for _, f := range opts {
 		f(&o)
 	}
-	p, err := peer.Start(o)
+	p, err := agenttest.Start(o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -55,14 +55,14 @@ type result struct {
 }
 
 // cli runs the command in-process with the environment pointing at p.
-func cli(t *testing.T, p *peer.Peer, env map[string]string, args ...string) result {
+func cli(t *testing.T, p *agenttest.Peer, env map[string]string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	return cliCtx(ctx, p, env, args...)
 }
 
-func cliCtx(ctx context.Context, p *peer.Peer, env map[string]string, args ...string) result {
+func cliCtx(ctx context.Context, p *agenttest.Peer, env map[string]string, args ...string) result {
 	base := map[string]string{"SMCP_OFFICE": "office-1", "SMCP_AGENT_NAME": "cli"}
 	if p != nil {
 		base["SMCP_SERVER"] = p.URL
@@ -293,11 +293,11 @@ func TestOpenPageElement(t *testing.T) {
 	t.Run("page markdown answered as raw text/markdown (issue 12, item 10)", func(t *testing.T) {
 		// A third-party server answering format=markdown with the rendering
 		// itself; JSON pages and errors still go to the World.
-		world := peer.NewWorld().Handler(protocol.EventReadResource)
-		p.Handle(protocol.EventReadResource, func(ctx context.Context, req map[string]any) peer.Reply {
+		world := agenttest.NewWorld().Handler(protocol.EventReadResource)
+		p.Handle(protocol.EventReadResource, func(ctx context.Context, req map[string]any) agenttest.Reply {
 			uri, _ := req["uri"].(string)
 			if strings.HasSuffix(uri, "/pages/1?format=markdown") {
-				return peer.Answer(map[string]any{"req_id": req["req_id"], "contents": []any{map[string]any{
+				return agenttest.Answer(map[string]any{"req_id": req["req_id"], "contents": []any{map[string]any{
 					"uri": uri, "mimeType": "text/markdown", "text": "# Revenue\n\n| Region | Total |\n|---|---|\n| EU | 12 |\n"}}})
 			}
 			return world(ctx, req)
@@ -397,7 +397,7 @@ func TestComputerResolution(t *testing.T) {
 }
 
 func TestGlobalFlagsAndEnvironment(t *testing.T) {
-	p := startPeer(t, func(o *peer.Options) { o.APIKey = "k" })
+	p := startPeer(t, func(o *agenttest.Options) { o.APIKey = "k" })
 	t.Run("environment", func(t *testing.T) {
 		requireOK(t, cli(t, p, map[string]string{"SMCP_API_KEY": "k"}, "room"))
 		joins := p.Received(protocol.EventJoinOffice)
@@ -585,7 +585,7 @@ func TestWatchEndsWhenTheServerEndsTheSession(t *testing.T) {
 // TestSecretNotLogged: the API key reaches the Server, never the output,
 // even with every log line on.
 func TestSecretNotLogged(t *testing.T) {
-	p := startPeer(t, func(o *peer.Options) { o.APIKey = "s3cret-from-env" })
+	p := startPeer(t, func(o *agenttest.Options) { o.APIKey = "s3cret-from-env" })
 	r := cli(t, p, map[string]string{"SMCP_API_KEY": "s3cret-from-env"}, "room", "--verbose")
 	require.Equal(t, 0, r.code, r.err)
 	require.Contains(t, r.err, "level=DEBUG", "debug logs are on")
