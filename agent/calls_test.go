@@ -229,11 +229,10 @@ func TestServerEndsSessionMidRequest(t *testing.T) {
 	p := startPeer(t)
 	c, _ := joined(t, p)
 	p.Reply(protocol.EventGetTools, agenttest.Reply{Disconnect: true})
-	start := time.Now()
 	_, err := c.GetTools(ctxT(t), "alpha")
 	requireCode(t, err, protocol.CodeUnavailable)
-	require.ErrorIs(t, err, agent.ErrConnectionLost)
-	require.Less(t, time.Since(start), 10*time.Second)
+	require.ErrorIs(t, err, agent.ErrConnectionLost, "at once, not at the request's deadline")
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
 	require.Eventually(t, func() bool {
 		_, err := c.GetConfig(ctxT(t), "alpha")
 		return errors.Is(err, agent.ErrConnectionLost)
@@ -259,7 +258,8 @@ func TestClientTimeoutOption(t *testing.T) {
 	}
 	perr := requireCode(t, err, protocol.CodeTimeout)
 	require.Contains(t, perr.Message, "client:get_config")
-	require.Less(t, time.Since(start), 10*time.Second)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "WithTimeout's bound, the only one there is")
+	require.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
 }
 
 // TestCallerCancel: cancelling the context ends the wait with a 408 saying

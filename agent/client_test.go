@@ -50,12 +50,10 @@ func TestDialUnreachable(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	start := time.Now()
 	_, err = agent.Dial(ctxT(t), "http://"+addr, testLog())
 	perr := requireCode(t, err, protocol.CodeUnavailable)
 	require.True(t, perr.Code.Retryable())
 	require.Contains(t, perr.Message, addr)
-	require.Less(t, time.Since(start), 10*time.Second, "fails on the first refused attempt")
 	require.ErrorIs(t, err, agent.ErrUnreachable)
 	var op *net.OpError
 	require.ErrorAs(t, err, &op, "the dial's error is wrapped")
