@@ -5,41 +5,17 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/computer/config"
+	"github.com/a2c-smcp/smcp-go/computer/internal/sourcetest"
 	"github.com/a2c-smcp/smcp-go/computer/internal/testmcp"
 	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// recorder is a slog handler keeping every record at or above a level.
-type recorder struct {
-	mu      sync.Mutex
-	level   slog.Level
-	records []string
-}
-
-func (r *recorder) Enabled(_ context.Context, l slog.Level) bool { return l >= r.level }
-func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
-	line := rec.Level.String() + " " + rec.Message
-	rec.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
-	r.mu.Lock()
-	r.records = append(r.records, line)
-	r.mu.Unlock()
-	return nil
-}
-func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *recorder) WithGroup(string) slog.Handler      { return r }
-func (r *recorder) lines() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.records...)
-}
 
 // TestToolsOnlyServerIsQuiet: an MCP server that serves tools and declares
 // no resources is a normal server, not a failure: its tools are published
@@ -49,13 +25,13 @@ func TestToolsOnlyServerIsQuiet(t *testing.T) {
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`{"name":"calc","type":"stdio","default_tool_meta":{"auto_apply":true},
 	  "server_parameters":{"command":%q,"args":["-no-resources","-tools","echo"]}}`, testmcp.Binary(t))))
 	require.NoError(t, err)
-	rec := &recorder{level: slog.LevelWarn}
-	c := newComputer(t, cfg, WithLogger(slog.New(rec)))
+	var rec sourcetest.LogRecorder // WARN and above
+	c := newComputer(t, cfg, WithLogger(rec.Logger()))
 	assert.Equal(t, []string{"echo"}, toolNames(c))
 	assert.Equal(t, "hi", *call(c, "echo", map[string]any{"text": "hi"}).Content[0].Text)
 	assert.Empty(t, c.Documents())
 	require.NoError(t, c.Close(context.Background()))
-	assert.Empty(t, rec.lines(), "a tools-only server logs no warning")
+	assert.Empty(t, rec.Warnings(), "a tools-only server logs no warning")
 }
 
 // TestStartFailsWhenAServerDoesNotStart: Start reports a server whose
