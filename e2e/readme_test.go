@@ -33,7 +33,8 @@ import (
 // The only liberties taken with the README: the clone is this checkout
 // (its `git clone` line becomes a cd), HOME is a temporary directory, the
 // binaries go to a temporary GOBIN, and the Server and the inspector listen
-// on free ports instead of 8080 and 7780.
+// on free ports instead of 8080 and 7780. The checkout is as clean after
+// them as before (git status).
 func TestREADME(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatalf("bash is needed to run the README's examples: %v", err)
@@ -113,6 +114,11 @@ ready_inspector() { until curl -sf -o /dev/null http://127.0.0.1:%[2]s/; do slee
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	status := func() string { // "" outside a git checkout
+		out, _ := exec.Command("git", "-C", repo, "status", "--porcelain").Output()
+		return string(out)
+	}
+	before := status()
 	require.NoError(t, cmd.Start())
 	pgid := cmd.Process.Pid
 	t.Cleanup(func() { stopGroup(pgid) })
@@ -126,6 +132,7 @@ ready_inspector() { until curl -sf -o /dev/null http://127.0.0.1:%[2]s/; do slee
 		}
 		t.Fatalf("the README's examples failed: %v\n%s", err, out.String())
 	}
+	require.Equal(t, before, status(), "the README's commands changed the checkout (git status)")
 	got := out.String()
 	for _, want := range []string{
 		"tools on alpha",                             // the program built from the checkout ran
