@@ -342,7 +342,8 @@ func (c *Client) call(event string, payload any) ([]any, error) {
 	case vals := <-ch:
 		return vals, nil
 	case <-t.C:
-		return nil, protocol.Errorf(protocol.CodeTimeout, "%s: no answer within %s", event, c.o.timeout)
+		// The Client's own bound: a deadline, as the Agent reports its own.
+		return nil, wrap(protocol.Errorf(protocol.CodeTimeout, "%s: no answer within %s", event, c.o.timeout), context.DeadlineExceeded)
 	case <-c.ctx.Done():
 		return nil, protocol.NewInternal("%s: client closed", event)
 	}
