@@ -215,4 +215,3 @@ func versionLess(a, b string) bool {
 	}
 	return false
 }
-
