@@ -119,7 +119,7 @@ func WithBackoff(first, max time.Duration) Option {
 // (default DefaultMaxMessageBytes). A larger one closes the transport, and
 // the Conn reconnects, instead of being held in memory whatever its size.
 // A long-polling response (WithPolling) may hold four such messages and no
-// larger one (sio/third_party/PATCHES.md, 14). Set it above the Server's
+// larger one (https://github.com/a2c-smcp/smcp-go/blob/main/sio/third_party/PATCHES.md, patch 14). Set it above the Server's
 // payload limit: a Server relays messages of up to that limit, plus a few
 // bytes of framing.
 func WithMaxMessageBytes(n int64) Option { return func(c *config) { c.maxMsg = n } }
