@@ -118,7 +118,10 @@ func startComputer(t testing.TB, d *deployment, name string, servers []mcpServer
 	cfg, err := config.Parse(raw)
 	require.NoError(t, err)
 	c := computer.New(cfg, computer.WithLogger(logger(t)), computer.WithDebounce(50*time.Millisecond))
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	// Start waits for an event (every server's first attempt made and
+	// aggregated), which takes minutes under -race on a loaded machine:
+	// its bound is a safety net against a hang, not a speed requirement.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	require.NoError(t, c.Start(ctx))
 	t.Cleanup(func() {
