@@ -91,7 +91,8 @@ func runGen(out, spec string) error {
 }
 
 // Check regenerates into a temporary directory and fails on any difference
-// with the committed files.
+// with the committed files, and on a go.work.sum that lags behind the
+// modules' go.mod and go.sum files.
 func Check() error {
 	tmp, err := os.MkdirTemp("", "smcp-check-")
 	if err != nil {
@@ -141,7 +142,10 @@ func Check() error {
 	if len(drift) > 0 {
 		return fmt.Errorf("generated files drift from schema/ — run `go run mage.go generate` and commit:\n  %s", strings.Join(drift, "\n  "))
 	}
-	fmt.Println("check: generated files and spec tables match schema/")
+	if err := checkWorkSum(); err != nil {
+		return err
+	}
+	fmt.Println("check: generated files and spec tables match schema/; go.work.sum is current")
 	return nil
 }
 
@@ -185,7 +189,9 @@ func Vet() error {
 }
 
 // Imports enforces the layout rules of tools/layout with `go list -deps`
-// (tests included) over every module.
+// (tests included) over every module, and checks that what a client
+// program links (the agent and computer packages and binaries) holds no
+// Socket.IO server, QUIC, HTTP/3 or WebTransport code.
 func Imports() error {
 	var problems []string
 	for _, m := range modules {
@@ -198,6 +204,13 @@ func Imports() error {
 			return err
 		}
 		problems = append(problems, layout.Violations(m, deps, testDeps)...)
+		if roots, ok := layout.ClientRoots[m]; ok {
+			linked, err := listDepsOf(m, roots)
+			if err != nil {
+				return err
+			}
+			problems = append(problems, layout.ClientViolations(m, linked)...)
+		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("import rules broken:\n  %s", strings.Join(problems, "\n  "))
@@ -211,7 +224,17 @@ func listDeps(module string, tests bool) ([]string, error) {
 	if tests {
 		args = append(args, "-test")
 	}
-	cmd := exec.Command("go", append(args, "./...")...)
+	return goList(module, append(args, "./...")...)
+}
+
+// listDepsOf lists the dependencies of some packages of module, tests
+// excluded.
+func listDepsOf(module string, pkgs []string) ([]string, error) {
+	return goList(module, append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, pkgs...)...)
+}
+
+func goList(module string, args ...string) ([]string, error) {
+	cmd := exec.Command("go", args...)
 	cmd.Dir = module
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -398,7 +421,8 @@ func Test() error {
 // outside the workspace, with the repository's modules served at the
 // version the go.mod files require by a file proxy built from the working
 // tree. The go.sum lines of the repository's own modules are then removed:
-// only a release commit carries them (see Release).
+// only a release commit carries them (see Release). Last, go.work.sum is
+// brought to what the workspace needs (magefile_worksum.go).
 func Tidy(ctx context.Context) error {
 	version, err := release.CurrentVersion(".", allModuleDirs())
 	if err != nil {
@@ -420,7 +444,10 @@ func Tidy(ctx context.Context) error {
 	if err := release.Go(ctx, ".", env, os.Stdout, "mod", "tidy"); err != nil {
 		return err
 	}
-	return release.StripSums(".", allModuleDirs())
+	if err := release.StripSums(".", allModuleDirs()); err != nil {
+		return err
+	}
+	return refreshWorkSum(".")
 }
 
 // Release vX.Y.Z releases every published module at that version: it
@@ -456,6 +483,9 @@ func Release(ctx context.Context, version string) error {
 		return err
 	}
 	if err := release.Go(ctx, ".", env, os.Stdout, "mod", "tidy"); err != nil {
+		return err
+	}
+	if err := refreshWorkSum("."); err != nil {
 		return err
 	}
 	if err := run("git", "commit", "-qam", "release "+version+": every module at "+version); err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -13,9 +13,9 @@ import (
 // Socket.IO emit and ack, answer validation and decoding. The peer's own
 // work is included; compare the figures, not their absolute values.
 
-func benchClient(b *testing.B) (*agent.Client, *peer.Peer) {
+func benchClient(b *testing.B) (*agent.Client, *agenttest.Peer) {
 	b.Helper()
-	p, err := peer.Start(peer.Options{})
+	p, err := agenttest.Start(agenttest.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zishang520/socket.io/servers/socket/v3"
-
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/sio"
 )
@@ -144,7 +142,7 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	}
 	if err := conn.Connect(wait); err != nil {
 		c.Close()
-		return nil, dialError(nsURL, err)
+		return nil, dialError(wait, nsURL, err)
 	}
 	c.log.Debug("connected", "url", nsURL, "sid", c.sock.Id())
 	return c, nil
@@ -155,27 +153,6 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 // connection fails its attempt at once; retries back off from 250 ms to 2 s
 // (sio.Conn).
 const connectAttemptTimeout = sio.DefaultAttemptTimeout
-
-// dialError turns a failed first connection into a *protocol.Error: the
-// code a refusing middleware put in its data ({"code": 401}) when there is
-// one, 408 for the deadline, else 500.
-func dialError(nsURL string, err error) *protocol.Error {
-	var ce *sio.ConnectError
-	if !errors.As(err, &ce) {
-		return protocol.Errorf(protocol.CodeInternal, "connect to %s: %v", nsURL, err)
-	}
-	switch {
-	case ce.Refused:
-		code := protocol.CodeInternal
-		if ce.Code != 0 {
-			code = protocol.Code(ce.Code)
-		}
-		return protocol.Errorf(code, "connection refused by the server: %s", ce.Message).With("url", nsURL)
-	case errors.Is(ce, context.DeadlineExceeded) || errors.Is(ce, context.Canceled):
-		return protocol.Errorf(protocol.CodeTimeout, "connect to %s: %s", nsURL, ce.Message)
-	}
-	return protocol.Errorf(protocol.CodeInternal, "connect to %s: %s", nsURL, ce.Message).With("url", nsURL)
-}
 
 // namespaceURL returns serverURL with the /smcp namespace as path.
 func namespaceURL(serverURL string) (string, error) {
@@ -416,7 +393,7 @@ func (c *Client) waitReady(ctx context.Context, event string) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return timeoutError(event, "(not connected to the server)")
+			return contextError(event, ctx, "while not connected to the server")
 		case <-c.closedCh:
 			return closedError(event)
 		}
@@ -470,7 +447,7 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 	}
 
 	ch := make(chan ackResult, 1)
-	ack := socket.Ack(func(vals []any, err error) {
+	ack := sio.Ack(func(vals []any, err error) {
 		select {
 		case ch <- ackResult{vals, err}:
 		default:
@@ -488,16 +465,13 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 	case r := <-ch:
 		if r.err != nil {
 			if strings.Contains(r.err.Error(), "timed out") {
-				return nil, true, timeoutError(event, "within "+limit.Round(time.Millisecond).String())
+				return nil, true, contextError(event, wctx, "before the answer (bound: "+limit.Round(time.Millisecond).String()+")")
 			}
 			return nil, true, connectionLostError(event, r.err.Error())
 		}
 		return r.vals, true, nil
 	case <-wctx.Done():
-		if ctx.Err() == context.Canceled {
-			return nil, true, timeoutError(event, "(canceled by the caller)")
-		}
-		return nil, true, timeoutError(event, "within "+limit.Round(time.Millisecond).String())
+		return nil, true, contextError(event, wctx, "before the answer (bound: "+limit.Round(time.Millisecond).String()+")")
 	case <-c.closedCh:
 		return nil, true, closedError(event)
 	case <-lost:

@@ -5,13 +5,14 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -49,11 +50,44 @@ func TestDialUnreachable(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	start := time.Now()
 	_, err = agent.Dial(ctxT(t), "http://"+addr, testLog())
-	perr := requireCode(t, err, protocol.CodeInternal)
+	perr := requireCode(t, err, protocol.CodeUnavailable)
+	require.True(t, perr.Code.Retryable())
 	require.Contains(t, perr.Message, addr)
-	require.Less(t, time.Since(start), 10*time.Second, "fails on the first refused attempt")
+	require.ErrorIs(t, err, agent.ErrUnreachable)
+	var op *net.OpError
+	require.ErrorAs(t, err, &op, "the dial's error is wrapped")
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// TestDialCanceled: a Dial whose context the caller cancels is a 408 that
+// wraps context.Canceled, not a Server's refusal nor an unreachable Server.
+func TestDialCanceled(t *testing.T) {
+	ln := silentListener(t)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	// Cancel once the Server's address has accepted the connection.
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			defer c.Close()
+			cancel()
+			<-t.Context().Done()
+		}
+	}()
+	_, err := agent.Dial(ctx, "http://"+ln.Addr().String(), testLog())
+	requireCode(t, err, protocol.CodeTimeout)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, agent.ErrUnreachable)
+}
+
+// silentListener accepts TCP connections and never answers on them.
+func silentListener(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	return ln
 }
 
 func TestDialDeadline(t *testing.T) {
@@ -74,10 +108,11 @@ func TestDialDeadline(t *testing.T) {
 	defer cancel()
 	_, err = agent.Dial(ctx, "http://"+ln.Addr().String(), testLog())
 	requireCode(t, err, protocol.CodeTimeout)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestAPIKey(t *testing.T) {
-	p := startPeer(t, func(o *peer.Options) { o.APIKey = "s3cret" })
+	p := startPeer(t, func(o *agenttest.Options) { o.APIKey = "s3cret" })
 	t.Run("sent as header and auth payload", func(t *testing.T) {
 		c, err := agent.Dial(ctxT(t), p.URL, agent.WithAPIKey("s3cret"), testLog())
 		require.NoError(t, err)
@@ -142,7 +177,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))
 		require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))
 		r.until(t, "catalog", func(r *recorder) bool { return len(r.finder) == 1 })
-		p.Reply(protocol.EventGetDesktop, peer.Silent())
+		p.Reply(protocol.EventGetDesktop, agenttest.Silent())
 		require.NoError(t, p.Broadcast(protocol.NotifyUpdateDesktop, notifyPayload("computer", "alpha")))
 		require.NoError(t, p.WaitCount(ctxT(t), protocol.EventGetDesktop, i+1))
 		// The detector sees the dispatcher and the waiting refresh.

@@ -6,7 +6,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
-// DesktopQuery selects what GetDesktop returns (spec/desktop.md, Desktop).
+// DesktopQuery selects what GetDesktop returns (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop).
 type DesktopQuery struct {
 	// Size is the number of windows wanted: nil for all, <= 0 for none.
 	Size *int

@@ -1,7 +1,7 @@
 // Package agent is the A2C-SMCP Agent client: it joins an office of an SMCP
 // Server, calls the tools of the office's Computers, reads their desktops,
 // and browses their documents step by step (catalog → document → page →
-// element) through dpe:// URIs (spec/protocol.md; spec/finder.md, Levels).
+// element) through dpe:// URIs (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md; https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#levels).
 //
 //	c, err := agent.Dial(ctx, "http://localhost:8000", agent.WithAPIKey(key), agent.WithName("my-agent"))
 //	...
@@ -9,24 +9,47 @@
 //	err = c.JoinOffice(ctx, "office-1")
 //	for page, err := range c.Pages(ctx, "my-computer", doc.URI, agent.PageQuery{Format: dpe.FormatMarkdown}) { ... }
 //
-// # Requests
+// # Requests and errors
 //
 // Every request is checked against its schema before it is sent (a bad one
 // fails with 400 and never leaves), and every answer against the schema of
-// its ack. Failures are *protocol.Error values with the protocol's codes, for
-// errors.As and protocol.CodeOf:
+// its ack. Every failure is a *protocol.Error with the protocol's code, for
+// errors.As and protocol.CodeOf, that also wraps its cause, for errors.Is
+// and errors.As:
 //
-//   - an ErrorPayload answer is the error it carries (404, 429, 503, 4103,
-//     4201–4204, ...);
+//   - a refusal answered by the Server or a Computer (an ErrorPayload:
+//     404, 408, 429, 503, 4103, 4201–4204, ...) is the error it carries,
+//     wrapping nothing;
+//
 //   - a malformed answer — wrong shape, wrong number of ack values, another
 //     request's req_id — is a 500 matching ErrInvalidAnswer, with the schema
 //     violations in its details (500, not 400: the request was fine, the
 //     answering side broke the contract);
-//   - no answer in time is a 408; the bound is the context's deadline or
-//     WithTimeout (DefaultTimeout, 35 s, a little beyond the Server's own
-//     30 s forwarding timeout so that its 408 normally arrives first);
-//   - a closed Client is a 500 matching ErrClosed, a lost connection a 500
-//     matching ErrConnectionLost.
+//
+//   - a request the Client stopped waiting for is a 408 that wraps the
+//     context's error: context.Canceled when the caller cancelled,
+//     context.DeadlineExceeded when the context's deadline or WithTimeout's
+//     bound (DefaultTimeout, 35 s, a little beyond the Server's own 30 s
+//     forwarding timeout so that its 408 normally arrives first) passed. A
+//     Server's 408 wraps neither, so errors.Is tells the two apart;
+//
+//   - a connection lost before the answer is a 503 matching
+//     ErrConnectionLost (retryable: protocol.Code.Retryable), a closed
+//     Client a 500 matching ErrClosed;
+//
+//   - Dial to a Server that cannot be reached (connection refused, no
+//     route, no answer, a failed handshake) is a 503 matching
+//     ErrUnreachable and wrapping the network's error (a *net.OpError);
+//     a Server that refuses the connection answers its own code (401).
+//
+// A caller branches on them so:
+//
+//	_, err := c.GetTools(ctx, "desk")
+//	switch {
+//	case errors.Is(err, context.Canceled): // the caller gave up
+//	case errors.Is(err, agent.ErrConnectionLost), protocol.CodeOf(err).Retryable(): // try again later
+//	case protocol.CodeOf(err) == protocol.CodeNotFound: // no such Computer
+//	}
 //
 // The two-value acks of server:join_office and server:leave_office carry a
 // reason, not a code: a reason that starts with a protocol code ("4101
@@ -57,15 +80,15 @@
 //
 // # Tool calls
 //
-// CallTool returns the MCP CallToolResult. A tool failure, the Computer's
-// own refusals (4001–4005) included, is a result with isError set; ToolError
-// reads its code. When no answer arrives within the tool timeout plus
-// ToolCallGrace, or before the context ends, or the Server answers 408,
-// CallTool sends server:tool_call_cancel with the call's req_id and returns
-// a result of the Computer's error shape with code 408:
-//
-//	{"isError": true, "content": [{"type": "text", "text": "..."}],
-//	 "structuredContent": {"error": "...", "error_type": "Timeout", "code": 408, "req_id": "..."}}
+// CallTool follows one rule: a result is what the Computer answered, an
+// error is a call that got no answer from it. The tool's own failure and
+// the Computer's refusals (4001–4005, its 4004 timeout included) are
+// results with isError set, which ToolError reads; everything else — the
+// Server's refusals, a lost connection, a context that ended, no answer
+// within the tool timeout plus ToolCallGrace — is an error, as for any
+// request. When the Agent stops waiting, or the Server answers 408, it
+// sends server:tool_call_cancel with the call's req_id so that the Computer
+// stops the tool; the error's details carry req_id and cancel_sent.
 //
 // # Finder navigation
 //
@@ -76,7 +99,7 @@
 // iterates over every page of a document. With format markdown or text a
 // level still answers its JSON object: Level 2 carries content_markdown /
 // content_text instead of elements, the other levels carry it in addition
-// (spec/decisions.md).
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/decisions.md).
 //
 // # Notifications
 //
@@ -94,8 +117,8 @@
 // # Connection
 //
 // Dial sends the API key both as the header x-api-key and as the auth
-// payload key api_key; an unreachable Server fails at once, a refusal is the
-// Server's code (401). The connection is an sio.Conn (module
+// payload key api_key; an unreachable Server fails at once (503,
+// ErrUnreachable), a refusal is the Server's code (401). The connection is an sio.Conn (module
 // github.com/a2c-smcp/smcp-go/sio), which the Computer shares: each attempt
 // bounded (2 s), a refused connection failing it at once, backoff with
 // jitter from 250 ms to 2 s. The Client rejoins its office after every

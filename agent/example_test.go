@@ -5,44 +5,40 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/protocol/dpe"
 )
 
-// The examples run against the scripted test peer, which plays a Server
-// with two Computers: "alpha" (MCP server dpe://com.example.docs with the
-// documents rpt-2026 and contract-a1) and "beta". Against a real
-// deployment, dial the Server's URL instead of srv.URL.
-
-var quiet = agent.WithLogger(slog.New(slog.DiscardHandler))
-
-// connect starts the peer and returns a Client that joined "office-1".
-func connect(opts ...agent.Option) (*agent.Client, func()) {
-	srv, err := peer.Start(peer.Options{})
-	if err != nil {
-		panic(err)
-	}
-	ctx := context.Background()
-	c, err := agent.Dial(ctx, srv.URL, append([]agent.Option{quiet, agent.WithName("example")}, opts...)...)
-	if err != nil {
-		panic(err)
-	}
-	if err := c.JoinOffice(ctx, "office-1"); err != nil {
-		panic(err)
-	}
-	return c, func() { c.Close(); srv.Close() }
-}
+// The examples run against agenttest, an in-process office whose Computer
+// "alpha" serves the documents of dpe://com.example.docs (rpt-2026,
+// contract-a1) and the tools echo, fail and slow, and whose Computer
+// "beta" serves one more document. Against a deployment, dial the
+// smcp-server's URL (and pass agent.WithAPIKey) instead of office.URL.
 
 // Browse documents step by step: catalog, document, page, element.
 func Example() {
-	c, done := connect()
-	defer done()
-	ctx := context.Background()
+	office, err := agenttest.Start(agenttest.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer office.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	c, err := agent.Dial(ctx, office.URL, agent.WithName("my-agent"))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	if err := c.JoinOffice(ctx, "office-1"); err != nil {
+		panic(err)
+	}
 
 	// Step 1: the Computer's document catalog.
 	cat, err := c.GetFinder(ctx, "alpha", agent.FinderQuery{})
@@ -86,27 +82,50 @@ func Example() {
 }
 
 func ExampleDial() {
-	srv, _ := peer.Start(peer.Options{APIKey: "s3cret"})
-	defer srv.Close()
+	office, err := agenttest.Start(agenttest.Options{APIKey: "s3cret"})
+	if err != nil {
+		panic(err)
+	}
+	defer office.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	c, err := agent.Dial(ctx, srv.URL, agent.WithAPIKey("s3cret"), agent.WithName("my-agent"), quiet)
+	c, err := agent.Dial(ctx, office.URL, agent.WithAPIKey("s3cret"), agent.WithName("my-agent"))
 	if err != nil {
 		panic(err)
 	}
 	defer c.Close()
 	fmt.Println("connected as", c.Name())
 
-	_, err = agent.Dial(ctx, srv.URL, agent.WithAPIKey("wrong"), quiet)
+	// A refusal is the Server's code.
+	_, err = agent.Dial(ctx, office.URL, agent.WithAPIKey("wrong"))
 	fmt.Println(err)
 	// Output:
 	// connected as my-agent
 	// 401 Unauthorized: connection refused by the server: unauthorized
 }
 
+// A Server that cannot be reached is a retryable 503 that wraps the
+// network's error; a context that ends first is a 408 that wraps it.
+func ExampleDial_errors() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	quiet := agent.WithLogger(slog.New(slog.DiscardHandler))
+
+	_, err := agent.Dial(ctx, "http://127.0.0.1:1", quiet) // nothing listens on port 1
+	fmt.Println(errors.Is(err, agent.ErrUnreachable), protocol.CodeOf(err), protocol.CodeOf(err).Retryable())
+
+	ended, stop := context.WithCancel(ctx)
+	stop()
+	_, err = agent.Dial(ended, "http://127.0.0.1:1", quiet)
+	fmt.Println(errors.Is(err, context.Canceled), protocol.CodeOf(err))
+	// Output:
+	// true Unavailable true
+	// true Timeout
+}
+
 func ExampleClient_ListRoom() {
-	c, done := connect()
+	c, done := joinExampleOffice()
 	defer done()
 	sessions, err := c.ListRoom(context.Background())
 	if err != nil {
@@ -116,8 +135,10 @@ func ExampleClient_ListRoom() {
 	// Output: [alpha beta]
 }
 
+// A result is what the Computer answered, the tool's failures included; an
+// error is a call that got no answer from it.
 func ExampleClient_CallTool() {
-	c, done := connect()
+	c, done := joinExampleOffice()
 	defer done()
 	ctx := context.Background()
 
@@ -125,26 +146,43 @@ func ExampleClient_CallTool() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(*res.Content[0].Text)
+	fmt.Println(res.Text())
 
 	// A failing tool is a result, not an error; ToolError reads its code.
-	res, _ = c.CallTool(ctx, "alpha", "fail", nil, 10*time.Second)
-	fmt.Println(agent.ToolError(res))
+	res, err = c.CallTool(ctx, "alpha", "fail", nil, 10*time.Second)
+	fmt.Println(err, "|", agent.ToolError(res))
 
-	// No answer in time: the call is cancelled on the Computer and the
-	// result says so (code 408).
+	// No answer before the context's deadline: an error (408) that wraps
+	// the context's; the Agent sent server:tool_call_cancel to the Computer.
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	res, _ = c.CallTool(short, "alpha", "slow", nil, 30*time.Second)
-	fmt.Println(int(agent.ToolError(res).Code))
+	_, err = c.CallTool(short, "alpha", "slow", nil, 30*time.Second)
+	fmt.Println(protocol.CodeOf(err), errors.Is(err, context.DeadlineExceeded))
 	// Output:
 	// {"text":"hi"}
-	// 4003 ToolExecutionFailed: the tool failed on purpose
-	// 408
+	// <nil> | 4003 ToolExecutionFailed: the tool failed on purpose
+	// Timeout true
+}
+
+// Wait for a Computer's tools: the Client fetches them in the background
+// after JoinOffice and whenever they change.
+func ExampleClient_WaitTools() {
+	c, done := joinExampleOffice()
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tools, err := c.WaitTools(ctx, "alpha", func(ts []protocol.SMCPTool) bool {
+		return slices.ContainsFunc(ts, func(t protocol.SMCPTool) bool { return t.Name == "echo" })
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(tools), "tools")
+	// Output: 3 tools
 }
 
 func ExampleClient_GetFinder() {
-	c, done := connect()
+	c, done := joinExampleOffice()
 	defer done()
 	ret, err := c.GetFinder(context.Background(), "alpha", agent.FinderQuery{Keywords: []string{"contract"}, Limit: 10})
 	if err != nil {
@@ -162,7 +200,7 @@ func ExampleClient_GetFinder() {
 // Every document of a catalog, however many pages of client:get_finder it
 // takes.
 func ExampleClient_Documents() {
-	c, done := connect()
+	c, done := joinExampleOffice()
 	defer done()
 	for doc, err := range c.Documents(context.Background(), "alpha", agent.FinderQuery{Limit: 1}) {
 		if err != nil {
@@ -177,7 +215,7 @@ func ExampleClient_Documents() {
 
 // Read a whole document, rendered as Markdown, in one loop.
 func ExampleClient_Pages() {
-	c, done := connect()
+	c, done := joinExampleOffice()
 	defer done()
 	for page, err := range c.Pages(context.Background(), "alpha", "dpe://com.example.docs/contract-a1", agent.PageQuery{Format: dpe.FormatMarkdown}) {
 		if err != nil {
@@ -189,7 +227,7 @@ func ExampleClient_Pages() {
 	// --- page 0 ---
 	// # Terms
 	//
-	// # Terms
+	// ## Scope
 	//
 	// The supplier delivers.
 	// --- page 1 ---
@@ -200,7 +238,7 @@ func ExampleClient_Pages() {
 
 // Finder errors keep their protocol codes.
 func ExampleClient_ReadPage_errors() {
-	c, done := connect()
+	c, done := joinExampleOffice()
 	defer done()
 	_, err := c.ReadPage(context.Background(), "alpha", "dpe://com.example.docs/rpt-2026", 12, agent.PageQuery{})
 	var perr *protocol.Error
@@ -213,21 +251,50 @@ func ExampleClient_ReadPage_errors() {
 // React to notifications: the Client re-fetches what changed and hands it
 // over, off the Socket.IO event queue.
 func ExampleOnFinderChanged() {
+	office, err := agenttest.Start(agenttest.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer office.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
 	catalogs := make(chan *protocol.GetFinderRet, 1)
-	srv, _ := peer.Start(peer.Options{})
-	defer srv.Close()
-	ctx := context.Background()
-	c, err := agent.Dial(ctx, srv.URL, quiet,
+	c, err := agent.Dial(ctx, office.URL,
 		agent.OnFinderChanged(func(computer string, cat *protocol.GetFinderRet) { catalogs <- cat }))
 	if err != nil {
 		panic(err)
 	}
 	defer c.Close()
-	_ = c.JoinOffice(ctx, "office-1")
+	if err := c.JoinOffice(ctx, "office-1"); err != nil {
+		panic(err)
+	}
 
-	// The Server relays a Computer's server:update_finder to the office.
-	_ = srv.Broadcast(protocol.NotifyUpdateFinder, map[string]any{"computer": "alpha"})
+	// A Computer's server:update_finder reaches the office as
+	// notify:update_finder; agenttest broadcasts it on demand.
+	if err := office.Broadcast(protocol.NotifyUpdateFinder, map[string]any{"computer": "alpha"}); err != nil {
+		panic(err)
+	}
 	cat := <-catalogs
 	fmt.Println("alpha now has", cat.TotalCount, "documents")
 	// Output: alpha now has 2 documents
+}
+
+// joinExampleOffice starts an agenttest office and returns a Client that
+// joined its office "office-1", and a function that closes both.
+func joinExampleOffice() (*agent.Client, func()) {
+	office, err := agenttest.Start(agenttest.Options{})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := agent.Dial(ctx, office.URL, agent.WithName("example"))
+	if err != nil {
+		panic(err)
+	}
+	if err := c.JoinOffice(ctx, "office-1"); err != nil {
+		panic(err)
+	}
+	return c, func() { c.Close(); office.Close() }
 }

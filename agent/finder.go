@@ -10,7 +10,7 @@ import (
 )
 
 // FinderQuery filters and pages a Computer's document catalog
-// (spec/finder.md, Organizer). Zero values mean the protocol's
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#organizer). Zero values mean the protocol's
 // defaults: no keyword or type filter, offset 0, limit 20.
 type FinderQuery struct {
 	// Keywords keep documents whose title, keywords or summary contains
@@ -90,7 +90,7 @@ func (c *Client) Documents(ctx context.Context, computer string, q FinderQuery) 
 }
 
 // ReadResource reads one resource through a Computer (client:read_resource,
-// this project's extension: spec/finder.md, Reading through the Computer) and
+// this project's extension: https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#reading-through-the-computer) and
 // returns the MCP resource contents. By default Computers serve only dpe://
 // and window:// URIs. Finder errors keep their codes: 4201 document not
 // found, 4202 page out of range, 4203 element not found, 4204 invalid URI.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/protocol/dpe"
 )
@@ -101,12 +101,12 @@ func TestDocumentsIterator(t *testing.T) {
 	})
 	t.Run("an error ends the walk", func(t *testing.T) {
 		calls := 0
-		p.Handle(protocol.EventGetFinder, func(ctx context.Context, req map[string]any) peer.Reply {
+		p.Handle(protocol.EventGetFinder, func(ctx context.Context, req map[string]any) agenttest.Reply {
 			calls++
 			if calls == 2 {
-				return peer.Fail(protocol.CodeInternal, "organizer broke")
+				return agenttest.Fail(protocol.CodeInternal, "organizer broke")
 			}
-			return peer.Answer(map[string]any{"documents": []any{doc(fmt.Sprint(calls))}, "total_count": 10, "req_id": req["req_id"]})
+			return agenttest.Answer(map[string]any{"documents": []any{doc(fmt.Sprint(calls))}, "total_count": 10, "req_id": req["req_id"]})
 		})
 		defer p.Handle(protocol.EventGetFinder, nil)
 		var got []string
@@ -123,8 +123,8 @@ func TestDocumentsIterator(t *testing.T) {
 		requireCode(t, errs[0], protocol.CodeInternal)
 	})
 	t.Run("an empty page ends the walk", func(t *testing.T) {
-		p.Handle(protocol.EventGetFinder, func(ctx context.Context, req map[string]any) peer.Reply {
-			return peer.Answer(map[string]any{"documents": []any{}, "total_count": 1000, "req_id": req["req_id"]})
+		p.Handle(protocol.EventGetFinder, func(ctx context.Context, req map[string]any) agenttest.Reply {
+			return agenttest.Answer(map[string]any{"documents": []any{}, "total_count": 1000, "req_id": req["req_id"]})
 		})
 		defer p.Handle(protocol.EventGetFinder, nil)
 		n := 0
@@ -345,9 +345,9 @@ func TestNavigationErrors(t *testing.T) {
 func TestNavigationBadContents(t *testing.T) {
 	p := startPeer(t)
 	c, _ := joined(t, p)
-	contents := func(items ...any) peer.Handler {
-		return func(_ context.Context, req map[string]any) peer.Reply {
-			return peer.Answer(map[string]any{"contents": items, "req_id": req["req_id"]})
+	contents := func(items ...any) agenttest.Handler {
+		return func(_ context.Context, req map[string]any) agenttest.Reply {
+			return agenttest.Answer(map[string]any{"contents": items, "req_id": req["req_id"]})
 		}
 	}
 	text := func(s string) map[string]any {
@@ -355,7 +355,7 @@ func TestNavigationBadContents(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		h    peer.Handler
+		h    agenttest.Handler
 		msg  string
 	}{
 		{"no contents", contents(), "no contents"},
@@ -394,8 +394,8 @@ func TestNavigationTolerantPage(t *testing.T) {
 			{"element_id": "bad", "category": "table", "summary": "broken", "content": {"rows": "nope"}},
 			{"category": "text", "content": {"text": "no id"}}
 		]}`
-	p.Handle(protocol.EventReadResource, func(_ context.Context, req map[string]any) peer.Reply {
-		return peer.Answer(map[string]any{"contents": []any{map[string]any{"uri": reportURI, "mimeType": "application/json", "text": page}}, "req_id": req["req_id"]})
+	p.Handle(protocol.EventReadResource, func(_ context.Context, req map[string]any) agenttest.Reply {
+		return agenttest.Answer(map[string]any{"contents": []any{map[string]any{"uri": reportURI, "mimeType": "application/json", "text": page}}, "req_id": req["req_id"]})
 	})
 	defer p.Handle(protocol.EventReadResource, nil)
 	pg, err := c.ReadPage(ctxT(t), "alpha", reportURI, 0, agent.PageQuery{})
@@ -429,9 +429,9 @@ func TestPagesIterator(t *testing.T) {
 	require.Contains(t, md.String(), "Growth continues.")
 
 	t.Run("error mid-way", func(t *testing.T) {
-		p.Handle(protocol.EventReadResource, func(ctx context.Context, req map[string]any) peer.Reply {
+		p.Handle(protocol.EventReadResource, func(ctx context.Context, req map[string]any) agenttest.Reply {
 			if strings.Contains(req["uri"].(string), "/pages/1") {
-				return peer.Fail(protocol.CodePageOutOfRange, "page 1 vanished")
+				return agenttest.Fail(protocol.CodePageOutOfRange, "page 1 vanished")
 			}
 			return p.World.Handler(protocol.EventReadResource)(ctx, req)
 		})

@@ -6,12 +6,12 @@ require (
 	github.com/a2c-smcp/smcp-go/protocol v0.1.0
 	github.com/stretchr/testify v1.12.1
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.5
-	github.com/zishang520/socket.io/v3 v3.0.5
 )
 
 require (
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5 // indirect
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5 // indirect
+	github.com/zishang520/socket.io/v3 v3.0.5 // indirect
 )
 
 require (
@@ -34,5 +34,4 @@ require (
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	resty.dev/v3 v3.0.0-rc.4 // indirect
 )

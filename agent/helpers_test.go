@@ -14,20 +14,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 // wait is the generous bound of every test wait (loaded 2-core machines).
 const wait = 20 * time.Second
 
-func startPeer(t *testing.T, opts ...func(*peer.Options)) *peer.Peer {
+func startPeer(t *testing.T, opts ...func(*agenttest.Options)) *agenttest.Peer {
 	t.Helper()
-	var o peer.Options
+	var o agenttest.Options
 	for _, f := range opts {
 		f(&o)
 	}
-	p, err := peer.Start(o)
+	p, err := agenttest.Start(o)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = p.Close()
@@ -70,7 +70,7 @@ func ctxT(t *testing.T) context.Context {
 }
 
 // dial connects a Client to p and closes it at the end of the test.
-func dial(t *testing.T, p *peer.Peer, opts ...agent.Option) (*agent.Client, *logBuffer) {
+func dial(t *testing.T, p *agenttest.Peer, opts ...agent.Option) (*agent.Client, *logBuffer) {
 	t.Helper()
 	log, lb := newLogger()
 	opts = append([]agent.Option{agent.WithLogger(log), agent.WithName("tester")}, opts...)
@@ -86,7 +86,7 @@ func dial(t *testing.T, p *peer.Peer, opts ...agent.Option) (*agent.Client, *log
 }
 
 // joined dials and joins office "office-1".
-func joined(t *testing.T, p *peer.Peer, opts ...agent.Option) (*agent.Client, *logBuffer) {
+func joined(t *testing.T, p *agenttest.Peer, opts ...agent.Option) (*agent.Client, *logBuffer) {
 	t.Helper()
 	c, lb := dial(t, p, opts...)
 	require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))

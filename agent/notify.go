@@ -5,14 +5,12 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/zishang520/socket.io/v3/pkg/types"
-
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/sio"
 )
 
 // Notification is one notify:* event as the Client received it
-// (spec/protocol.md, Updates and notifications).
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications).
 type Notification struct {
 	// Event is the notify:* event name, e.g. protocol.NotifyUpdateFinder.
 	Event string `json:"event"`
@@ -95,7 +93,7 @@ func newNotifier(c *Client) *notifier {
 
 func (n *notifier) register(sock *sio.Socket) {
 	for _, ev := range notifyEvents {
-		_ = sock.On(types.EventName(ev), func(args ...any) { n.receive(ev, args) })
+		_ = sock.On(sio.EventName(ev), func(args ...any) { n.receive(ev, args) })
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -112,7 +112,7 @@ func notifyPayload(kv ...string) map[string]any {
 }
 
 // joinedWithRecorder joins office-1 and waits for the initial tool sync.
-func joinedWithRecorder(t *testing.T, p *peer.Peer, extra ...agent.Option) (*agent.Client, *recorder, *logBuffer) {
+func joinedWithRecorder(t *testing.T, p *agenttest.Peer, extra ...agent.Option) (*agent.Client, *recorder, *logBuffer) {
 	t.Helper()
 	r := newRecorder()
 	c, lb := joined(t, p, append(r.options(), extra...)...)
@@ -122,7 +122,7 @@ func joinedWithRecorder(t *testing.T, p *peer.Peer, extra ...agent.Option) (*age
 
 func TestNotificationDispatch(t *testing.T) {
 	p := startPeer(t)
-	gamma := &peer.Computer{Name: "gamma", Tools: []protocol.SMCPTool{{Name: "g", Description: "g", ParamsSchema: map[string]any{}}},
+	gamma := &agenttest.Computer{Name: "gamma", Tools: []protocol.SMCPTool{{Name: "g", Description: "g", ParamsSchema: map[string]any{}}},
 		Config: protocol.GetComputerConfigRet{Servers: map[string]protocol.MCPServerConfig{}}}
 	c, r, _ := joinedWithRecorder(t, p)
 
@@ -266,7 +266,7 @@ func TestNotificationCoalescing(t *testing.T) {
 	p := startPeer(t)
 	c, r, lb := joinedWithRecorder(t, p)
 	release := make(chan struct{})
-	p.Handle(protocol.EventGetFinder, func(ctx context.Context, req map[string]any) peer.Reply {
+	p.Handle(protocol.EventGetFinder, func(ctx context.Context, req map[string]any) agenttest.Reply {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -345,7 +345,7 @@ func TestCallbacksRunOffTheEventQueue(t *testing.T) {
 func TestRefreshFailureIsLogged(t *testing.T) {
 	p := startPeer(t)
 	_, r, lb := joinedWithRecorder(t, p)
-	p.Reply(protocol.EventGetFinder, peer.Answer(map[string]any{"documents": "nope"}))
+	p.Reply(protocol.EventGetFinder, agenttest.Answer(map[string]any{"documents": "nope"}))
 	require.NoError(t, p.Broadcast(protocol.NotifyUpdateFinder, notifyPayload("computer", "alpha")))
 	require.Eventually(t, func() bool { return lb.Contains("refresh after a notification failed") }, wait, 10*time.Millisecond)
 	r.mu.Lock()
@@ -361,7 +361,7 @@ func TestLeaveDuringToolFetch(t *testing.T) {
 	c, r, lb := joinedWithRecorder(t, p)
 	release := make(chan struct{})
 	var fetching atomic.Bool
-	p.Handle(protocol.EventGetTools, func(ctx context.Context, req map[string]any) peer.Reply {
+	p.Handle(protocol.EventGetTools, func(ctx context.Context, req map[string]any) agenttest.Reply {
 		fetching.Store(true)
 		select {
 		case <-release:

@@ -7,12 +7,14 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
-// JoinOffice joins office as an Agent (spec/protocol.md, Offices: at most one
-// Agent per office, no switching office while in one). A refusal is a
-// *protocol.Error (see officeRefusal for its code). After a successful join
-// the Client lists the office and fetches the tools of every Computer in it
-// into its tool cache, in the background; it rejoins the office by itself
-// after a reconnection.
+// JoinOffice joins office as an Agent
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#offices: at
+// most one Agent per office, no switching office while in one). A refusal
+// is a *protocol.Error: the code its reason starts with ("4101 RoomFull:
+// ..."), else 403 (see the package documentation, Requests and errors).
+// After a successful join the Client lists the office and fetches the tools
+// of every Computer in it into its tool cache, in the background (WaitTools
+// waits for them); it rejoins the office by itself after a reconnection.
 func (c *Client) JoinOffice(ctx context.Context, office string) error {
 	if err := c.join(ctx, office, true); err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -35,22 +35,22 @@ func TestOfficeRefusalsAndBadAcks(t *testing.T) {
 	c, _ := dial(t, p)
 	cases := []struct {
 		name  string
-		reply peer.Reply
+		reply agenttest.Reply
 		code  protocol.Code
 		msg   string
 		inval bool
 	}{
-		{"refused with a coded reason", peer.Values(false, "4101 RoomFull: office full already has an agent"), protocol.CodeRoomFull, "office full already has an agent", false},
-		{"refused with a bare code", peer.Values(false, "4104 another office"), protocol.CodeCrossRoomAccess, "another office", false},
-		{"refused with a plain reason", peer.Values(false, "name taken"), protocol.CodeForbidden, "name taken", false},
-		{"refused without reason", peer.Values(false, nil), protocol.CodeForbidden, "refused", false},
-		{"refused with an unknown code", peer.Values(false, "9999 odd"), protocol.CodeForbidden, "9999 odd", false},
-		{"one value", peer.Values(true), protocol.CodeInternal, "want 2", true},
-		{"three values", peer.Values(true, nil, 1), protocol.CodeInternal, "want 2", true},
-		{"no values", peer.Values(), protocol.CodeInternal, "want 2", true},
-		{"ok is not a boolean", peer.Values("yes", nil), protocol.CodeInternal, "/0", true},
-		{"reason is not a string", peer.Values(false, 42), protocol.CodeInternal, "/1", true},
-		{"error payload", peer.Answer(map[string]any{"error": map[string]any{"code": 4101, "message": "full"}}), protocol.CodeInternal, "want 2", true},
+		{"refused with a coded reason", agenttest.Values(false, "4101 RoomFull: office full already has an agent"), protocol.CodeRoomFull, "office full already has an agent", false},
+		{"refused with a bare code", agenttest.Values(false, "4104 another office"), protocol.CodeCrossRoomAccess, "another office", false},
+		{"refused with a plain reason", agenttest.Values(false, "name taken"), protocol.CodeForbidden, "name taken", false},
+		{"refused without reason", agenttest.Values(false, nil), protocol.CodeForbidden, "refused", false},
+		{"refused with an unknown code", agenttest.Values(false, "9999 odd"), protocol.CodeForbidden, "9999 odd", false},
+		{"one value", agenttest.Values(true), protocol.CodeInternal, "want 2", true},
+		{"three values", agenttest.Values(true, nil, 1), protocol.CodeInternal, "want 2", true},
+		{"no values", agenttest.Values(), protocol.CodeInternal, "want 2", true},
+		{"ok is not a boolean", agenttest.Values("yes", nil), protocol.CodeInternal, "/0", true},
+		{"reason is not a string", agenttest.Values(false, 42), protocol.CodeInternal, "/1", true},
+		{"error payload", agenttest.Answer(map[string]any{"error": map[string]any{"code": 4101, "message": "full"}}), protocol.CodeInternal, "want 2", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestOfficeRefusalsAndBadAcks(t *testing.T) {
 		requireCode(t, c.JoinOffice(ctxT(t), "full"), protocol.CodeRoomFull)
 	})
 	t.Run("no answer", func(t *testing.T) {
-		p.Reply(protocol.EventJoinOffice, peer.Silent())
+		p.Reply(protocol.EventJoinOffice, agenttest.Silent())
 		defer p.Handle(protocol.EventJoinOffice, nil)
 		ctx, cancel := context.WithTimeout(ctxT(t), 200*time.Millisecond)
 		defer cancel()
@@ -77,13 +77,13 @@ func TestOfficeRefusalsAndBadAcks(t *testing.T) {
 	})
 	t.Run("leave refused", func(t *testing.T) {
 		require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))
-		p.Reply(protocol.EventLeaveOffice, peer.Values(false, "4103 NotInRoom: not in office-1"))
+		p.Reply(protocol.EventLeaveOffice, agenttest.Values(false, "4103 NotInRoom: not in office-1"))
 		defer p.Handle(protocol.EventLeaveOffice, nil)
 		requireCode(t, c.LeaveOffice(ctxT(t)), protocol.CodeNotInRoom)
 		require.Equal(t, "office-1", c.Office(), "a refused leave keeps the office")
 	})
 	t.Run("leave with a malformed answer", func(t *testing.T) {
-		p.Reply(protocol.EventLeaveOffice, peer.Answer(true))
+		p.Reply(protocol.EventLeaveOffice, agenttest.Answer(true))
 		defer p.Handle(protocol.EventLeaveOffice, nil)
 		err := c.LeaveOffice(ctxT(t))
 		requireCode(t, err, protocol.CodeInternal)

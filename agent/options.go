@@ -56,8 +56,7 @@ type hooks struct {
 }
 
 // WithAPIKey sets the API key, sent both as the HTTP header x-api-key and as
-// the Socket.IO auth payload key api_key (spec/protocol.md, Connection and
-// auth).
+// the Socket.IO auth payload key api_key (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth).
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
 
 // WithName sets the Agent name: it is registered by the Server when the
@@ -76,8 +75,7 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 // for proxies that refuse websockets, behind which it stays on
 // long-polling. Prefer the default where websockets pass: the Go
 // Socket.IO client's pause of the poll for the upgrade has a race of its
-// own (spec/decisions.md, Socket.IO library defects and what we do about
-// them).
+// own (https://github.com/a2c-smcp/smcp-go/blob/main/spec/decisions.md#socketio-library-defects-and-what-we-do-about-them).
 func WithPolling() Option { return func(c *config) { c.transport = "polling" } }
 
 // WithMaxMessageBytes bounds one message the Client reads from the Server
@@ -95,7 +93,7 @@ func OnNotification(fn func(Notification)) Option {
 
 // OnEnterOffice registers a callback for notify:enter_office. The Client
 // also fetches the tools of an entering Computer into its tool cache
-// (spec/protocol.md, Offices, recommends it); OnToolsChanged reports them.
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md, Offices, recommends it); OnToolsChanged reports them.
 func OnEnterOffice(fn func(protocol.EnterOfficeNotification)) Option {
 	return func(c *config) { c.hooks.enterOffice = fn }
 }
@@ -129,7 +127,7 @@ func OnDesktopChanged(fn func(computer string, desktops []string)) Option {
 // OnFinderChanged registers a callback for notify:update_finder: the Client
 // re-fetches the Computer's document catalog (client:get_finder, first
 // FinderRefreshLimit documents; total_count tells whether there are more)
-// and hands it over, as spec/finder.md (Update mechanism) recommends.
+// and hands it over, as https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md (Update mechanism) recommends.
 func OnFinderChanged(fn func(computer string, catalog *protocol.GetFinderRet)) Option {
 	return func(c *config) { c.hooks.finder = fn }
 }

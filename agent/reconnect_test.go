@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -81,7 +81,7 @@ func TestReconnectRejoinsOffice(t *testing.T) {
 
 // joinedThenStopped joins office-1, stops the server and waits until the
 // Client has noticed; reconnected receives what OnReconnect reports.
-func joinedThenStopped(t *testing.T) (*peer.Peer, *agent.Client, *logBuffer, chan error) {
+func joinedThenStopped(t *testing.T) (*agenttest.Peer, *agent.Client, *logBuffer, chan error) {
 	t.Helper()
 	p := startPeer(t)
 	reconnected := make(chan error, 4)
@@ -95,7 +95,7 @@ func joinedThenStopped(t *testing.T) (*peer.Peer, *agent.Client, *logBuffer, cha
 // Client reports it, forgets the office and stays usable.
 func TestReconnectRejoinRefused(t *testing.T) {
 	p, c, lb, reconnected := joinedThenStopped(t)
-	p.Reply(protocol.EventJoinOffice, peer.Values(false, "4101 RoomFull: office-1 already has an agent"))
+	p.Reply(protocol.EventJoinOffice, agenttest.Values(false, "4101 RoomFull: office-1 already has an agent"))
 	// Forget reports of earlier reconnections (a first connection that hit a
 	// Socket.IO handshake race is recovered by a reconnection, reported too).
 	for len(reconnected) > 0 {
@@ -123,11 +123,11 @@ func TestReconnectRejoinRefused(t *testing.T) {
 func TestReconnectRejoinBusyOffice(t *testing.T) {
 	p, c, lb, reconnected := joinedThenStopped(t)
 	var refusals atomic.Int32
-	p.Handle(protocol.EventJoinOffice, func(context.Context, map[string]any) peer.Reply {
+	p.Handle(protocol.EventJoinOffice, func(context.Context, map[string]any) agenttest.Reply {
 		if refusals.Add(1) <= 6 { // more than the five tries of a lasting refusal
-			return peer.Values(false, "429 TooManyRequests: office office-1 is over its event budget; retry in a moment")
+			return agenttest.Values(false, "429 TooManyRequests: office office-1 is over its event budget; retry in a moment")
 		}
-		return peer.Values(true, nil)
+		return agenttest.Values(true, nil)
 	})
 	for len(reconnected) > 0 {
 		<-reconnected
@@ -185,7 +185,7 @@ func TestCloseDuringOutage(t *testing.T) {
 func TestCloseFailsCallsInFlightAndAfter(t *testing.T) {
 	p := startPeer(t)
 	c, _ := joined(t, p)
-	p.Reply(protocol.EventGetConfig, peer.Silent())
+	p.Reply(protocol.EventGetConfig, agenttest.Silent())
 	pending := make(chan error, 1)
 	go func() {
 		_, err := c.GetConfig(ctxT(t), "alpha")
@@ -215,10 +215,10 @@ func TestRequestRepeatedAfterConnectionDrop(t *testing.T) {
 	p := startPeer(t)
 	c, _ := joined(t, p)
 	drops := 0
-	p.Handle(protocol.EventGetConfig, func(ctx context.Context, req map[string]any) peer.Reply {
+	p.Handle(protocol.EventGetConfig, func(ctx context.Context, req map[string]any) agenttest.Reply {
 		drops++
 		if drops <= 2 {
-			return peer.Reply{Drop: true}
+			return agenttest.Reply{Drop: true}
 		}
 		return p.World.Handler(protocol.EventGetConfig)(ctx, req)
 	})
@@ -236,14 +236,14 @@ func TestRequestRepeatedAfterConnectionDrop(t *testing.T) {
 
 	// A connection that drops on every attempt fails the request after the
 	// third, with ErrConnectionLost.
-	p.Handle(protocol.EventGetDesktop, func(context.Context, map[string]any) peer.Reply { return peer.Reply{Drop: true} })
+	p.Handle(protocol.EventGetDesktop, func(context.Context, map[string]any) agenttest.Reply { return agenttest.Reply{Drop: true} })
 	_, err = c.GetDesktop(ctxT(t), "alpha", agent.DesktopQuery{})
 	require.ErrorIs(t, err, agent.ErrConnectionLost)
 	require.Len(t, p.Received(protocol.EventGetDesktop), 3)
 
-	p.Reply(protocol.EventToolCall, peer.Reply{Drop: true})
+	p.Reply(protocol.EventToolCall, agenttest.Reply{Drop: true})
 	_, err = c.CallTool(ctxT(t), "alpha", "echo", nil, time.Second)
-	requireCode(t, err, protocol.CodeInternal)
+	requireCode(t, err, protocol.CodeUnavailable)
 	require.ErrorIs(t, err, agent.ErrConnectionLost)
 	require.Len(t, p.Received(protocol.EventToolCall), 1)
 }

@@ -20,11 +20,14 @@ const (
 	retryMax   = 2 * time.Second
 )
 
-// retryable reports whether err is a refusal for now: 429 or 503
-// (protocol.Code.Retryable).
+// retryable reports whether err is a refusal for now that the Server or a
+// Computer answered: 429 or 503 (protocol.Code.Retryable). The Client's own
+// transport failures are not, though a lost connection is a 503 too: a
+// request cut by a dropped connection is repeated by the reconnection
+// logic (at most three sends in all), never by this loop.
 func retryable(err error) bool {
 	var e *protocol.Error
-	return errors.As(err, &e) && e.Code.Retryable()
+	return errors.As(err, &e) && e.Code.Retryable() && !isTransportFailure(err)
 }
 
 // notForwarded reports whether err is a refusal for now that the Server
@@ -34,7 +37,7 @@ func retryable(err error) bool {
 // the tool ran.
 func notForwarded(err error) bool {
 	var e *protocol.Error
-	if !errors.As(err, &e) || !e.Code.Retryable() {
+	if !retryable(err) || !errors.As(err, &e) {
 		return false
 	}
 	f, ok := e.Details["forwarded"].(bool)

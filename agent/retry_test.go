@@ -10,23 +10,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 // refusal is an ErrorPayload answer with code and details.
-func refusal(code protocol.Code, details map[string]any) peer.Reply {
+func refusal(code protocol.Code, details map[string]any) agenttest.Reply {
 	e := map[string]any{"code": int(code), "message": "refused for now"}
 	if details != nil {
 		e["details"] = details
 	}
-	return peer.Answer(map[string]any{"error": e})
+	return agenttest.Answer(map[string]any{"error": e})
 }
 
 // refuseFirst answers n requests of event with r, then the World's answer.
-func refuseFirst(p *peer.Peer, event string, n int64, r peer.Reply) *atomic.Int64 {
+func refuseFirst(p *agenttest.Peer, event string, n int64, r agenttest.Reply) *atomic.Int64 {
 	var seen atomic.Int64
-	p.Handle(event, func(ctx context.Context, req map[string]any) peer.Reply {
+	p.Handle(event, func(ctx context.Context, req map[string]any) agenttest.Reply {
 		if seen.Add(1) <= n {
 			return r
 		}
@@ -49,7 +49,7 @@ func TestRetriesRefusalsForNow(t *testing.T) {
 		c, _ := dial(t, p) // not joined: no fetches of the Client's own
 		var mu sync.Mutex
 		attempts := map[any]int{} // by req_id
-		p.Handle(protocol.EventGetTools, func(ctx context.Context, req map[string]any) peer.Reply {
+		p.Handle(protocol.EventGetTools, func(ctx context.Context, req map[string]any) agenttest.Reply {
 			mu.Lock()
 			attempts[req["req_id"]]++
 			n := attempts[req["req_id"]]
@@ -74,7 +74,7 @@ func TestRetriesRefusalsForNow(t *testing.T) {
 	t.Run("join, 429 then joined", func(t *testing.T) {
 		p := startPeer(t)
 		c, _ := dial(t, p)
-		seen := refuseFirst(p, protocol.EventJoinOffice, 1, peer.Values(false, "429 TooManyRequests: office office-1 is over its event budget"))
+		seen := refuseFirst(p, protocol.EventJoinOffice, 1, agenttest.Values(false, "429 TooManyRequests: office office-1 is over its event budget"))
 		require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))
 		require.Equal(t, int64(2), seen.Load())
 	})

@@ -46,6 +46,38 @@ func (c *Client) Tools(computer string) (tools []protocol.SMCPTool, ok bool) {
 	return c.tools.get(computer)
 }
 
+// WaitTools waits until the tool cache holds the tools of computer — the
+// Client fills it after JoinOffice, when a Computer enters the office and
+// when one announces a new tool list — and, when until is not nil, until
+// until returns true for them; then it returns them. A Computer joins its
+// office before its MCP servers are up, so its first list may be empty: to
+// wait for a tool, pass a condition:
+//
+//	tools, err := c.WaitTools(ctx, "desk", func(ts []protocol.SMCPTool) bool {
+//		return slices.ContainsFunc(ts, func(t protocol.SMCPTool) bool { return t.Name == "search" })
+//	})
+//
+// It fails when ctx ends first (408 wrapping ctx.Err()), when the Client is
+// closed (ErrClosed) or when the Server ended the session.
+func (c *Client) WaitTools(ctx context.Context, computer string, until func([]protocol.SMCPTool) bool) ([]protocol.SMCPTool, error) {
+	for {
+		tools, ok, changed := c.tools.watch(computer)
+		if ok && (until == nil || until(tools)) {
+			return tools, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, contextError("waiting for the tools of "+computer, ctx, "")
+		case <-c.Done():
+			if err := c.Err(); err != nil {
+				return nil, err
+			}
+			return nil, closedError("waiting for the tools of " + computer)
+		}
+	}
+}
+
 // CachedComputers returns the Computers whose tools are cached, sorted.
 func (c *Client) CachedComputers() []string { return c.tools.names() }
 
@@ -60,25 +92,32 @@ func (c *Client) GetConfig(ctx context.Context, computer string) (*protocol.GetC
 // returns the MCP CallToolResult. The tool timeout sent is timeout rounded
 // up to whole seconds (DefaultToolTimeout when timeout <= 0).
 //
-// Failures of the tool itself — including the Computer's own refusals
-// (4001–4005) — are results with isError set, not errors; ToolError reads
-// their code. When no answer arrives within the timeout plus ToolCallGrace
-// (or before ctx ends, or the Server answers 408), CallTool sends
-// server:tool_call_cancel with the call's req_id and returns, with a nil
-// error, a timeout result of the same shape as the Computer's error results
-// (spec/protocol.md, Updates and notifications):
+// One rule tells the two outcomes apart: a result is what the Computer
+// answered, an error is a call that got no answer from it.
 //
-//	{"isError": true,
-//	 "content": [{"type": "text", "text": "tool call ... timed out ..."}],
-//	 "structuredContent": {"error": "...", "error_type": "Timeout", "code": 408, "req_id": "..."}}
+//   - The tool's own failure, and the Computer's refusals and limits
+//     (4001 tool not found, 4002 disabled, 4003 failed, 4004 the
+//     Computer's timeout, 4005 not confirmed), are results with isError
+//     set and a nil error; ToolError reads their code.
+//   - Everything else is an error (a *protocol.Error, as for every
+//     request): a refusal by the Server (400, 403, 404, 408, 429, 503,
+//     4103), a malformed answer (500, ErrInvalidAnswer), a closed Client
+//     (ErrClosed), a lost connection (503, ErrConnectionLost: the tool may
+//     have run), and a call the Agent stopped waiting for — ctx cancelled
+//     or past its deadline, or no answer within the tool timeout plus
+//     ToolCallGrace — which is a 408 wrapping ctx.Err()
+//     (errors.Is(err, context.Canceled) or context.DeadlineExceeded; a
+//     Server's own 408 wraps neither).
 //
-// The code is 408 (no answer reached the Agent) to tell it apart from 4004,
-// which the Computer uses when it stopped the tool itself. A refusal for
-// now that the Server made before forwarding the call (429 or 503 whose
-// details say "forwarded": false: the Computer never saw it) is sent again
-// after a jittered pause, within the same bound; the call's other failures
-// may come after the tool ran and are never repeated. Other refusals (400,
-// 403, 404, 429, 503, 4103, 500, a closed connection) are errors.
+// When the Agent stops waiting, or the Server answers 408, CallTool sends
+// server:tool_call_cancel with the call's req_id so that the Computer stops
+// the tool (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#routed-requests); the error's details carry
+// the req_id and whether the cancel was sent.
+//
+// A refusal for now that the Server made before forwarding the call (429
+// or 503 whose details say "forwarded": false: the Computer never saw it)
+// is sent again after a jittered pause, within the same bound; the call's
+// other failures may come after the tool ran and are never repeated.
 func (c *Client) CallTool(ctx context.Context, computer, tool string, params map[string]any, timeout time.Duration) (*protocol.CallToolResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultToolTimeout
@@ -123,37 +162,29 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 	if protocol.CodeOf(err) != protocol.CodeTimeout || errors.Is(err, ErrClosed) {
 		return nil, err
 	}
-	// Give up: tell the Computer to stop (spec/protocol.md: an Agent that times
-	// out a tool call sends the cancel and returns an error result).
-	if cerr := c.emitOnly(protocol.EventCancelToolCall, protocol.CancelToolCallReq{Agent: c.cfg.name, ReqID: id}); cerr != nil {
+	// Give up: tell the Computer to stop (spec/protocol.md: an Agent that
+	// times out a tool call sends the cancel).
+	cerr := c.emitOnly(protocol.EventCancelToolCall, protocol.CancelToolCallReq{Agent: c.cfg.name, ReqID: id})
+	if cerr != nil {
 		c.log.Warn("could not send the tool call cancel", "req_id", id, "error", cerr)
 	} else {
-		c.log.Info("tool call timed out; cancel sent", "computer", computer, "tool", tool, "req_id", id)
+		c.log.Info("tool call abandoned; cancel sent", "computer", computer, "tool", tool, "req_id", id, "error", err)
 	}
-	msg := fmt.Sprintf("tool call %s on %s timed out: %s; cancel sent (req_id %s)", tool, computer, protocol.AsError(err).Message, id)
-	return timeoutResult(msg, id), nil
-}
-
-func timeoutResult(msg, reqID string) *protocol.CallToolResult {
-	isErr := true
-	text := msg
-	return &protocol.CallToolResult{
-		Content: []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &text}},
-		IsError: &isErr,
-		StructuredContent: map[string]any{
-			"error":      msg,
-			"error_type": protocol.CodeTimeout.String(),
-			"code":       int(protocol.CodeTimeout),
-			"req_id":     reqID,
-		},
-	}
+	return nil, amend(err, func(perr *protocol.Error) *protocol.Error {
+		sent := "cancel sent"
+		if cerr != nil {
+			sent = "cancel not sent: " + protocol.AsError(cerr).Message
+		}
+		perr = perr.With("req_id", id).With("cancel_sent", cerr == nil)
+		perr.Message = fmt.Sprintf("tool call %s on %s abandoned: %s; %s (req_id %s)", tool, computer, perr.Message, sent, id)
+		return perr
+	})
 }
 
 // ToolError returns the error an isError CallToolResult reports, nil for a
 // successful result. The code is structuredContent.code when it is an
-// integer (the Computer's 4001–4005, CallTool's 408), else 4003 (tool
-// execution failed); the message is structuredContent.error, else the text
-// content.
+// integer (the Computer's 4001–4005), else 4003 (tool execution failed); the
+// message is structuredContent.error, else the text content.
 func ToolError(res *protocol.CallToolResult) *protocol.Error {
 	if res == nil || res.IsError == nil || !*res.IsError {
 		return nil
@@ -208,17 +239,18 @@ func asInt(v any) (int, bool) {
 // when the office changes (all) or a Computer leaves (that one), so that a
 // fetch that began before is not stored afterwards.
 type toolCache struct {
-	mu     sync.Mutex
-	all    uint64
-	each   map[string]uint64
-	byName map[string][]protocol.SMCPTool
+	mu      sync.Mutex
+	all     uint64
+	each    map[string]uint64
+	byName  map[string][]protocol.SMCPTool
+	changed chan struct{} // closed and replaced at every change (WaitTools)
 }
 
 // cacheEpoch identifies the cache state a fetch began in.
 type cacheEpoch struct{ all, one uint64 }
 
 func newToolCache() *toolCache {
-	return &toolCache{each: map[string]uint64{}, byName: map[string][]protocol.SMCPTool{}}
+	return &toolCache{each: map[string]uint64{}, byName: map[string][]protocol.SMCPTool{}, changed: make(chan struct{})}
 }
 
 func (t *toolCache) epoch(computer string) cacheEpoch {
@@ -235,7 +267,22 @@ func (t *toolCache) store(computer string, e cacheEpoch, tools []protocol.SMCPTo
 		return false
 	}
 	t.byName[computer] = slices.Clone(tools)
+	t.changedLocked()
 	return true
+}
+
+// changedLocked wakes the waiters of WaitTools.
+func (t *toolCache) changedLocked() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// watch returns what get returns and a channel closed at the next change.
+func (t *toolCache) watch(computer string) ([]protocol.SMCPTool, bool, <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tools, ok := t.byName[computer]
+	return slices.Clone(tools), ok, t.changed
 }
 
 func (t *toolCache) get(computer string) ([]protocol.SMCPTool, bool) {

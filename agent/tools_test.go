@@ -2,13 +2,14 @@ package agent_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -59,27 +60,41 @@ func TestCallTool(t *testing.T) {
 	})
 }
 
-// TestCallToolTimeoutCancels: no answer within the deadline sends
-// server:tool_call_cancel with the call's req_id and returns a 408 error
-// result; the Server's own 408 answer does the same.
+// TestCallToolTimeoutCancels: a tool call the Agent stops waiting for —
+// context deadline, cancellation, tool timeout plus grace — and one the
+// Server answers 408 send server:tool_call_cancel with the call's req_id
+// and return a 408 error (never a result): wrapping the context's error in
+// the first three cases, neither in the last.
 func TestCallToolTimeoutCancels(t *testing.T) {
 	cases := []struct {
-		name string
-		run  func(t *testing.T, p *peer.Peer, c *agent.Client) (*protocol.CallToolResult, error)
+		name  string
+		cause error // wrapped by the error; nil: none of the context errors
+		run   func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error)
 	}{
-		{"context deadline", func(t *testing.T, p *peer.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
+		{"context deadline", context.DeadlineExceeded, func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
 			ctx, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
 			defer cancel()
 			return c.CallTool(ctx, "alpha", "slow", nil, 30*time.Second)
 		}},
-		{"tool timeout plus grace", func(t *testing.T, p *peer.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
+		{"canceled by the caller", context.Canceled, func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
+			ctx, cancel := context.WithCancel(ctxT(t))
+			defer cancel()
+			go func() {
+				// Cancel once the call has reached the Computer.
+				if p.WaitCount(ctx, protocol.EventToolCall, 1) == nil {
+					cancel()
+				}
+			}()
+			return c.CallTool(ctx, "alpha", "slow", nil, 30*time.Second)
+		}},
+		{"tool timeout plus grace", context.DeadlineExceeded, func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
 			start := time.Now()
 			res, err := c.CallTool(ctxT(t), "alpha", "slow", nil, time.Second)
 			require.GreaterOrEqual(t, time.Since(start), time.Second+agent.ToolCallGrace-50*time.Millisecond)
 			return res, err
 		}},
-		{"server answers 408", func(t *testing.T, p *peer.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
-			p.Reply(protocol.EventToolCall, peer.Fail(protocol.CodeTimeout, "computer alpha did not answer within 35s"))
+		{"server answers 408", nil, func(t *testing.T, p *agenttest.Peer, c *agent.Client) (*protocol.CallToolResult, error) {
+			p.Reply(protocol.EventToolCall, agenttest.Fail(protocol.CodeTimeout, "computer alpha did not answer within 35s"))
 			defer p.Handle(protocol.EventToolCall, nil)
 			return c.CallTool(ctxT(t), "alpha", "slow", nil, 30*time.Second)
 		}},
@@ -89,23 +104,22 @@ func TestCallToolTimeoutCancels(t *testing.T) {
 			p := startPeer(t)
 			c, _ := joined(t, p)
 			res, err := tc.run(t, p, c)
-			require.NoError(t, err)
-			require.NotNil(t, res)
-			require.True(t, *res.IsError)
-			perr := agent.ToolError(res)
-			require.Equal(t, protocol.CodeTimeout, perr.Code)
-			require.Equal(t, "Timeout", perr.Details["error_type"])
-			require.Contains(t, *res.Content[0].Text, "timed out")
-			require.Contains(t, *res.Content[0].Text, "cancel sent")
+			require.Nil(t, res, "an abandoned call is an error, not a result")
+			perr := requireCode(t, err, protocol.CodeTimeout)
+			if tc.cause != nil {
+				require.ErrorIs(t, err, tc.cause)
+			} else {
+				require.NotErrorIs(t, err, context.DeadlineExceeded)
+				require.NotErrorIs(t, err, context.Canceled)
+			}
 
 			require.NoError(t, p.WaitCount(ctxT(t), protocol.EventCancelToolCall, 1))
 			call := p.Received(protocol.EventToolCall)[0]
 			cancel := p.Received(protocol.EventCancelToolCall)[0]
 			require.Equal(t, map[string]any{"agent": "tester", "req_id": call.Payload["req_id"]}, cancel.Payload)
 			require.False(t, cancel.Acked, "server:tool_call_cancel has no ack")
-			require.Equal(t, call.Payload["req_id"], res.StructuredContent["req_id"])
-			// The result validates as a CallToolResult.
-			require.NoError(t, protocol.ValidateValue(protocol.EventToolCall, protocol.Ack, mustJSON(t, res)))
+			require.Equal(t, call.Payload["req_id"], perr.Details["req_id"])
+			require.Equal(t, true, perr.Details["cancel_sent"])
 		})
 	}
 }
@@ -180,11 +194,59 @@ func TestCancelOnTheWireBeforeClose(t *testing.T) {
 		c, _ := dial(t, p)
 		require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))
 		ctx, cancel := context.WithTimeout(ctxT(t), 50*time.Millisecond)
-		res, err := c.CallTool(ctx, "alpha", "slow", nil, 30*time.Second)
+		_, err := c.CallTool(ctx, "alpha", "slow", nil, 30*time.Second)
 		cancel()
-		require.NoError(t, err)
-		require.Equal(t, protocol.CodeTimeout, agent.ToolError(res).Code)
+		requireCode(t, err, protocol.CodeTimeout)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.NoError(t, c.Close())
 		require.NoError(t, p.WaitCount(ctxT(t), protocol.EventCancelToolCall, i+1), "round %d", i)
 	}
+}
+
+// TestWaitTools: right after JoinOffice the tool cache may still be empty;
+// WaitTools waits for the sync, for a Computer entering the office, and
+// for a condition on its tools; it ends with the context or the Client.
+func TestWaitTools(t *testing.T) {
+	p := startPeer(t)
+	c, _ := joined(t, p)
+	ctx := ctxT(t)
+
+	tools, err := c.WaitTools(ctx, "alpha", nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, tools)
+	cached, ok := c.Tools("alpha")
+	require.True(t, ok)
+	require.Equal(t, tools, cached)
+
+	// A Computer not yet in the office: WaitTools returns once it entered
+	// and its tools were fetched, with the tool asked for.
+	got := make(chan []protocol.SMCPTool, 1)
+	errs := make(chan error, 1)
+	go func() {
+		ts, err := c.WaitTools(ctx, "gamma", func(ts []protocol.SMCPTool) bool {
+			return slices.ContainsFunc(ts, func(t protocol.SMCPTool) bool { return t.Name == "g" })
+		})
+		got <- ts
+		errs <- err
+	}()
+	gamma := &agenttest.Computer{Name: "gamma", Tools: []protocol.SMCPTool{{Name: "g", Description: "g", ParamsSchema: map[string]any{}}},
+		Config: protocol.GetComputerConfigRet{Servers: map[string]protocol.MCPServerConfig{}}}
+	p.World.Mu.Lock()
+	p.World.Computers = append(p.World.Computers, gamma)
+	p.World.Mu.Unlock()
+	require.NoError(t, p.Broadcast(protocol.NotifyEnterOffice, map[string]any{"office_id": "office-1", "computer": "gamma"}))
+	require.NoError(t, <-errs)
+	require.Equal(t, "g", (<-got)[0].Name)
+
+	// The context ends first: a 408 that wraps it.
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = c.WaitTools(short, "nobody", nil)
+	requireCode(t, err, protocol.CodeTimeout)
+	require.ErrorIs(t, err, context.Canceled)
+
+	// Close, before or during the wait, ends it with ErrClosed.
+	go c.Close()
+	_, err = c.WaitTools(ctx, "nobody", nil)
+	require.ErrorIs(t, err, agent.ErrClosed)
 }

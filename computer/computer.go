@@ -3,7 +3,9 @@ package computer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +45,7 @@ type options struct {
 // Server's payload limit (smcp-server --max-payload-bytes) and defaults to
 // the same value, protocol.DefaultMaxPayloadBytes: an answer the Server
 // would refuse — and close the Computer's connection for — is refused with
-// 413 instead, telling the Agent how to narrow the read (spec/protocol.md,
+// 413 instead, telling the Agent how to narrow the read (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md,
 // Limits). Set both sides together.
 func WithMaxPayloadBytes(n int64) Option { return func(o *options) { o.maxPayload = n } }
 
@@ -51,7 +53,7 @@ func WithMaxPayloadBytes(n int64) Option { return func(o *options) { o.maxPayloa
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // WithConfirm sets the hook asked before a tool call whose merged ToolMeta is
-// not auto_apply (spec/protocol.md, Routed requests). Without it such calls
+// not auto_apply (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#routed-requests). Without it such calls
 // fail with 4005.
 func WithConfirm(f func(ctx context.Context, req tools.ConfirmRequest) (bool, error)) Option {
 	return func(o *options) { o.confirm = f }
@@ -166,7 +168,7 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 // returns at once: each server comes up on its own, and its tools, windows
 // and documents are announced with server:update_tool_list,
 // server:update_desktop and server:update_finder when it is ready
-// (spec/protocol.md, Updates and notifications). A server that fails or
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications). A server that fails or
 // never initialises is logged (WARN with the reason) and retried with
 // backoff in the background, holding nothing else. A long-running Computer
 // launches and joins its office at once (Connect). An input that cannot be
@@ -197,22 +199,46 @@ func (c *Computer) Launch(ctx context.Context) error {
 }
 
 // Ready waits until every MCP server has made its first attempt and, when
-// it came up, its tools, windows and documents are aggregated, or until ctx
-// ends.
+// it came up, its tools, windows and documents are aggregated. It fails
+// when ctx ends first (408 wrapping ctx.Err()) and when a server's first
+// attempt failed — its command does not exist, it exited, it did not
+// answer initialize, its URL refused: a 503 naming each such server, with
+// their reasons in its details ("servers") and wrapping their errors (a
+// *mcpclient.ServerError each, so errors.Is(err, exec.ErrNotFound) holds
+// for a missing command). The Computer keeps running either way: the
+// servers that came up serve, the others are retried in the background
+// (Status shows them).
 func (c *Computer) Ready(ctx context.Context) error {
 	m := c.Manager()
 	if m == nil {
 		return protocol.NewInternal("computer not started")
 	}
 	if err := m.Ready(ctx); err != nil {
-		return err
+		return protocol.Errorf(protocol.CodeTimeout, "MCP servers still starting: %v", err).Wrap(err)
 	}
 	// The Finder builds its catalog beside the servers' event goroutines.
-	return c.finder.Wait(ctx)
+	if err := c.finder.Wait(ctx); err != nil {
+		return err
+	}
+	down := m.Down()
+	if len(down) == 0 {
+		return nil
+	}
+	names := make([]string, len(down))
+	reasons := map[string]any{}
+	causes := make([]error, len(down))
+	for i, d := range down {
+		names[i] = fmt.Sprintf("%s (%v)", d.Name, d.Err)
+		reasons[d.Name] = d.Err.Error()
+		causes[i] = d
+	}
+	return protocol.Errorf(protocol.CodeUnavailable, "MCP servers not up: %s; retrying in the background", strings.Join(names, "; ")).
+		With("servers", reasons).Wrap(causes...)
 }
 
 // Start is Launch then Ready, for one-shot use (list the tools, the
-// desktop or the Finder, then Close).
+// desktop or the Finder, then Close). Its error is Launch's or Ready's: a
+// server that did not come up fails Start (503) while the others serve.
 func (c *Computer) Start(ctx context.Context) error {
 	if err := c.Launch(ctx); err != nil {
 		return err
@@ -287,8 +313,17 @@ func (c *Computer) notify(event string) {
 // Finder takes the server's notifications meanwhile: a slow or hanging
 // document never holds them). A slow Desktop build holds only this
 // server's later notifications, never the join nor another server.
+//
+// A server that declares no resources capability serves tools only: the
+// Finder, the Desktop and the read bridge leave it out (a debug line says
+// so), instead of asking it for resources it said it does not have and
+// logging the refusals as failures.
 func (c *Computer) serverUp(ctx context.Context, conn *mcpclient.Conn) {
 	c.refreshTools(ctx, conn)
+	if conn.Capabilities().Resources == nil {
+		c.log.Debug("MCP server declares no resources: tools only, no documents or windows", "server", conn.Name())
+		return
+	}
 	own := ownReads(ctx)
 	build := c.finder.StartSource(own, conn)
 	go func() {
@@ -437,7 +472,7 @@ func (c *Computer) resolveOptions() []config.ResolveOption {
 // PutServer adds an MCP server config, or replaces the one with the same
 // name (restarting it), after validating it and resolving its ${input:ID}
 // placeholders against the config's inputs; then it announces
-// server:update_config (spec/protocol.md, Updates and notifications). Call it
+// server:update_config (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications). Call it
 // after Start.
 func (c *Computer) PutServer(ctx context.Context, s protocol.MCPServerConfig) error {
 	m := c.Manager()

@@ -49,7 +49,9 @@ func newComputer(t *testing.T, cfg *config.Config, opts ...Option) *Computer {
 		WithManagerOptions(mcpclient.WithBackoff(100*time.Millisecond, time.Second))}, opts...)
 	c := New(cfg, opts...)
 	t.Cleanup(func() { c.Close(context.Background()) })
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// A safety net, not a timing assumption: every server's first attempt
+	// ends by itself (an answer, an exit, the initialize timeout).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	require.NoError(t, c.Start(ctx))
 	return c

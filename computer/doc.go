@@ -1,5 +1,4 @@
-// Package computer is the A2C-SMCP Computer (spec/protocol.md, Roles and
-// transport): it hosts many MCP servers, aggregates their tools, window://
+// Package computer is the A2C-SMCP Computer (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#roles-and-transport): it hosts many MCP servers, aggregates their tools, window://
 // desktop and dpe:// documents (the Finder), and answers the Agent's client:*
 // requests through a Server.
 //
@@ -22,15 +21,33 @@
 // desktop (window://), finder (dpe:// catalog), bridge (client:read_resource,
 // an extension of this project) and sio (the Socket.IO client).
 //
+// # Errors
+//
+// Errors are *protocol.Error values (errors.As, protocol.CodeOf) that wrap
+// their cause (errors.Is, errors.As), by the same rule as the Agent's
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/decisions.md#agent):
+// Launch fails with 400 naming an input it cannot resolve; Ready and Start
+// fail with 408 wrapping ctx.Err() when ctx ends first, and with 503 when
+// an MCP server's first attempt failed (its command does not exist, it
+// exited, its URL refused), naming each one and wrapping its
+// *mcpclient.ServerError — the servers that came up serve meanwhile and
+// the others are retried; Connect fails as sio.Dial does: the Server's code
+// for a refusal, 503 matching sio.ErrUnreachable for a Server that cannot
+// be reached, 408 wrapping ctx.Err(). CallTool never fails: it is the
+// answer the Agent receives, a CallToolResult whose isError carries the
+// Computer's own codes (4001–4005) when the call did not succeed.
+//
 // Wiring (this package): every MCP connection that comes up has its tools
 // listed and is added to the Desktop, the Finder and the read bridge; every
 // connection that is lost has its tools, windows and documents withdrawn.
+// A server that declares no resources capability serves tools only: the
+// Finder, the Desktop and the read bridge leave it out, without warnings.
 // The catalog builds (Finder, Desktop) of a server run on that server's own
 // event goroutine, never delaying the join nor another server; a catalog
 // read that times out is abandoned without notifications/cancelled.
 // tools/list_changed re-lists the server's tools; resources/list_changed
 // and resources/updated go to the Desktop, the Finder and the bridge.
 // Changes are announced with server:update_tool_list, server:update_desktop
-// and server:update_finder (spec/protocol.md, Updates and notifications) while
+// and server:update_finder (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications) while
 // the Computer is in its office.
 package computer

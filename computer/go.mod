@@ -8,7 +8,6 @@ require (
 	github.com/sosodev/duration v1.4.0
 	github.com/stretchr/testify v1.12.1
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.5
-	github.com/zishang520/socket.io/v3 v3.0.5
 	golang.org/x/term v0.47.0
 )
 
@@ -36,12 +35,12 @@ require (
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5 // indirect
 	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.5 // indirect
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5 // indirect
+	github.com/zishang520/socket.io/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	resty.dev/v3 v3.0.0-rc.4 // indirect
 )
 
 require (

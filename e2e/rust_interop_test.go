@@ -367,10 +367,10 @@ func rustServerGoClients(t *testing.T, tab *interopTable) {
 	// Cancel: the Rust Server broadcasts notify:tool_call_cancel and our
 	// Computer stops the call.
 	callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	res, err := ga.CallTool(callCtx, "gc", "slow", map[string]any{"seconds": 30}, 30*time.Second)
+	_, err = ga.CallTool(callCtx, "gc", "slow", map[string]any{"seconds": 30}, 30*time.Second)
 	cancel()
-	require.NoError(t, err)
-	require.Equal(t, protocol.CodeTimeout, agent.ToolError(res).Code)
+	require.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err), "%v", err)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Eventually(t, func() bool {
 		h := gc.History()
 		return len(h) > 0 && h[len(h)-1].Tool == "slow" && !h[len(h)-1].Success
@@ -534,10 +534,10 @@ func goAgentRustComputer(t *testing.T, tab *interopTable) {
 	tab.set(dir, "tool_call: timeout", "differs: the Rust Computer stops at the timeout but answers without 4004 (read as 4003, R5)")
 
 	callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	res, err = ga.CallTool(callCtx, "rc", "slow", map[string]any{"seconds": 3}, 30*time.Second)
+	_, err = ga.CallTool(callCtx, "rc", "slow", map[string]any{"seconds": 3}, 30*time.Second)
 	cancel()
-	require.NoError(t, err)
-	require.Equal(t, protocol.CodeTimeout, agent.ToolError(res).Code)
+	require.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err), "%v", err)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 	rc.waitOutput(t, unhandledCancel)
 	// The call the Computer could not cancel still ends by itself; the
 	// Computer keeps serving meanwhile.

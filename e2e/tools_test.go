@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/agent"
 	"github.com/a2c-smcp/smcp-go/computer"
+	"github.com/a2c-smcp/smcp-go/computer/tools"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -79,11 +80,10 @@ func TestToolsEndToEnd(t *testing.T) {
 	// An Agent that gives up sends server:tool_call_cancel; the Computer
 	// cancels the in-flight call and records it as failed.
 	callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	res, err = a.CallTool(callCtx, "desk", "slow", map[string]any{"seconds": 30}, 30*time.Second)
+	_, err = a.CallTool(callCtx, "desk", "slow", map[string]any{"seconds": 30}, 30*time.Second)
 	cancel()
-	require.NoError(t, err)
-	require.NotNil(t, agent.ToolError(res))
-	assert.Equal(t, protocol.CodeTimeout, agent.ToolError(res).Code)
+	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err), "%v", err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Eventually(t, func() bool {
 		h := c.History()
 		return len(h) > 0 && h[len(h)-1].Tool == "slow" && !h[len(h)-1].Success
@@ -104,6 +104,27 @@ func TestToolNeedsConfirmation(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, agent.ToolError(res))
 	assert.Equal(t, protocol.CodeToolRequiresConfirmation, agent.ToolError(res).Code)
+}
+
+// A confirm hook that never answers is bounded by the tool's timeout: the
+// Agent gets the Computer's 4004 result, not its own 408 at the timeout
+// plus the grace.
+func TestConfirmHookBoundedByTimeout(t *testing.T) {
+	d := startServer(t)
+	asked := make(chan struct{}, 1)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	startComputer(t, d, "o1", "desk", []mcpServer{toolServer(t, "tools")}, computer.WithConfirm(func(context.Context, tools.ConfirmRequest) (bool, error) {
+		asked <- struct{}{}
+		<-release // a user who never answers, and a hook that ignores its context
+		return true, nil
+	}))
+	a := dialAgent(t, d, "o1", "bot")
+	res, err := a.CallTool(testContext(t), "desk", "echo", map[string]any{"text": "x"}, time.Second)
+	require.NoError(t, err, "the Computer answered")
+	<-asked
+	require.NotNil(t, agent.ToolError(res))
+	assert.Equal(t, protocol.CodeToolTimeout, agent.ToolError(res).Code, "%v", agent.ToolError(res))
 }
 
 // Config, room, desktop and a window read through the Computer.

@@ -38,7 +38,6 @@ require (
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.5 // indirect
 	github.com/zishang520/socket.io/v3 v3.0.5 // indirect
 	golang.org/x/term v0.47.0 // indirect
-	resty.dev/v3 v3.0.0-rc.4 // indirect
 )
 
 require (

@@ -4,7 +4,7 @@
 // element), with a live log of the office's notifications.
 //
 // An Inspector joins one office as its Agent (the office's single Agent
-// seat, spec/protocol.md, Offices) through an agent.Client and serves the
+// seat, https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#offices) through an agent.Client and serves the
 // page with Handler. The page talks only to the Inspector: the Server's API
 // key stays in this process and never reaches the browser.
 //

@@ -53,5 +53,4 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	resty.dev/v3 v3.0.0-rc.4 // indirect
 )

@@ -33,8 +33,7 @@ type config struct {
 // WithName sets the Agent name the Inspector joins under (DefaultName).
 func WithName(name string) Option { return func(c *config) { c.name = name } }
 
-// WithAPIKey sets the Server's API key (spec/protocol.md, Connection and
-// auth). It stays in this process: the page never sees it.
+// WithAPIKey sets the Server's API key (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth). It stays in this process: the page never sees it.
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
 
 // WithLoginToken makes the page ask for token before anything else: a
@@ -74,7 +73,7 @@ type Inspector struct {
 }
 
 // Dial connects to the Server at serverURL as an Agent and joins office.
-// When the office already has its Agent (spec/protocol.md, Offices: one
+// When the office already has its Agent (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md, Offices: one
 // Agent per office) the error is a *protocol.Error with code 4101
 // (RoomFull) that says so.
 func Dial(ctx context.Context, serverURL, office string, opts ...Option) (*Inspector, error) {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/stretchr/testify/require"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // refusal returns the code and message of a connect_error.

@@ -72,8 +72,15 @@ func (r *rawConn) send(s string) {
 // read returns the next message, answering engine pings on the way.
 func (r *rawConn) read() string {
 	r.t.Helper()
+	return r.readWithin(wait)
+}
+
+// readWithin is read with its own bound on each wait, for an answer the
+// Server itself may hold for a while (a decode place, largeDecodeWait).
+func (r *rawConn) readWithin(d time.Duration) string {
+	r.t.Helper()
 	for {
-		_ = r.ws.SetReadDeadline(time.Now().Add(wait))
+		_ = r.ws.SetReadDeadline(time.Now().Add(d))
 		_, b, err := r.ws.ReadMessage()
 		require.NoError(r.t, err)
 		if string(b) == "2" {

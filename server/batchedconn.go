@@ -109,7 +109,7 @@ func newBatchedConn(c net.Conn) *batchedConn {
 // The frame of this method is kept small (the buffered paths are separate,
 // not inlined functions): the reader goroutine rests here, and a resting
 // stack under a quarter of 8 KB is halved to 4 KB by the collector, 4 KB
-// less per idle connection (spec/decisions.md, Idle memory per connection).
+// less per idle connection (https://github.com/a2c-smcp/smcp-go/blob/main/spec/decisions.md#idle-memory-per-connection).
 func (b *batchedConn) Read(p []byte) (int, error) {
 	if b.rbuf != nil {
 		return b.readPending(p)

@@ -15,9 +15,9 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/stretchr/testify/require"
 	"github.com/zishang520/socket.io/servers/socket/v3"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // TestCloseNotifiesOffices: Close makes every session leave its office: the

@@ -1,6 +1,6 @@
 // Package server is the A2C-SMCP signalling Server: authentication, offices
 // (Socket.IO rooms), routing of client:* requests to one Computer, and
-// notify:* broadcasts (spec/protocol.md), on github.com/zishang520/socket.io
+// notify:* broadcasts (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md), on github.com/zishang520/socket.io
 // servers/socket v3.
 //
 //	srv, err := server.New(server.WithAPIKeys(key))
@@ -14,9 +14,9 @@
 // and a socket for ever) and, if it likes, a MaxHeaderBytes below net/http's
 // 1 MB. The Handler bounds everything after the headers itself, and refuses
 // a request whose request line and headers exceed 32 KiB (431), whatever
-// MaxHeaderBytes allows (spec/decisions.md, Limits against hostile clients).
+// MaxHeaderBytes allows (https://github.com/a2c-smcp/smcp-go/blob/main/spec/decisions.md#limits-against-hostile-clients).
 //
-// # Authentication (spec/protocol.md, Connection and auth)
+// # Authentication (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth)
 //
 // Every connection to /smcp goes through an AuthProvider, which sees the
 // handshake headers, the Socket.IO auth payload and the remote address. The
@@ -29,7 +29,7 @@
 // authentication; InsecureNoAuth must be chosen explicitly. Keys and auth
 // payloads are never logged. The default namespace "/" refuses everyone.
 //
-// # Offices (spec/protocol.md, Offices)
+// # Offices (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#offices)
 //
 // server:join_office and server:leave_office answer two ack values,
 // (true, null) or (false, reason). The reason is the text of the
@@ -53,7 +53,7 @@
 // leave (explicit, switch, disconnect), both skipping the session itself.
 // Disconnect cleanup is idempotent.
 //
-// # Routing (spec/protocol.md, Routed requests)
+// # Routing (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#routed-requests)
 //
 // Every client:* request (client:read_resource included) is checked in this
 // order: schema (400, listing every failing path), sender is an Agent (403
@@ -93,7 +93,7 @@
 // panics: the sender gets a 500 and the panic is logged. Nothing of this
 // affects other connections or offices.
 //
-// # Limits (spec/protocol.md, Limits)
+// # Limits (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#limits)
 //
 // Every resource a client controls is bounded, each by an option: binary
 // packets close the connection at once (SMCP is JSON only; wire.go);

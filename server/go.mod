@@ -48,5 +48,4 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	resty.dev/v3 v3.0.0-rc.4 // indirect
 )

@@ -17,9 +17,9 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
 	client "github.com/a2c-smcp/smcp-go/sio/third_party/socketioclient"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/stretchr/testify/require"
 	"github.com/zishang520/socket.io/servers/socket/v3"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // wait bounds every network wait of the tests; generous for a loaded 2-core

@@ -12,9 +12,9 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/stretchr/testify/require"
 	"github.com/zishang520/socket.io/servers/socket/v3"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // routedRequests holds one valid request per client:* event, sent by agent

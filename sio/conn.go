@@ -1,6 +1,6 @@
 // Package sio is the Socket.IO connection the SMCP clients share: the
 // Agent and the Computer both connect to a Server's /smcp namespace through
-// a Conn (spec/protocol.md, Roles and transport; Connection and auth).
+// a Conn (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#roles-and-transport; Connection and auth).
 //
 // A Conn owns one Socket.IO client socket (the patched copy in
 // third_party/socketioclient) and keeps it connected:
@@ -17,12 +17,25 @@
 //
 // A refusal by the Server's authentication ends Connect with a
 // *ConnectError whose Refused is true; the socket does not retry it.
+//
+// # Errors
+//
+// Connect fails with a *ConnectError that wraps its cause, in one of three
+// kinds: the Server refused (Refused, with the code it sent); the Server
+// could not be reached — the TCP connection was refused, found no route,
+// the name did not resolve, or the address did not answer within the
+// attempt's bound — which matches ErrUnreachable and wraps the dial's
+// error (a *net.OpError, a *net.DNSError); or ctx ended first, which wraps
+// ctx.Err() (errors.Is(err, context.Canceled) or
+// context.DeadlineExceeded) and the last failed attempt's error, if any
+// (a failed handshake matches ErrUnreachable too).
+// The Agent and the Computer turn these into their coded errors
+// (agent.ErrUnreachable is the same sentinel).
 package sio
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -32,7 +45,7 @@ import (
 
 	engine "github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
 	client "github.com/a2c-smcp/smcp-go/sio/third_party/socketioclient"
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // Socket is the Socket.IO client socket a Conn keeps connected.
@@ -53,26 +66,6 @@ type Hooks struct {
 	AttemptFailed func(err error)
 }
 
-// ConnectError is a failed connection attempt. Refused is set when the
-// Server refused the namespace connection (its authentication); Code is
-// then the code its error data carried ({"code": 401}), 0 when none.
-type ConnectError struct {
-	URL     string
-	Refused bool
-	Code    int
-	Message string
-	Err     error
-}
-
-func (e *ConnectError) Error() string {
-	if e.Refused {
-		return fmt.Sprintf("connection to %s refused by the server: %s", e.URL, e.Message)
-	}
-	return fmt.Sprintf("connect to %s: %s", e.URL, e.Message)
-}
-
-func (e *ConnectError) Unwrap() error { return e.Err }
-
 // ErrClosed is returned by Connect after Close.
 var ErrClosed = errors.New("sio: connection closed")
 
@@ -91,7 +84,7 @@ type config struct {
 }
 
 // WithAPIKey sends key as the auth payload {"api_key": key} and as the
-// x-api-key header (spec/protocol.md, Connection and auth).
+// x-api-key header (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth).
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
 
 // WithHeader adds an HTTP header to the handshake.
@@ -126,7 +119,7 @@ func WithBackoff(first, max time.Duration) Option {
 // (default DefaultMaxMessageBytes). A larger one closes the transport, and
 // the Conn reconnects, instead of being held in memory whatever its size.
 // A long-polling response (WithPolling) may hold four such messages and no
-// larger one (sio/third_party/PATCHES.md, 14). Set it above the Server's
+// larger one (https://github.com/a2c-smcp/smcp-go/blob/main/sio/third_party/PATCHES.md, patch 14). Set it above the Server's
 // payload limit: a Server relays messages of up to that limit, plus a few
 // bytes of framing.
 func WithMaxMessageBytes(n int64) Option { return func(c *config) { c.maxMsg = n } }
@@ -134,7 +127,7 @@ func WithMaxMessageBytes(n int64) Option { return func(c *config) { c.maxMsg = n
 // Default bounds.
 const (
 	// DefaultMaxMessageBytes is the Server's default payload limit
-	// (spec/protocol.md, Limits: 8 MiB) and 64 KiB for the framing of a
+	// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md, Limits: 8 MiB) and 64 KiB for the framing of a
 	// relayed message.
 	DefaultMaxMessageBytes = 8<<20 + 64<<10
 	DefaultAttemptTimeout  = 2 * time.Second
@@ -291,10 +284,14 @@ func (c *Conn) Connect(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 		msg := "no answer before the deadline"
-		if last := c.LastError(); last != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			msg = "canceled before the connection"
+		}
+		last := c.LastError()
+		if last != nil {
 			msg += " (last attempt: " + last.Error() + ")"
 		}
-		return &ConnectError{URL: c.url, Message: msg, Err: ctx.Err()}
+		return &ConnectError{URL: c.url, Message: msg, Err: ctx.Err(), Last: last}
 	case <-c.ctx.Done():
 		return ErrClosed
 	}
@@ -318,9 +315,11 @@ func (c *Conn) probe(ctx context.Context) error {
 	var d net.Dialer
 	conn, err := d.DialContext(dctx, "tcp", host)
 	if err != nil {
-		if dctx.Err() != nil {
-			return &ConnectError{URL: c.url, Message: "no answer before the deadline", Err: context.DeadlineExceeded}
+		if ctx.Err() != nil {
+			return &ConnectError{URL: c.url, Message: "no answer before the deadline", Err: ctx.Err(), Last: err}
 		}
+		// Refused, no route, no such host, or no answer within the
+		// attempt's bound: the Server cannot be reached (ErrUnreachable).
 		return &ConnectError{URL: c.url, Message: err.Error(), Err: err}
 	}
 	return conn.Close()

@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,10 +96,29 @@ func TestConnectUnreachable(t *testing.T) {
 	require.False(t, ce.Refused)
 	require.False(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 	require.NoError(t, ctx.Err(), "Connect waited for the deadline")
+	require.ErrorIs(t, err, sio.ErrUnreachable)
+	var op *net.OpError
+	require.ErrorAs(t, err, &op, "the dial's error is wrapped")
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+}
+
+// TestConnectRefusalIsNotUnreachable: a refusal by the Server's
+// authentication is the Server's answer, not a failure to reach it.
+func TestConnectRefusalIsNotUnreachable(t *testing.T) {
+	url := startServer(t)
+	bad, err := sio.New(url, sio.Hooks{}, sio.WithAPIKey("wrong"), quiet)
+	require.NoError(t, err)
+	defer bad.Close(0)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	err = bad.Connect(ctx)
+	require.Error(t, err)
+	require.False(t, errors.Is(err, sio.ErrUnreachable), "%v", err)
 }
 
 // TestConnectNoAnswer: a server that accepts TCP and never answers fails
-// Connect at its deadline, naming the last attempt's failure.
+// Connect when its context ends, wrapping the context's error and naming
+// the last attempt's failure (which matches ErrUnreachable).
 func TestConnectNoAnswer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -112,14 +132,17 @@ func TestConnectNoAnswer(t *testing.T) {
 			defer conn.Close()
 		}
 	}()
-	c, err := sio.New("http://"+ln.Addr().String()+"/smcp", sio.Hooks{}, sio.WithAttemptTimeout(300*time.Millisecond), quiet)
+	// The context ends once an attempt has failed (an event, not a time).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := sio.New("http://"+ln.Addr().String()+"/smcp", sio.Hooks{AttemptFailed: func(error) { cancel() }},
+		sio.WithAttemptTimeout(300*time.Millisecond), quiet)
 	require.NoError(t, err)
 	defer c.Close(0)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
 	err = c.Connect(ctx)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorContains(t, err, "last attempt")
+	require.ErrorIs(t, err, sio.ErrUnreachable)
 }
 
 // TestConnChurnReturnsMemory connects and closes a Conn many times and

@@ -4,16 +4,18 @@ go 1.26.0
 
 require (
 	github.com/gorilla/websocket v1.5.3
-	github.com/quic-go/quic-go v0.62.0
-	github.com/quic-go/webtransport-go v0.13.0
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5
-	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.5
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.5
 	github.com/zishang520/socket.io/v3 v3.0.5
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/quic-go/quic-go v0.62.0 // indirect
+	github.com/quic-go/webtransport-go v0.13.0 // indirect
+	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.5 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
 
 require (
 	github.com/andybalholm/brotli v1.2.4 // indirect
@@ -22,12 +24,11 @@ require (
 	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
 	github.com/stretchr/testify v1.12.1
-	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
+	github.com/vmihailenco/msgpack/v5 v5.4.1
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/xo/terminfo v1.2.0 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	resty.dev/v3 v3.0.0-rc.4 // indirect
 )

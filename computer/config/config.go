@@ -1,7 +1,7 @@
 // Package config reads a Computer's MCP server configuration in the format
 // of the A2C-SMCP Python SDK (a2c_smcp 0.1.2, computer/mcp_clients/model.py
 // and the a2c-computer CLI), so existing configs work unchanged, and
-// resolves its ${input:ID} placeholders (spec/protocol.md, Routed requests).
+// resolves its ${input:ID} placeholders (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#routed-requests).
 //
 // # Accepted files
 //

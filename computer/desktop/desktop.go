@@ -57,7 +57,7 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 
 // Desktop is the Computer's desktop: the window:// resources of every MCP
 // server declaring resources.subscribe, with their bodies cached and kept
-// current from MCP notifications (spec/desktop.md, Desktop). A window whose
+// current from MCP notifications (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop). A window whose
 // read fails is left out with a warning until its next resources/updated.
 //
 // All methods are safe for concurrent use. AddSource, ResourceListChanged
@@ -209,7 +209,7 @@ func (d *Desktop) Windows() []Window {
 // canonical form; an unknown window gives an empty desktop, an invalid one a
 // *protocol.Error (400).
 //
-// The answer fits the payload limit (WithMaxAnswerBytes; spec/protocol.md,
+// The answer fits the payload limit (WithMaxAnswerBytes; https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md,
 // Limits): it ends before the first window that would exceed it, and a
 // first window too large on its own is cut (a window's text is kept cut to
 // the limit when it is read, with a warning). Without it, one window of a

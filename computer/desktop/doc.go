@@ -1,4 +1,4 @@
-// Package desktop is the Computer's Desktop (spec/desktop.md, Desktop).
+// Package desktop is the Computer's Desktop (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop).
 //
 // The Desktop collects the window:// resources of every MCP server that
 // declares resources.subscribe, caches each window's contents and keeps the

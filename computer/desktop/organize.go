@@ -16,7 +16,7 @@ type Window struct {
 	Contents []protocol.ResourceContents
 }
 
-// Render renders w as one Desktop entry (spec/desktop.md, Desktop): the URI
+// Render renders w as one Desktop entry (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop): the URI
 // alone, or the URI, a blank line and the body, where the body is the
 // non-empty text contents joined by a blank line and trimmed of surrounding
 // white space. Blob contents are skipped.
@@ -34,7 +34,7 @@ func Render(w Window) string {
 	return w.URI + "\n\n" + body
 }
 
-// Organize is the Desktop organizer (spec/desktop.md, Desktop; Python SDK
+// Organize is the Desktop organizer (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop; Python SDK
 // a2c_smcp/computer/desktop/organize.py, v0.1.2). It returns the rendered
 // windows:
 //

@@ -139,7 +139,7 @@ func (c *Conn) failed(ctx context.Context, err error) error {
 }
 
 // ListResources lists every resource, following cursors, within the
-// bounds of one listing (see listAll).
+// bounds of one listing (see Listing bounds in the package documentation).
 func (c *Conn) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 	return listAll(ctx, c, string(mcp.MethodResourcesList), "resources", func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) {
 		return r.Resources, r.NextCursor
@@ -147,7 +147,8 @@ func (c *Conn) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 }
 
 // ListResourceTemplates lists every resource template, following cursors,
-// within the bounds of one listing (see listAll).
+// within the bounds of one listing (see Listing bounds in the package
+// documentation).
 func (c *Conn) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
 	return listAll(ctx, c, string(mcp.MethodResourcesTemplatesList), "resourceTemplates", func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
 		return r.ResourceTemplates, r.NextCursor
@@ -164,8 +165,9 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 }
 
 // ListTools lists every tool, following cursors, within the bounds of one
-// listing (see listAll): a server whose tools/list never ends, or lists
-// more than 100,000 tools or 64 MiB, fails with 413 instead of holding the
+// listing (see Listing bounds in the package documentation): a server whose
+// tools/list never ends, or lists more than 100,000 tools or 64 MiB, fails
+// with 413 instead of holding the
 // Computer until the request timeout. The listing bypasses mcp-go's
 // client, which would also remember the definitions for x-mcp-header
 // mirroring: that applies only to a protocol revision newer than

@@ -2,7 +2,7 @@
 // connection per configured server (stdio child process, streamable HTTP or
 // SSE), each on its own goroutine, pinned to MCP protocol revision
 // 2025-11-25 (the last one with resources/subscribe, which the Desktop and
-// the Finder need; spec/desktop.md, Desktop; spec/finder.md).
+// the Finder need; https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop; https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md).
 //
 // # Supervision
 //
@@ -61,6 +61,16 @@
 //   - its stderr is logged at Info, at most 20 lines per 10 s (the lines over
 //     that are counted), and its last 20 lines are kept for the WARN that
 //     reports its loss, with its exit status.
+//
+// # Listing bounds
+//
+// Conn.ListTools, Conn.ListResources and Conn.ListResourceTemplates follow
+// nextCursor page after page, within bounds, so that one server's listing
+// never costs the Computer unbounded memory or work: a repeated cursor
+// fails with 500; more than 1,000 pages or 64 MiB fails with 413; more than
+// 100,000 entries keeps the first 100,000, with one WARN (code 413); a page
+// of more than 200,000 entries is refused undecoded (413). The request
+// timeout bounds the whole listing too.
 //
 // # Errors
 //

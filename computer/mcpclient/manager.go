@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sort"
@@ -86,7 +87,7 @@ func WithTimeouts(connect, request time.Duration) Option {
 // of an event stream. A longer stdio message is never held in memory: it is
 // dropped, and when it is an answer its request fails with a JSON-RPC error
 // 413 instead. Over HTTP the read stops at the bound and the request fails
-// with a 413 *protocol.Error (spec/protocol.md, Limits); on the legacy
+// with a 413 *protocol.Error (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#limits); on the legacy
 // HTTP+SSE transport this also ends the event stream, so the connection. n ≤
 // 0 keeps the default.
 func WithMaxMessageBytes(n int) Option {
@@ -171,6 +172,37 @@ func (m *Manager) Ready(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ServerError is a server that is not up, with its last failure.
+type ServerError struct {
+	Name string
+	Err  error
+}
+
+func (e *ServerError) Error() string { return fmt.Sprintf("mcp server %s: %v", e.Name, e.Err) }
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// Down returns the running servers that are down — their last attempt
+// failed, or their connection was lost, and they are waiting to try
+// again — in config order, each with its last failure. After Ready, it
+// lists the servers whose first attempt failed.
+func (m *Manager) Down() []*ServerError {
+	var out []*ServerError
+	for _, name := range m.Names() {
+		m.mu.Lock()
+		s := m.sups[name]
+		m.mu.Unlock()
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		if s.state == StateDown && s.lastErr != nil {
+			out = append(out, &ServerError{Name: name, Err: s.lastErr})
+		}
+		s.mu.Unlock()
+	}
+	return out
 }
 
 // Start is Launch then Ready: convenient for one-shot use (list the tools
@@ -405,12 +437,14 @@ func (s *supervisor) run() {
 		s.setState(StateStarting, nil)
 		conn, err := dial(s.ctx, s.cfg, o)
 		if err != nil {
-			firstOnce()
 			if s.ctx.Err() != nil {
+				firstOnce()
 				return
 			}
-			s.log.Warn("mcp server failed to start", append([]any{"err", err, "retry_in", wait}, processAttrs(err)...)...)
+			// Down before first: Ready's callers read the failure.
 			s.setState(StateDown, err)
+			firstOnce()
+			s.log.Warn("mcp server failed to start", append([]any{"err", err, "retry_in", wait}, processAttrs(err)...)...)
 			if !s.sleep(wait) {
 				return
 			}

@@ -1,5 +1,4 @@
-// Package sio is the Computer's Socket.IO client (spec/protocol.md, Connection
-// and auth; Offices; Routed requests; Updates and notifications).
+// Package sio is the Computer's Socket.IO client (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth; Offices; Routed requests; Updates and notifications).
 //
 // It connects to a Server's /smcp namespace with the API key both as the
 // auth payload {"api_key": key} and as the x-api-key header, joins its
@@ -32,9 +31,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/zishang520/socket.io/servers/socket/v3"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	conn "github.com/a2c-smcp/smcp-go/sio"
@@ -119,8 +115,12 @@ var routed = []string{protocol.EventToolCall, protocol.EventGetTools, protocol.E
 	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource}
 
 // Dial connects to serverURL (http[s]://host:port, with or without the
-// /smcp path), joins office as name and returns once joined. A refused
-// connection or join is an error.
+// /smcp path), joins office as name and returns once joined. Its errors
+// are *protocol.Error values that wrap their cause: a refused connection
+// or join is the Server's code (401, 4101, ...); a Server that cannot be
+// reached is a 503 matching ErrUnreachable and wrapping the network's error
+// (a *net.OpError); a context that ends first (or WithTimeout's bound) is a
+// 408 wrapping ctx.Err().
 func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts ...Option) (*Client, error) {
 	o := options{log: slog.Default(), timeout: 10 * time.Second}
 	for _, f := range opts {
@@ -163,15 +163,15 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 	}
 	c.conn, c.sock = cn, cn.Socket()
 	for _, ev := range routed {
-		_ = c.sock.On(types.EventName(ev), func(args ...any) { c.onRequest(ev, args) })
+		_ = c.sock.On(conn.EventName(ev), func(args ...any) { c.onRequest(ev, args) })
 	}
-	_ = c.sock.On(types.EventName(protocol.NotifyCancelToolCall), func(args ...any) { c.onCancel(args) })
+	_ = c.sock.On(conn.EventName(protocol.NotifyCancelToolCall), func(args ...any) { c.onCancel(args) })
 
 	wait, stop := context.WithTimeout(ctx, o.timeout)
 	defer stop()
 	if err := cn.Connect(wait); err != nil {
 		c.Close()
-		return nil, dialError(nsURL, office, err)
+		return nil, dialError(wait, nsURL, office, err)
 	}
 	select {
 	case err := <-c.firstCh:
@@ -182,29 +182,8 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 		return c, nil
 	case <-wait.Done():
 		c.Close()
-		return nil, protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: no answer in time", nsURL, office)
+		return nil, wrap(protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: no answer in time", nsURL, office), wait.Err())
 	}
-}
-
-// dialError turns a failed first connection into a *protocol.Error: the
-// code a refusing middleware put in its data ({"code": 401}) when there is
-// one, 408 for the deadline, else 500.
-func dialError(nsURL, office string, err error) *protocol.Error {
-	var ce *conn.ConnectError
-	if !errors.As(err, &ce) {
-		return protocol.NewInternal("connect to %s: %v", nsURL, err)
-	}
-	switch {
-	case ce.Refused:
-		code := protocol.CodeInternal
-		if ce.Code != 0 {
-			code = protocol.Code(ce.Code)
-		}
-		return protocol.Errorf(code, "connection refused by the server: %s", ce.Message)
-	case errors.Is(ce, context.DeadlineExceeded) || errors.Is(ce, context.Canceled):
-		return protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: %s", nsURL, office, ce.Message)
-	}
-	return protocol.NewInternal("connect to %s: %s", nsURL, ce.Message)
 }
 
 func (c *Client) first(err error) {
@@ -345,7 +324,7 @@ func (c *Client) call(event string, payload any) ([]any, error) {
 		return nil, err
 	}
 	ch := make(chan []any, 1)
-	ack := socket.Ack(func(vals []any, _ error) {
+	ack := conn.Ack(func(vals []any, _ error) {
 		select {
 		case ch <- vals:
 		default:
@@ -363,7 +342,8 @@ func (c *Client) call(event string, payload any) ([]any, error) {
 	case vals := <-ch:
 		return vals, nil
 	case <-t.C:
-		return nil, protocol.Errorf(protocol.CodeTimeout, "%s: no answer within %s", event, c.o.timeout)
+		// The Client's own bound: a deadline, as the Agent reports its own.
+		return nil, wrap(protocol.Errorf(protocol.CodeTimeout, "%s: no answer within %s", event, c.o.timeout), context.DeadlineExceeded)
 	case <-c.ctx.Done():
 		return nil, protocol.NewInternal("%s: client closed", event)
 	}
@@ -455,9 +435,9 @@ func decode(v any, out any) error {
 // onRequest runs on the socket's event queue: it only validates and hands
 // the work to an owned goroutine.
 func (c *Client) onRequest(event string, args []any) {
-	var ack socket.Ack
+	var ack conn.Ack
 	if n := len(args); n > 0 {
-		if a, ok := args[n-1].(socket.Ack); ok {
+		if a, ok := args[n-1].(conn.Ack); ok {
 			ack, args = a, args[:n-1]
 		} else if f, ok := args[n-1].(func([]any, error)); ok {
 			ack, args = f, args[:n-1]

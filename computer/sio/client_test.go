@@ -3,6 +3,8 @@ package sio
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,4 +205,42 @@ func TestNoticeOnTheWireBeforeClose(t *testing.T) {
 			t.Fatalf("round %d: the notice did not reach the server", i)
 		}
 	}
+}
+
+// TestDialErrors: a Server that cannot be reached is a retryable 503 that
+// wraps the network's error and matches ErrUnreachable; a context the
+// caller cancels is a 408 that wraps context.Canceled; neither is a
+// refusal by the Server.
+func TestDialErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	_, err = Dial(context.Background(), "http://"+addr, "o", "pc", newHandler())
+	require.Equal(t, protocol.CodeUnavailable, protocol.CodeOf(err), "%v", err)
+	require.True(t, protocol.CodeOf(err).Retryable())
+	require.ErrorIs(t, err, ErrUnreachable)
+	var op *net.OpError
+	require.ErrorAs(t, err, &op)
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+
+	// A listener that accepts and never answers; the caller cancels once
+	// the connection is accepted.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer silent.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		c, err := silent.Accept()
+		if err == nil {
+			defer c.Close()
+			cancel()
+			<-t.Context().Done()
+		}
+	}()
+	_, err = Dial(ctx, "http://"+silent.Addr().String(), "o", "pc", newHandler())
+	require.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err), "%v", err)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, ErrUnreachable)
 }

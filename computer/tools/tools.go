@@ -1,6 +1,6 @@
 // Package tools aggregates the tools of a Computer's MCP servers into the
 // SMCPTool list client:get_tools answers, and runs client:tool_call
-// (spec/protocol.md, Routed requests).
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#routed-requests).
 //
 // # Conversion
 //
@@ -33,7 +33,7 @@
 // # Bounds
 //
 // The published list must fit one client:get_tools answer, which the Server
-// refuses over its payload limit (spec/protocol.md, Limits), and every tool
+// refuses over its payload limit (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#limits), and every tool
 // must be a valid SMCPTool (name 1–256 characters, description up to 65,536).
 // A tool that is not valid, or whose own definition (JSON) exceeds
 // MaxToolBytes, is withheld. When the list still exceeds the answer budget
@@ -50,14 +50,18 @@
 //
 // Call resolves the requested name (unknown: 4001; forbidden: 4002), asks
 // the confirm hook unless the merged ToolMeta has auto_apply: true (no
-// hook: 4005; refused: 4005), runs tools/call on the owning server bounded
-// by the request's timeout (4004 when it expires) and relays the
-// server's CallToolResult as it is, adding _meta.a2c_tool_meta (the merged
-// ToolMeta) as the Python SDK does. A transport or JSON-RPC failure is
-// 4003; a call cancelled by server:tool_call_cancel (Cancel with its
-// req_id) is 4004. Every failure is an error CallToolResult (isError true,
-// one text content with the message, structuredContent {"error",
-// "error_type", "code"}: the Python SDK's shape plus the protocol code).
+// hook: 4005; refused: 4005), runs tools/call on the owning server and
+// relays the server's CallToolResult as it is, adding _meta.a2c_tool_meta
+// (the merged ToolMeta) as the Python SDK does. The request's timeout
+// bounds the whole call, the confirmation included: when it expires,
+// whether the hook is still deciding or the tool still running, the answer
+// is 4004 (the hook's context ends then; a hook that ignores it is no
+// longer waited for, and its answer is dropped). A transport or JSON-RPC
+// failure is 4003; a call cancelled by server:tool_call_cancel (Cancel
+// with its req_id) is 4004. Every failure is an error CallToolResult
+// (isError true, one text content with the message, structuredContent
+// {"error", "error_type", "code"}: the Python SDK's shape plus the
+// protocol code).
 //
 // Every call of a known, allowed tool (confirmed, refused or failed) is
 // appended to a bounded history (server, tool, time, success; 10 by default) whose
@@ -644,16 +648,28 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 		}()
 	}
 
+	// The request's timeout bounds the whole call, the confirmation
+	// included: the Agent waits that long (and a grace) for an answer.
+	callCtx := ctx
+	if req.Timeout > 0 {
+		var c context.CancelFunc
+		callCtx, c = context.WithTimeoutCause(ctx, time.Duration(req.Timeout)*time.Second, errTimeout)
+		defer c()
+	}
+
 	if e.meta == nil || e.meta.AutoApply == nil || !*e.meta.AutoApply {
 		if s.confirm == nil {
 			s.record(e.server, e.original, false)
 			return errorResult(protocol.NewToolRequiresConfirmation("tool %q requires confirmation and this Computer has no confirm hook", req.ToolName))
 		}
-		okc, err := s.confirm(ctx, ConfirmRequest{ToolCallReq: req, Server: e.server, Tool: e.original})
-		switch {
-		case context.Cause(ctx) == errCancelled:
+		okc, err := s.askConfirm(callCtx, ConfirmRequest{ToolCallReq: req, Server: e.server, Tool: e.original})
+		switch cause := context.Cause(callCtx); {
+		case cause == errCancelled:
 			s.record(e.server, e.original, false)
 			return errorResult(protocol.NewToolTimeout("tool call %s cancelled while awaiting confirmation", req.ReqID))
+		case cause == errTimeout:
+			s.record(e.server, e.original, false)
+			return errorResult(protocol.NewToolTimeout("tool %q was not confirmed within its timeout of %d s", req.ToolName, req.Timeout))
 		case err != nil:
 			s.record(e.server, e.original, false)
 			return errorResult(protocol.NewToolRequiresConfirmation("confirmation of tool %q failed: %v", req.ToolName, err))
@@ -663,12 +679,6 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 		}
 	}
 
-	callCtx := ctx
-	if req.Timeout > 0 {
-		var c context.CancelFunc
-		callCtx, c = context.WithTimeoutCause(ctx, time.Duration(req.Timeout)*time.Second, errTimeout)
-		defer c()
-	}
 	raw, err := e.caller.CallTool(callCtx, e.original, req.Params)
 	if err != nil {
 		s.record(e.server, e.original, false)
@@ -706,6 +716,28 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 	}
 	s.record(e.server, e.original, res.IsError == nil || !*res.IsError)
 	return res
+}
+
+// askConfirm asks the confirm hook, and stops waiting for it when ctx ends
+// (the request's timeout, a cancel, the Computer closing): a hook that
+// ignores its context is abandoned, its late answer dropped, so that it
+// never holds the Agent's call past the timeout.
+func (s *Set) askConfirm(ctx context.Context, req ConfirmRequest) (bool, error) {
+	type answer struct {
+		ok  bool
+		err error
+	}
+	ch := make(chan answer, 1) // the hook's goroutine never blocks on it
+	go func() {
+		ok, err := s.confirm(ctx, req)
+		ch <- answer{ok, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.ok, a.err
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
 }
 
 // Cancel cancels the in-flight call with this req_id

@@ -235,9 +235,9 @@ func TestCallOverRealServers(t *testing.T) {
 			require.NotNil(t, res.IsError)
 			assert.True(t, *res.IsError, "the tool's own error result is relayed")
 			assert.Equal(t, "fail tool: error result", *res.Content[0].Text)
-			start := time.Now()
-			assert.Equal(t, 4004, code(t, call("slow", map[string]any{"seconds": 30}, 1)))
-			assert.Less(t, time.Since(start), 10*time.Second)
+			res = call("slow", map[string]any{"seconds": 30}, 1)
+			assert.Equal(t, 4004, code(t, res))
+			assert.Contains(t, *res.Content[0].Text, "did not finish within 1 s", "the request's timeout ended it")
 
 			// mutate is not auto_apply: the hook decides.
 			assert.Equal(t, 0, code(t, call("mutate", map[string]any{"action": "list_changed"}, 10)))
@@ -384,3 +384,50 @@ func TestClashWarningsBounded(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestConfirmBoundedByTimeout: the request's timeout bounds the
+// confirmation too. A hook that waits for its context answers 4004 at the
+// timeout, and so does one that ignores its context (it is no longer
+// waited for); a cancel while the hook decides is 4004 as well.
+func TestConfirmBoundedByTimeout(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	hooks := map[string]ConfirmFunc{
+		"respects its context": func(ctx context.Context, _ ConfirmRequest) (bool, error) {
+			<-ctx.Done()
+			return false, ctx.Err()
+		},
+		"ignores its context": func(context.Context, ConfirmRequest) (bool, error) {
+			<-release // a user who never answers
+			return true, nil
+		},
+	}
+	for name, hook := range hooks {
+		t.Run(name, func(t *testing.T) {
+			s, _ := env(t, "stdio", WithConfirm(hook))
+			res := s.Call(context.Background(), protocol.ToolCallReq{ReqID: "r", ToolName: "mutate", Params: map[string]any{"action": "list_changed"}, Timeout: 1})
+			assert.Equal(t, 4004, code(t, res), "%s", *res.Content[0].Text)
+			assert.Contains(t, *res.Content[0].Text, "not confirmed within its timeout")
+			h := s.History()
+			require.NotEmpty(t, h)
+			assert.False(t, h[len(h)-1].Success)
+		})
+	}
+	t.Run("cancelled while confirming", func(t *testing.T) {
+		asked := make(chan struct{})
+		s, _ := env(t, "stdio", WithConfirm(func(ctx context.Context, _ ConfirmRequest) (bool, error) {
+			close(asked)
+			<-release
+			return true, nil
+		}))
+		done := make(chan protocol.CallToolResult, 1)
+		go func() {
+			done <- s.Call(context.Background(), protocol.ToolCallReq{ReqID: "r-c", ToolName: "mutate", Params: map[string]any{"action": "list_changed"}, Timeout: 600})
+		}()
+		<-asked
+		require.True(t, s.Cancel("r-c"))
+		res := <-done
+		assert.Equal(t, 4004, code(t, res))
+		assert.Contains(t, *res.Content[0].Text, "cancelled while awaiting confirmation")
+	})
+}

@@ -362,8 +362,9 @@ func testBrowser(t *testing.T, d *deployment, base string) {
 			until(`document.querySelector('section[data-tool="slow"] .running')`),
 			chromedp.Sleep(300*time.Millisecond),
 			click(`section[data-tool="slow"] .buttons button[type=button]`),
-			until(`document.querySelector('section[data-tool="slow"] .outcome')`))
-		assert.Contains(t, text(t, ctx, `section[data-tool="slow"] .outcome .summary`), "error 408 Timeout", "a cancelled call ends as a timeout result")
+			until(`document.querySelector('section[data-tool="slow"] .result .error')`))
+		assert.Contains(t, text(t, ctx, `section[data-tool="slow"] .result .error`), "Error 408 Timeout", "a cancelled call ends as a 408 error")
+		assert.Contains(t, text(t, ctx, `section[data-tool="slow"] .result .error`), "canceled by the caller")
 		shot(t, ctx, dir, "tools-cancelled")
 	})
 

@@ -117,8 +117,16 @@ func startComputer(t testing.TB, d *deployment, name string, servers []mcpServer
 	require.NoError(t, err)
 	cfg, err := config.Parse(raw)
 	require.NoError(t, err)
-	c := computer.New(cfg, computer.WithLogger(logger(t)), computer.WithDebounce(50*time.Millisecond))
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	// A catalog read that times out leaves its document out of the Finder
+	// until the next build; on a loaded machine under -race the default
+	// 10 s is reached (8,595 of the 10,000 documents were listed): the
+	// inspector, not the machine's speed, is under test.
+	c := computer.New(cfg, computer.WithLogger(logger(t)), computer.WithDebounce(50*time.Millisecond),
+		computer.WithCatalogReadTimeout(5*time.Minute))
+	// Start waits for an event (every server's first attempt made and
+	// aggregated), which takes minutes under -race on a loaded machine:
+	// its bound is a safety net against a hang, not a speed requirement.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	require.NoError(t, c.Start(ctx))
 	t.Cleanup(func() {

@@ -9,21 +9,28 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/dpekit"
 )
 
+// helpOutput receives -h's usage: standard output, as for every smcp
+// command (no MCP session runs then).
+var helpOutput io.Writer = os.Stdout
+
 // Run is the smcp-docserver command: it parses args (flags --root, --host,
 // --transport stdio|http, --addr, --debounce, --cache-docs, --parse-timeout,
 // --parse-cells, -v), serves until ctx ends (or,
 // with stdio, until standard input closes) and returns the exit code: 0 on a
-// clean stop, 1 on a failure, 2 on bad usage. Logs go to stderr; with
+// clean stop or after -h (the flags on standard output), 1 on a failure, 2
+// on bad usage. Logs go to stderr; with
 // --transport http the line "smcp-docserver: listening on http://ADDR/mcp"
 // is written to stderr once the server accepts connections.
 func Run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("smcp-docserver", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // -h: the flags on helpOutput; errors: one line on stderr
+	fs.Usage = func() {}
 	root := fs.String("root", ".", "folder to serve, recursively")
 	host := fs.String("host", DefaultHost, "dpe:// host name of this server")
 	tr := fs.String("transport", "stdio", "stdio or http (streamable HTTP)")
@@ -34,6 +41,13 @@ func Run(ctx context.Context, args []string, stderr io.Writer) int {
 	parseCells := fs.Int("parse-cells", DefaultBudget.Cells, "most table cells one file's parse may visit (0: no bound); a file over it is listed as unavailable")
 	verbose := fs.Bool("v", false, "log debug messages")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(helpOutput, "usage of smcp-docserver:")
+			fs.SetOutput(helpOutput)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintf(stderr, "smcp-docserver: %v (run smcp-docserver -h)\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {

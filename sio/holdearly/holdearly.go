@@ -6,7 +6,7 @@
 // Agent's or a Computer's join) can lose its connection that way on a
 // loaded machine. smcp-server holds such packets at the Engine.IO level
 // (server/engine.go); the test servers of the role modules, which are bare
-// library servers, attach a Gate instead (spec/decisions.md, Socket.IO
+// library servers, attach a Gate instead (https://github.com/a2c-smcp/smcp-go/blob/main/spec/decisions.md, Socket.IO
 // library defects).
 package holdearly
 

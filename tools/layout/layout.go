@@ -7,7 +7,12 @@
 //   - protocol imports no network library: it is data and pure helpers that
 //     every role and every MCP server author can import;
 //   - inspector is an Agent-side tool: its code imports agent and never
-//     server or computer; its tests wire a whole office (every role).
+//     server or computer; its tests wire a whole office (every role);
+//   - what a client program links — the agent and computer packages and
+//     their binaries (ClientRoots) — holds no Socket.IO server, QUIC,
+//     HTTP/3 or WebTransport code (ServerSideLibraries), checked against
+//     `go list -deps` of those packages alone (sio/third_party/PATCHES.md,
+//     15).
 package layout
 
 import (
@@ -41,6 +46,39 @@ var composers = []string{"examples", "e2e", "tools"}
 // agentTools are built on the agent module: their code imports no other
 // role, their tests may import every role to run a real office.
 var agentTools = []string{"inspector"}
+
+// ClientRoots are, per client role module, the packages a program using
+// it links: the role's package and its binary. Test support packages of the
+// module (a scripted peer playing the Server) are not among them.
+var ClientRoots = map[string][]string{
+	"agent":    {".", "./cmd/smcp-agent"},
+	"computer": {".", "./cmd/smcp-computer"},
+}
+
+// ServerSideLibraries may not be linked by a client program: the Socket.IO
+// server, QUIC and HTTP/3, WebTransport (upstream's Socket.IO client and
+// its pkg/types pulled them all in).
+var ServerSideLibraries = []string{
+	"github.com/zishang520/socket.io/servers",
+	"github.com/quic-go/quic-go",
+	"github.com/quic-go/webtransport-go",
+	"github.com/zishang520/socket.io/v3/pkg/webtransport",
+}
+
+// ClientViolations returns the server-side packages among deps, the
+// dependencies of module's ClientRoots, sorted.
+func ClientViolations(module string, deps []string) []string {
+	var out []string
+	for _, dep := range deps {
+		for _, lib := range ServerSideLibraries {
+			if within(dep, lib) {
+				out = append(out, fmt.Sprintf("%s links %s (a client program links no Socket.IO server, QUIC, HTTP/3 or WebTransport code)", module, dep))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // Violations returns the broken rules for one module (its folder name, such
 // as "agent") given the import paths its packages depend on (deps) and those

@@ -34,3 +34,15 @@ func TestViolations(t *testing.T) {
 		assert.Len(t, got, tt.want, "%s %v: %v", tt.module, tt.deps, got)
 	}
 }
+
+func TestClientViolations(t *testing.T) {
+	assert.Empty(t, ClientViolations("agent", []string{Repo + "/sio", "github.com/gorilla/websocket", "github.com/zishang520/socket.io/v3/pkg/log"}))
+	got := ClientViolations("agent", []string{
+		"github.com/zishang520/socket.io/servers/socket/v3",
+		"github.com/quic-go/quic-go/http3",
+		"github.com/quic-go/webtransport-go",
+		"github.com/zishang520/socket.io/v3/pkg/webtransport",
+		"github.com/quic-go/quic-gopher", // a prefix is not a parent
+	})
+	assert.Len(t, got, 4, "%v", got)
+}

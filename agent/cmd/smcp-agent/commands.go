@@ -118,6 +118,9 @@ func cmdCall(ctx context.Context, e *env, args []string) error {
 	if err := dec.Decode(&params); err != nil || params == nil {
 		return usagef("--params must be a JSON object: %s", e.o.params)
 	}
+	if err := callArgs(params, args[2:]); err != nil {
+		return err
+	}
 	res, err := e.client.CallTool(ctx, args[0], args[1], params, e.o.toolTimeout)
 	if err != nil {
 		return err
@@ -131,6 +134,36 @@ func cmdCall(ctx context.Context, e *env, args []string) error {
 	}
 	if terr := agent.ToolError(res); terr != nil {
 		return terr
+	}
+	return nil
+}
+
+// callArgs adds the NAME=TEXT and NAME:=JSON arguments of call to params
+// (as HTTPie writes them): NAME=TEXT is the string TEXT, whatever it looks
+// like; NAME:=JSON is a JSON value (a number, true, null, an array, an
+// object, a quoted string). A later argument replaces an earlier one and
+// --params.
+func callArgs(params map[string]any, args []string) error {
+	for _, a := range args {
+		eq := strings.IndexByte(a, '=')
+		if eq <= 0 {
+			return usagef("tool argument %q: want NAME=TEXT or NAME:=JSON", a)
+		}
+		name, value := a[:eq], a[eq+1:]
+		if raw, ok := strings.CutSuffix(name, ":"); ok {
+			if raw == "" {
+				return usagef("tool argument %q: want NAME=TEXT or NAME:=JSON", a)
+			}
+			dec := json.NewDecoder(strings.NewReader(value))
+			dec.UseNumber()
+			var v any
+			if err := dec.Decode(&v); err != nil || dec.More() {
+				return usagef("tool argument %s: not one JSON value: %s", raw, value)
+			}
+			params[raw] = v
+			continue
+		}
+		params[name] = value
 	}
 	return nil
 }
@@ -285,7 +318,7 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if e.g.json {
+	if e.g.json || format == dpe.FormatJSON {
 		return e.printJSON(p)
 	}
 	defer e.problems(p.Problems)
@@ -295,13 +328,6 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.out, dpe.PageMarkdown(p.DPEPage))
 	case dpe.FormatText:
 		fmt.Fprintln(e.out, dpe.PageText(p.DPEPage))
-	default:
-		fmt.Fprintf(e.out, "page %d: %s (%d elements)\n", p.PageIndex, p.Title, p.ElementCount)
-		tw := e.table("ELEMENT", "CATEGORY", "SUMMARY")
-		for _, el := range p.Elements {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", el.ElementID, el.Category, cell(el.Summary, 70))
-		}
-		return tw.Flush()
 	}
 	return nil
 }

@@ -8,9 +8,9 @@
 //
 //	room                          sessions of the office
 //	tools [COMPUTER]              tools of one Computer, or of all
-//	call COMPUTER TOOL            call a tool (--params JSON, --tool-timeout)
+//	call COMPUTER TOOL [ARG...]   call a tool: NAME=TEXT, NAME:=JSON, --params JSON, --tool-timeout
 //	desktop COMPUTER              the Computer's desktop (--size, --window)
-//	finder COMPUTER               its document catalog (--keywords a,b --type pdf --offset N --limit N)
+//	finder COMPUTER               its document catalog (--keywords a,b --file-type pdf --offset N --limit N)
 //	open URI                      a document (--pages --offset N --limit N)
 //	page URI N                    page N (--format markdown|text|json --categories table,chart)
 //	element URI ID                one element
@@ -19,16 +19,28 @@
 // Global flags, anywhere on the line, with their environment variables:
 // --server (SMCP_SERVER, default http://127.0.0.1:8080), --office
 // (SMCP_OFFICE, required), --name (SMCP_AGENT_NAME, default smcp-agent),
-// --api-key (SMCP_API_KEY), --timeout (per request, default 35s), --json
-// (machine-readable output), --verbose (log to stderr).
+// --api-key (SMCP_API_KEY; never printed), --timeout (per request, default
+// 35s), --json (machine-readable output), --log-level (SMCP_LOG_LEVEL: log
+// to stderr from debug, info, warn or error; no log by default),
+// --verbose (--log-level debug). The same names mean the same in
+// smcp-computer and smcp-inspector.
+//
+// Tool arguments follow HTTPie: NAME=TEXT passes the string TEXT,
+// NAME:=JSON a JSON value, so that
+//
+//	smcp-agent call desk search query=report limit:=5 exact:=true
+//
+// sends {"query": "report", "limit": 5, "exact": true}; they are added to
+// --params.
 //
 // open, page and element take --computer; without it they use the office's
 // only Computer, or the one whose catalog holds the URI's host, and fail
 // saying so when several do.
 //
-// Output is readable tables by default and JSON with --json. A failure
-// prints "error <code>: <message>" on stderr and exits 1 (2 for a usage
-// error, 130 when interrupted).
+// Output is readable tables by default and JSON with --json (page
+// --format json prints the page object too). -h prints the usage on stdout.
+// A failure prints "error <code>: <message>" on stderr and exits 1 (2 for a
+// usage error, 130 when interrupted).
 package main
 
 import (

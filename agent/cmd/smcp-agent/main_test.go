@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/a2c-smcp/smcp-go/agent/internal/peer"
+	"github.com/a2c-smcp/smcp-go/agent/agenttest"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -37,13 +37,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startPeer(t *testing.T, opts ...func(*peer.Options)) *peer.Peer {
+func startPeer(t *testing.T, opts ...func(*agenttest.Options)) *agenttest.Peer {
 	t.Helper()
-	var o peer.Options
+	var o agenttest.Options
 	for _, f := range opts {
 		f(&o)
 	}
-	p, err := peer.Start(o)
+	p, err := agenttest.Start(o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -55,14 +55,14 @@ type result struct {
 }
 
 // cli runs the command in-process with the environment pointing at p.
-func cli(t *testing.T, p *peer.Peer, env map[string]string, args ...string) result {
+func cli(t *testing.T, p *agenttest.Peer, env map[string]string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	return cliCtx(ctx, p, env, args...)
 }
 
-func cliCtx(ctx context.Context, p *peer.Peer, env map[string]string, args ...string) result {
+func cliCtx(ctx context.Context, p *agenttest.Peer, env map[string]string, args ...string) result {
 	base := map[string]string{"SMCP_OFFICE": "office-1", "SMCP_AGENT_NAME": "cli"}
 	if p != nil {
 		base["SMCP_SERVER"] = p.URL
@@ -147,6 +147,13 @@ func TestCall(t *testing.T) {
 		{"unknown tool", []string{"call", "alpha", "nope"}, 1, "", "error 4001: tool nope not found"},
 		{"unknown computer", []string{"call", "ghost", "echo"}, 1, "", "error 404: computer ghost not found"},
 		{"bad params", []string{"call", "alpha", "echo", "--params", "[1]"}, 2, "", "error 400: --params must be a JSON object"},
+		{"NAME=TEXT and NAME:=JSON", []string{"call", "alpha", "echo", "q=report", "n:=5", "ok:=true", "o:={\"k\":[1]}", "s=5", "e="},
+			0, `{"e":"","n":5,"o":{"k":[1]},"ok":true,"q":"report","s":"5"}` + "\n", ""},
+		{"arguments over --params", []string{"call", "alpha", "echo", "--params", `{"a":1,"b":2}`, "b=two"}, 0, `{"a":1,"b":"two"}` + "\n", ""},
+		{"argument without =", []string{"call", "alpha", "echo", "query"}, 2, "", "want NAME=TEXT or NAME:=JSON"},
+		{"argument without a name", []string{"call", "alpha", "echo", "=x"}, 2, "", "want NAME=TEXT or NAME:=JSON"},
+		{"bad JSON argument", []string{"call", "alpha", "echo", "n:=five"}, 2, "", "not one JSON value"},
+		{"two JSON values", []string{"call", "alpha", "echo", "n:=1 2"}, 2, "", "not one JSON value"},
 		{"missing tool", []string{"call", "alpha"}, 2, "", "usage: smcp-agent call COMPUTER TOOL"},
 		{"unknown flag", []string{"call", "alpha", "echo", "--nope"}, 2, "", "flag provided but not defined: -nope"},
 	}
@@ -167,7 +174,7 @@ func TestCall(t *testing.T) {
 	})
 	t.Run("tool timeout cancels", func(t *testing.T) {
 		r := cli(t, p, nil, "call", "alpha", "slow", "--tool-timeout", "1s")
-		requireFail(t, r, 1, "error 408: tool call slow on alpha timed out")
+		requireFail(t, r, 1, "error 408: tool call slow on alpha abandoned: client:tool_call: deadline exceeded")
 		// The cancel was written before the CLI closed its connection.
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
@@ -216,7 +223,7 @@ func TestFinder(t *testing.T) {
 		"documents 1-2 of 2",
 	}, lines(r.out))
 
-	r = cli(t, p, nil, "finder", "alpha", "--keywords", "contract, annual", "--type", "pdf")
+	r = cli(t, p, nil, "finder", "alpha", "--keywords", "contract, annual", "--file-type", "pdf")
 	requireOK(t, r)
 	require.Contains(t, r.out, "contract-a1")
 	require.NotContains(t, r.out, "rpt-2026")
@@ -290,11 +297,11 @@ func TestOpenPageElement(t *testing.T) {
 	t.Run("page markdown answered as raw text/markdown (issue 12, item 10)", func(t *testing.T) {
 		// A third-party server answering format=markdown with the rendering
 		// itself; JSON pages and errors still go to the World.
-		world := peer.NewWorld().Handler(protocol.EventReadResource)
-		p.Handle(protocol.EventReadResource, func(ctx context.Context, req map[string]any) peer.Reply {
+		world := agenttest.NewWorld().Handler(protocol.EventReadResource)
+		p.Handle(protocol.EventReadResource, func(ctx context.Context, req map[string]any) agenttest.Reply {
 			uri, _ := req["uri"].(string)
 			if strings.HasSuffix(uri, "/pages/1?format=markdown") {
-				return peer.Answer(map[string]any{"req_id": req["req_id"], "contents": []any{map[string]any{
+				return agenttest.Answer(map[string]any{"req_id": req["req_id"], "contents": []any{map[string]any{
 					"uri": uri, "mimeType": "text/markdown", "text": "# Revenue\n\n| Region | Total |\n|---|---|\n| EU | 12 |\n"}}})
 			}
 			return world(ctx, req)
@@ -307,10 +314,14 @@ func TestOpenPageElement(t *testing.T) {
 		require.Equal(t, 1, r.code, "--json wants a DPE page: %s", r.out)
 		require.Contains(t, r.err, "not valid JSON")
 	})
-	t.Run("page json table", func(t *testing.T) {
+	t.Run("page --format json", func(t *testing.T) {
+		// The page object, as --json prints it.
 		r := cli(t, p, nil, "page", report, "1", "--format", "json")
 		requireOK(t, r)
-		require.Equal(t, []string{"page 1: Revenue (2 elements)", "ELEMENT CATEGORY SUMMARY", "h-002 heading Revenue", "tbl-002 table Revenue by region"}, lines(r.out))
+		var pg protocol.DPEPage
+		require.NoError(t, json.Unmarshal([]byte(r.out), &pg), r.out)
+		require.Equal(t, 1, pg.PageIndex)
+		require.Len(t, pg.Elements, 2)
 	})
 	t.Run("page --json", func(t *testing.T) {
 		r := cli(t, p, nil, "page", report, "2", "--json", "--format", "json")
@@ -390,7 +401,7 @@ func TestComputerResolution(t *testing.T) {
 }
 
 func TestGlobalFlagsAndEnvironment(t *testing.T) {
-	p := startPeer(t, func(o *peer.Options) { o.APIKey = "k" })
+	p := startPeer(t, func(o *agenttest.Options) { o.APIKey = "k" })
 	t.Run("environment", func(t *testing.T) {
 		requireOK(t, cli(t, p, map[string]string{"SMCP_API_KEY": "k"}, "room"))
 		joins := p.Received(protocol.EventJoinOffice)
@@ -435,14 +446,29 @@ func TestUsage(t *testing.T) {
 		})
 	}
 	t.Run("help", func(t *testing.T) {
-		r := cli(t, p, nil, "-h")
+		// On stdout, once; the API key from the environment is never shown.
+		env := map[string]string{"SMCP_API_KEY": "s3cret-from-env"}
+		r := cli(t, p, env, "-h")
 		require.Equal(t, 0, r.code)
+		require.Empty(t, r.err)
 		for _, c := range commands() {
 			require.Contains(t, r.out, c.name)
 		}
-		r = cli(t, p, nil, "page", "-h")
-		require.Equal(t, 0, r.code)
+		require.Equal(t, 1, strings.Count(r.out, "usage: smcp-agent"), r.out)
+		require.NotContains(t, r.out, "s3cret")
+		for _, args := range [][]string{{"page", "-h"}, {"call", "--help"}, {"room", "-h"}} {
+			r = cli(t, p, env, args...)
+			require.Equal(t, 0, r.code, "%v", args)
+			require.Empty(t, r.err, "%v", args)
+			require.Contains(t, r.out, "-api-key", "%v", args)
+			require.NotContains(t, r.out, "s3cret", "%v", args)
+		}
+		require.Contains(t, r.out, "-log-level")
+		r = cli(t, p, env, "page", "-h")
 		require.Contains(t, r.out, "-categories")
+	})
+	t.Run("bad log level", func(t *testing.T) {
+		requireFail(t, cli(t, p, nil, "room", "--log-level", "loud"), 2, "--log-level")
 	})
 	t.Run("nothing reached the server", func(t *testing.T) {
 		require.Empty(t, p.Received())
@@ -455,7 +481,7 @@ func TestUnreachableServer(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	r := cli(t, nil, map[string]string{"SMCP_SERVER": "http://" + addr}, "room")
-	requireFail(t, r, 1, "error 500: connect to http://"+addr+"/smcp:")
+	requireFail(t, r, 1, "error 503: connect to http://"+addr+"/smcp:")
 }
 
 func TestInterrupted(t *testing.T) {
@@ -554,8 +580,18 @@ func TestWatchEndsWhenTheServerEndsTheSession(t *testing.T) {
 	select {
 	case code := <-done:
 		require.Equal(t, 1, code)
-		require.Contains(t, errOut.String(), "error 500: connection: connection to the server lost: the server ended the session")
+		require.Contains(t, errOut.String(), "error 503: connection: connection to the server lost: the server ended the session")
 	case <-time.After(wait):
 		t.Fatalf("watch did not end; disconnects %v", p.Disconnects())
 	}
+}
+
+// TestSecretNotLogged: the API key reaches the Server, never the output,
+// even with every log line on.
+func TestSecretNotLogged(t *testing.T) {
+	p := startPeer(t, func(o *agenttest.Options) { o.APIKey = "s3cret-from-env" })
+	r := cli(t, p, map[string]string{"SMCP_API_KEY": "s3cret-from-env"}, "room", "--verbose")
+	require.Equal(t, 0, r.code, r.err)
+	require.Contains(t, r.err, "level=DEBUG", "debug logs are on")
+	require.NotContains(t, r.out+r.err, "s3cret")
 }

@@ -28,22 +28,33 @@ const defaultServer = "http://127.0.0.1:8080"
 
 // globals are the flags every command accepts.
 type globals struct {
-	server, office, name, apiKey string
-	timeout                      time.Duration
-	json, verbose                bool
+	server, office, name, apiKey, logLevel string
+	timeout                                time.Duration
+	json, verbose                          bool
 }
 
 // register adds the global flags to fs with the current values as
 // defaults (so registering them again after a first parse keeps what was
-// parsed).
+// parsed). The API key is a secretFlag: -h never prints it.
 func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.server, "server", g.server, "Server URL (env SMCP_SERVER)")
 	fs.StringVar(&g.office, "office", g.office, "office to join (env SMCP_OFFICE)")
 	fs.StringVar(&g.name, "name", g.name, "agent name (env SMCP_AGENT_NAME)")
-	fs.StringVar(&g.apiKey, "api-key", g.apiKey, "API key (env SMCP_API_KEY)")
+	fs.Var(secretFlag{&g.apiKey}, "api-key", "API key (env SMCP_API_KEY)")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "timeout of each request")
 	fs.BoolVar(&g.json, "json", g.json, "print JSON")
-	fs.BoolVar(&g.verbose, "verbose", g.verbose, "log to stderr")
+	fs.StringVar(&g.logLevel, "log-level", g.logLevel, "log to stderr from this level: debug, info, warn, error (env SMCP_LOG_LEVEL; default: no log)")
+	fs.BoolVar(&g.verbose, "verbose", g.verbose, "log to stderr from debug level (--log-level debug)")
+}
+
+// secretFlag is a string flag whose value -h never shows (its String is
+// empty), for values such as an API key that the environment may supply.
+type secretFlag struct{ p *string }
+
+func (s secretFlag) String() string { return "" }
+func (s secretFlag) Set(v string) error {
+	*s.p = v
+	return nil
 }
 
 // command is one subcommand.
@@ -51,7 +62,7 @@ type command struct {
 	name, args, help string
 	// flags registers the command's own flags.
 	flags func(fs *flag.FlagSet, o *opts)
-	// nargs is the number of positional arguments: min and max.
+	// nargs is the number of positional arguments: min and max (-1: any).
 	min, max int
 	run      func(ctx context.Context, e *env, args []string) error
 }
@@ -89,17 +100,18 @@ func commands() []*command {
 	return []*command{
 		{name: "room", help: "list the sessions of the office", run: cmdRoom},
 		{name: "tools", args: "[COMPUTER]", help: "list the tools of a Computer, or of every Computer", max: 1, run: cmdTools},
-		{name: "call", args: "COMPUTER TOOL", help: "call a tool", min: 2, max: 2, run: cmdCall, flags: func(fs *flag.FlagSet, o *opts) {
-			fs.StringVar(&o.params, "params", "{}", "tool arguments as a JSON object")
-			fs.DurationVar(&o.toolTimeout, "tool-timeout", agent.DefaultToolTimeout, "tool timeout")
-		}},
+		{name: "call", args: "COMPUTER TOOL [NAME=TEXT | NAME:=JSON ...]", help: "call a tool with arguments NAME=TEXT (a string), NAME:=JSON (a number, true, an object...) or --params JSON",
+			min: 2, max: -1, run: cmdCall, flags: func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.params, "params", "{}", "tool arguments as a JSON object (NAME=... arguments are added to it)")
+				fs.DurationVar(&o.toolTimeout, "tool-timeout", agent.DefaultToolTimeout, "tool timeout")
+			}},
 		{name: "desktop", args: "COMPUTER", help: "show a Computer's desktop", min: 1, max: 1, run: cmdDesktop, flags: func(fs *flag.FlagSet, o *opts) {
 			fs.IntVar(&o.size, "size", -1, "number of windows (default all)")
 			fs.StringVar(&o.window, "window", "", "one window:// URI")
 		}},
 		{name: "finder", args: "COMPUTER", help: "list a Computer's documents", min: 1, max: 1, run: cmdFinder, flags: func(fs *flag.FlagSet, o *opts) {
 			fs.StringVar(&o.keywords, "keywords", "", "comma-separated keywords (any matches)")
-			fs.StringVar(&o.fileType, "type", "", "file type, e.g. pdf")
+			fs.StringVar(&o.fileType, "file-type", "", "file type, e.g. pdf")
 			fs.IntVar(&o.offset, "offset", 0, "first document")
 			fs.IntVar(&o.limit, "limit", 0, "number of documents, 1-100 (default 20)")
 		}},
@@ -110,7 +122,7 @@ func commands() []*command {
 			fs.StringVar(&o.computer, "computer", "", "Computer to read through")
 		}},
 		{name: "page", args: "URI N", help: "show page N of a document", min: 2, max: 2, run: cmdPage, flags: func(fs *flag.FlagSet, o *opts) {
-			fs.StringVar(&o.format, "format", "markdown", "markdown, text or json")
+			fs.StringVar(&o.format, "format", "markdown", "markdown, text or json (the page object, as --json prints it)")
 			fs.StringVar(&o.categories, "categories", "", "comma-separated element categories to keep")
 			fs.StringVar(&o.computer, "computer", "", "Computer to read through")
 		}},
@@ -132,11 +144,12 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 // supplies the environment (os.Getenv in main).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	g := globals{
-		server:  getenv("SMCP_SERVER"),
-		office:  getenv("SMCP_OFFICE"),
-		name:    getenv("SMCP_AGENT_NAME"),
-		apiKey:  getenv("SMCP_API_KEY"),
-		timeout: agent.DefaultTimeout,
+		server:   getenv("SMCP_SERVER"),
+		office:   getenv("SMCP_OFFICE"),
+		name:     getenv("SMCP_AGENT_NAME"),
+		apiKey:   getenv("SMCP_API_KEY"),
+		logLevel: getenv("SMCP_LOG_LEVEL"),
+		timeout:  agent.DefaultTimeout,
 	}
 	if g.server == "" {
 		g.server = defaultServer
@@ -146,9 +159,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	top := flag.NewFlagSet("smcp-agent", flag.ContinueOnError)
 	top.SetOutput(io.Discard)
+	top.Usage = func() {} // -h: printed once, on stdout, below
 	g.register(top)
 	cmds := commands()
-	top.Usage = func() { printUsage(stderr, top, cmds) }
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout, top, cmds)
@@ -174,6 +187,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	e := &env{out: stdout, errOut: stderr, set: map[string]bool{}}
 	fs := flag.NewFlagSet("smcp-agent "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	g.register(fs)
 	if cmd.flags != nil {
 		cmd.flags(fs, &e.o)
@@ -189,7 +203,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	top.Visit(func(f *flag.Flag) { e.set[f.Name] = true })
 	fs.Visit(func(f *flag.Flag) { e.set[f.Name] = true })
-	if len(pos) < cmd.min || len(pos) > cmd.max {
+	if len(pos) < cmd.min || cmd.max >= 0 && len(pos) > cmd.max {
 		return fail(stderr, usagef("usage: smcp-agent %s %s", cmd.name, cmd.args))
 	}
 	e.g = g
@@ -200,9 +214,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return fail(stderr, usagef("--timeout must be positive"))
 	}
 
-	level := slog.LevelWarn + 100 // silent
-	if g.verbose {
+	level := slog.LevelError + 100 // silent
+	switch {
+	case g.verbose:
 		level = slog.LevelDebug
+	case g.logLevel != "":
+		if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+			return fail(stderr, usagef("--log-level: want debug, info, warn or error: %q", g.logLevel))
+		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	dialOpts := []agent.Option{agent.WithName(g.name), agent.WithLogger(logger), agent.WithTimeout(g.timeout)}

@@ -9,23 +9,26 @@
 //	smcp-computer finder  --config FILE [--keywords a,b] [--file-type T] [--offset N] [--limit N]
 //
 // Every flag has an environment equivalent (SMCP_SERVER, SMCP_OFFICE,
-// SMCP_NAME, SMCP_CONFIG, SMCP_INPUTS, SMCP_API_KEY, SMCP_LOG_LEVEL,
-// SMCP_LOG_FORMAT, SMCP_MAX_PAYLOAD_BYTES); flags win. --max-payload-bytes
-// is the Server's payload limit (smcp-server --max-payload-bytes, default
-// 8 MiB): give both the same value. --input ID=VALUE (repeatable) gives an input
-// value; SMCP_INPUT_<ID> does too (see package config for the order).
+// SMCP_COMPUTER_NAME — SMCP_NAME is read too —, SMCP_CONFIG, SMCP_INPUTS,
+// SMCP_API_KEY, SMCP_LOG_LEVEL, SMCP_LOG_FORMAT, SMCP_MAX_PAYLOAD_BYTES);
+// flags win. The names mean what they mean to smcp-agent and
+// smcp-inspector; -h prints a command's flags on stdout and never the API
+// key. --verbose is --log-level debug. --max-payload-bytes is the Server's
+// payload limit (smcp-server --max-payload-bytes, default 8 MiB): give both
+// the same value. --input ID=VALUE (repeatable) gives an input value;
+// SMCP_INPUT_<ID> does too (see package config for the order).
 //
 // "run" joins its office at once; each MCP server comes up on its own and
-// is announced to the office when ready. The one-shot commands wait for
-// every server's first attempt.
+// is announced to the office when ready (one that fails is logged and
+// retried). The one-shot commands wait for every server's first attempt;
+// when some did not come up (a command that does not exist, a server that
+// exits), they name them on stderr, print what the others offer, and exit 1.
 //
-// Signals: the Socket.IO client library traps SIGINT, SIGTERM and SIGQUIT
-// in an init function and swallows the first one. This program restores
-// SIGQUIT's default (a goroutine dump on stderr, exit status 2) first
-// thing in main, and installs its own SIGINT/SIGTERM handling to shut
-// down explicitly: it leaves its office and stops every MCP child process
-// before exiting. However the program dies, its stdio MCP servers die with
-// it (on Linux; see package mcpclient).
+// Signals: SIGINT and SIGTERM shut down explicitly — the Computer leaves its
+// office and stops every MCP child process before exiting; a second signal
+// ends the process at once. SIGQUIT keeps Go's goroutine dump. However the
+// program dies, its stdio MCP servers die with it (on Linux; see package
+// mcpclient).
 package main
 
 import (
@@ -45,6 +48,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/computer"
 	"github.com/a2c-smcp/smcp-go/computer/config"
+	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
 	"github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,8 +70,7 @@ run "smcp-computer <command> -h" for a command's flags.
 `
 
 func main() {
-	// After every package's init: the Socket.IO client's trap of SIGQUIT
-	// would swallow the goroutine dump.
+	// SIGQUIT keeps Go's default (goroutine dump on stderr, exit status 2).
 	signal.Reset(syscall.SIGQUIT)
 	if protocol.PrintVersion("smcp-computer", os.Args[1:], os.Stdout) {
 		return
@@ -91,7 +94,18 @@ func (f inputFlag) Set(s string) error {
 
 type common struct {
 	config, inputs, logLevel, logFormat string
+	verbose                             bool
 	values                              inputFlag
+}
+
+// secretFlag is a string flag whose value -h never shows (its String is
+// empty), for values such as an API key that the environment may supply.
+type secretFlag struct{ p *string }
+
+func (s secretFlag) String() string { return "" }
+func (s secretFlag) Set(v string) error {
+	*s.p = v
+	return nil
 }
 
 func env(key, def string) string {
@@ -107,6 +121,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.inputs, "inputs", env("SMCP_INPUTS", ""), "inputs file (one input or an array) [SMCP_INPUTS]")
 	fs.StringVar(&c.logLevel, "log-level", env("SMCP_LOG_LEVEL", "info"), "log level: debug, info, warn, error [SMCP_LOG_LEVEL]")
 	fs.StringVar(&c.logFormat, "log-format", env("SMCP_LOG_FORMAT", "text"), "log format: text or json [SMCP_LOG_FORMAT]")
+	fs.BoolVar(&c.verbose, "verbose", false, "log from debug level (--log-level debug)")
 	fs.Var(c.values, "input", "input value ID=VALUE (repeatable)")
 }
 
@@ -114,6 +129,9 @@ func (c *common) logger(w io.Writer) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %v", err)
+	}
+	if c.verbose {
+		lvl = slog.LevelDebug
 	}
 	o := &slog.HandlerOptions{Level: lvl}
 	switch c.logFormat {
@@ -152,7 +170,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("smcp-computer "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // -h: the usage on stdout; errors: one line on stderr (below)
+	fs.Usage = func() {}
 	var c common
 	c.register(fs)
 	var (
@@ -167,8 +186,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "run":
 		fs.StringVar(&server, "server", env("SMCP_SERVER", ""), "Server URL, e.g. http://127.0.0.1:8000 [SMCP_SERVER]")
 		fs.StringVar(&office, "office", env("SMCP_OFFICE", ""), "office (room) to join [SMCP_OFFICE]")
-		fs.StringVar(&name, "name", env("SMCP_NAME", ""), "this Computer's name [SMCP_NAME]")
-		fs.StringVar(&apiKey, "api-key", env("SMCP_API_KEY", ""), "API key for the Server [SMCP_API_KEY]")
+		fs.StringVar(&name, "name", env("SMCP_COMPUTER_NAME", env("SMCP_NAME", "")), "this Computer's name [SMCP_COMPUTER_NAME; SMCP_NAME is read too]")
+		apiKey = env("SMCP_API_KEY", "")
+		fs.Var(secretFlag{&apiKey}, "api-key", "API key for the Server [SMCP_API_KEY]")
 		maxPayload = protocol.DefaultMaxPayloadBytes
 		if v := env("SMCP_MAX_PAYLOAD_BYTES", ""); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -199,8 +219,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage of smcp-computer %s:\n", cmd)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "smcp-computer %s: %v (run smcp-computer %s -h)\n", cmd, err, cmd)
 		return 2
 	}
 	log, err := c.logger(stderr)
@@ -226,8 +250,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	// Own signal handling: the Socket.IO client package swallows the first
-	// signal it sees, so we decide when to stop.
+	// SIGINT/SIGTERM start an orderly shutdown (below).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -256,10 +279,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd == "run" {
 		start = comp.Launch // join at once; servers come up on their own
 	}
-	if err := start(ctx); err != nil {
-		fmt.Fprintln(stderr, "smcp-computer:", err)
+	startErr := start(ctx)
+	if startErr != nil && (cmd == "run" || !serversDown(startErr)) {
+		fmt.Fprintln(stderr, "smcp-computer:", startErr)
 		shutdown()
 		return 1
+	}
+	if startErr != nil {
+		// Some MCP servers did not come up: say which, still show what the
+		// others offer, and exit 1.
+		fmt.Fprintln(stderr, "smcp-computer:", startErr)
 	}
 
 	var out any
@@ -322,6 +351,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out = comp.Finder(req)
 	}
 	code := shutdown()
+	if startErr != nil {
+		code = 1
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
@@ -329,4 +361,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return code
+}
+
+// serversDown reports whether err is Start's report of MCP servers that
+// did not come up (the others serve).
+func serversDown(err error) bool {
+	var se *mcpclient.ServerError
+	return errors.As(err, &se)
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -184,6 +185,24 @@ func TestCommandErrors(t *testing.T) {
 	}
 }
 
+// TestOneShotWithAServerDown: a server whose command does not exist is
+// named on stderr, the others' tools are still printed, and the exit
+// status is 1.
+func TestOneShotWithAServerDown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "computer.json")
+	cfg := fmt.Sprintf(`[{"name":"good","type":"stdio","server_parameters":{"command":%q,"args":["-no-resources","-tools","echo"]}},
+	  {"name":"typo","type":"stdio","server_parameters":{"command":"smcp-no-such-command-i28"}}]`, testmcp.Binary(t))
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	code, out, errs := runCmd("tools", "--config", path, "--log-level", "error")
+	assert.Equal(t, 1, code, errs)
+	assert.Contains(t, errs, "MCP servers not up: typo")
+	assert.Contains(t, errs, "executable file not found")
+	var tools []protocol.SMCPTool
+	require.NoError(t, json.Unmarshal([]byte(out), &tools), out)
+	require.Len(t, tools, 1)
+	assert.Equal(t, "echo", tools[0].Name)
+}
+
 func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
@@ -253,4 +272,27 @@ func TestSIGQUITDumpsGoroutines(t *testing.T) {
 	}
 	assert.Contains(t, logs.String(), "SIGQUIT")
 	assert.Contains(t, logs.String(), "goroutine ")
+}
+
+// TestHelp: -h prints a command's flags on stdout, once, and never the API
+// key the environment holds.
+func TestHelp(t *testing.T) {
+	t.Setenv("SMCP_API_KEY", "s3cret-from-env")
+	for _, args := range [][]string{{"-h"}, {"run", "-h"}, {"tools", "--help"}, {"finder", "-h"}} {
+		code, out, errs := runCmd(args...)
+		assert.Equal(t, 0, code, "%v", args)
+		assert.Empty(t, errs, "%v", args)
+		assert.NotEmpty(t, out, "%v", args)
+		assert.NotContains(t, out, "s3cret", "%v", args)
+	}
+	_, out, _ := runCmd("run", "-h")
+	assert.Contains(t, out, "-api-key")
+	assert.Contains(t, out, "-verbose")
+	_, out, _ = runCmd("finder", "-h")
+	assert.Contains(t, out, "-file-type")
+	code, out, errs := runCmd("tools", "--nope")
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "flag provided but not defined: -nope")
+	assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %s", errs)
 }

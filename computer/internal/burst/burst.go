@@ -18,9 +18,10 @@ import (
 type Debouncer struct {
 	delay, maxDelay time.Duration
 	fn              func()
+	clk             clock
 
 	mu      sync.Mutex
-	timer   *time.Timer
+	timer   timer
 	pending bool
 	first   time.Time
 	due     time.Time
@@ -34,14 +35,36 @@ type Debouncer struct {
 // tick (no coalescing beyond concurrent triggers); maxDelay < delay is raised
 // to delay.
 func New(delay, maxDelay time.Duration, fn func()) *Debouncer {
+	return newWithClock(delay, maxDelay, fn, realClock{})
+}
+
+func newWithClock(delay, maxDelay time.Duration, fn func(), clk clock) *Debouncer {
 	if delay < 0 {
 		delay = 0
 	}
 	if maxDelay < delay {
 		maxDelay = delay
 	}
-	return &Debouncer{delay: delay, maxDelay: maxDelay, fn: fn}
+	return &Debouncer{delay: delay, maxDelay: maxDelay, fn: fn, clk: clk}
 }
+
+// clock is the time a Debouncer reads and the timers it sets: the real
+// ones, or the tests' manual clock, which makes its timing deterministic
+// on a machine however loaded.
+type clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) timer
+}
+
+type timer interface {
+	Reset(d time.Duration) bool
+	Stop() bool
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                            { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
 
 // Trigger records one change. It never blocks on the callback.
 func (d *Debouncer) Trigger() {
@@ -50,13 +73,13 @@ func (d *Debouncer) Trigger() {
 	if d.closed || d.fn == nil {
 		return
 	}
-	now := time.Now()
+	now := d.clk.Now()
 	if !d.pending {
 		d.pending = true
 		d.first = now
 		d.due = now.Add(d.delay)
 		if d.timer == nil {
-			d.timer = time.AfterFunc(d.delay, d.fire)
+			d.timer = d.clk.AfterFunc(d.delay, d.fire)
 		} else {
 			d.timer.Reset(d.delay)
 		}
@@ -75,7 +98,7 @@ func (d *Debouncer) fire() {
 		d.mu.Unlock()
 		return
 	}
-	if wait := time.Until(d.due); wait > 0 {
+	if wait := d.due.Sub(d.clk.Now()); wait > 0 {
 		d.timer.Reset(wait)
 		d.mu.Unlock()
 		return

@@ -1,6 +1,7 @@
 package burst
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,60 +10,139 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const (
-	wait = 10 * time.Second
-	tick = 2 * time.Millisecond
-)
+// manualClock is a clock the test moves: timers fire, in order, on the
+// test's goroutine inside Advance, so the tests below do not depend on how
+// fast the machine runs them.
+type manualClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*manualTimer
+}
+
+type manualTimer struct {
+	c      *manualClock
+	at     time.Time
+	f      func()
+	active bool
+}
+
+func newManualClock() *manualClock { return &manualClock{now: time.Unix(1_000_000, 0)} }
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) AfterFunc(d time.Duration, f func()) timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &manualTimer{c: c, at: c.now.Add(d), f: f, active: true}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *manualTimer) Reset(d time.Duration) bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := t.active
+	t.at, t.active = t.c.now.Add(d), true
+	return was
+}
+
+func (t *manualTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := t.active
+	t.active = false
+	return was
+}
+
+// Advance moves the clock by d, firing every timer that comes due on the
+// way, at its time.
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	end := c.now.Add(d)
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		var next *manualTimer
+		for _, t := range c.timers {
+			if t.active && !t.at.After(end) && (next == nil || t.at.Before(next.at)) {
+				next = t
+			}
+		}
+		if next == nil {
+			c.now = end
+			c.mu.Unlock()
+			return
+		}
+		c.now, next.active = next.at, false
+		c.mu.Unlock()
+		next.f()
+	}
+}
 
 func TestBurstIsOneCall(t *testing.T) {
 	var n atomic.Int32
-	d := New(50*time.Millisecond, time.Second, func() { n.Add(1) })
+	clk := newManualClock()
+	d := newWithClock(50*time.Millisecond, time.Second, func() { n.Add(1) }, clk)
 	defer d.Close()
 	for range 20 {
 		d.Trigger()
+		clk.Advance(time.Millisecond)
 	}
-	require.Eventually(t, func() bool { return n.Load() == 1 }, wait, tick)
-	require.Never(t, func() bool { return n.Load() > 1 }, 200*time.Millisecond, tick)
+	clk.Advance(48 * time.Millisecond)
+	assert.Zero(t, n.Load(), "not quiet for 50 ms yet")
+	clk.Advance(time.Millisecond)
+	assert.Equal(t, int32(1), n.Load(), "one call for the burst")
+	clk.Advance(time.Hour)
+	assert.Equal(t, int32(1), n.Load())
 
 	// A second burst is a second call.
 	d.Trigger()
 	d.Trigger()
-	require.Eventually(t, func() bool { return n.Load() == 2 }, wait, tick)
-	require.Never(t, func() bool { return n.Load() > 2 }, 200*time.Millisecond, tick)
+	clk.Advance(time.Hour)
+	assert.Equal(t, int32(2), n.Load())
 }
 
 func TestBurstTrailingEdge(t *testing.T) {
 	var at atomic.Int64
-	d := New(80*time.Millisecond, time.Hour, func() { at.Store(time.Now().UnixNano()) })
+	clk := newManualClock()
+	d := newWithClock(80*time.Millisecond, time.Hour, func() { at.Store(clk.Now().UnixNano()) }, clk)
 	defer d.Close()
-	start := time.Now()
+	start := clk.Now()
 	d.Trigger()
-	time.Sleep(50 * time.Millisecond) // not synchronisation: shapes the burst
-	last := time.Now()
+	clk.Advance(50 * time.Millisecond)
+	last := clk.Now()
 	d.Trigger()
-	require.Eventually(t, func() bool { return at.Load() != 0 }, wait, tick)
+	clk.Advance(time.Hour)
+	require.NotZero(t, at.Load())
 	fired := time.Unix(0, at.Load())
-	assert.GreaterOrEqual(t, fired.Sub(last), 80*time.Millisecond, "quiet period measured from the last trigger")
-	assert.GreaterOrEqual(t, fired.Sub(start), 130*time.Millisecond)
+	assert.Equal(t, 80*time.Millisecond, fired.Sub(last), "quiet period measured from the last trigger")
+	assert.Equal(t, 130*time.Millisecond, fired.Sub(start))
 }
 
 func TestBurstMaxDelay(t *testing.T) {
 	var n atomic.Int32
-	d := New(40*time.Millisecond, 200*time.Millisecond, func() { n.Add(1) })
+	clk := newManualClock()
+	d := newWithClock(40*time.Millisecond, 200*time.Millisecond, func() { n.Add(1) }, clk)
 	defer d.Close()
-	stop := time.After(2 * time.Second)
-	ticker := time.NewTicker(10 * time.Millisecond) // never quiet for 40 ms
-	defer ticker.Stop()
-loop:
-	for {
-		select {
-		case <-ticker.C:
-			d.Trigger()
-		case <-stop:
-			break loop
-		}
+	// A trigger every 10 ms for 2 s: never quiet for 40 ms.
+	for range 200 {
+		d.Trigger()
+		clk.Advance(10 * time.Millisecond)
 	}
-	assert.GreaterOrEqual(t, n.Load(), int32(3), "a never-ending stream still signals every maxDelay")
+	assert.Equal(t, int32(10), n.Load(), "a never-ending stream still signals every maxDelay")
+}
+
+// TestBurstRealClock: New runs on the real clock.
+func TestBurstRealClock(t *testing.T) {
+	called := make(chan struct{}, 2)
+	d := New(time.Millisecond, time.Millisecond, func() { called <- struct{}{} })
+	defer d.Close()
+	d.Trigger()
+	<-called
 }
 
 func TestBurstCloseDropsPendingAndWaits(t *testing.T) {

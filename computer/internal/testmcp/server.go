@@ -36,6 +36,9 @@ type Options struct {
 	Windows []string
 	// NoSubscribe leaves resources.subscribe out of the capabilities.
 	NoSubscribe bool
+	// NoResources serves tools only: no resources capability, no
+	// documents, windows or templates.
+	NoResources bool
 	// Tools is the list of tools served (default all).
 	Tools []string
 	// ServerOptions are added to the MCP server's options (the fault
@@ -79,12 +82,17 @@ func New(o Options) *Server {
 		o.Tools = AllTools
 	}
 	s := &Server{host: o.Host, docs: map[string]*doc{}, windows: map[string]*window{}, extra: map[string]bool{}}
-	s.MCPServer = server.NewMCPServer("smcp-testmcp", "1.0.0", append([]server.ServerOption{
-		server.WithResourceCapabilities(!o.NoSubscribe, true),
-		server.WithToolCapabilities(true),
-		server.WithRecovery(),
-		server.WithResourceRecovery(),
-	}, o.ServerOptions...)...)
+	opts := []server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery()}
+	if !o.NoResources {
+		opts = append(opts, server.WithResourceCapabilities(!o.NoSubscribe, true), server.WithResourceRecovery())
+	}
+	s.MCPServer = server.NewMCPServer("smcp-testmcp", "1.0.0", append(opts, o.ServerOptions...)...)
+	if o.NoResources {
+		for _, name := range o.Tools {
+			s.addTool(name)
+		}
+		return s
+	}
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 1; i <= o.Docs; i++ {
 		ref := "doc-" + strconv.Itoa(i)

@@ -10,7 +10,9 @@
 // (SMCP_API_KEY), --name (SMCP_AGENT_NAME, default smcp-inspector), --listen
 // (SMCP_INSPECTOR_LISTEN, default 127.0.0.1:7780), --allow-remote
 // (SMCP_INSPECTOR_ALLOW_REMOTE=1), --timeout (per request, default 35s),
-// --verbose, --version.
+// --log-level (SMCP_LOG_LEVEL, default warn), --verbose (--log-level
+// debug), --version: the names smcp-agent and smcp-computer use. -h prints
+// them on stdout, and never the API key.
 //
 // The page is served on loopback. Listening on any other address needs
 // --allow-remote: the inspector then prints a login token at start, which a

@@ -79,9 +79,16 @@ func TestUsage(t *testing.T) {
 	assert.Equal(t, exitOK, r.code)
 	assert.True(t, strings.HasPrefix(r.out, "smcp-inspector "), r.out)
 
-	r = cli(t, nil, "-h")
+	r = cli(t, map[string]string{"SMCP_API_KEY": "s3cret-from-env"}, "-h")
 	assert.Equal(t, exitOK, r.code)
 	assert.Contains(t, r.out, "--listen")
+	assert.Contains(t, r.out, "-log-level")
+	assert.Empty(t, r.err, "-h prints on stdout only")
+	assert.NotContains(t, r.out, "s3cret", "the API key is never printed")
+
+	r = cli(t, map[string]string{"SMCP_OFFICE": "o"}, "--log-level", "loud")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.err, "--log-level")
 
 	r = cli(t, nil)
 	assert.Equal(t, exitUsage, r.code)
@@ -205,5 +212,5 @@ func TestUnreachable(t *testing.T) {
 	require.NoError(t, ln.Close())
 	r := cli(t, map[string]string{"SMCP_OFFICE": "o"}, "--server", "http://"+addr, "--timeout", "3s", "--listen", "127.0.0.1:0")
 	assert.Equal(t, exitError, r.code)
-	assert.Regexp(t, `^error \d+: `, r.err)
+	assert.Regexp(t, `^error 503: `, r.err, "unreachable: retryable")
 }

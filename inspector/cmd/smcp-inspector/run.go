@@ -34,9 +34,19 @@ const (
 )
 
 type options struct {
-	server, office, apiKey, name, listen string
-	allowRemote, verbose, version        bool
-	timeout                              time.Duration
+	server, office, apiKey, name, listen, logLevel string
+	allowRemote, verbose, version                  bool
+	timeout                                        time.Duration
+}
+
+// secretFlag is a string flag whose value -h never shows (its String is
+// empty), for values such as an API key that the environment may supply.
+type secretFlag struct{ p *string }
+
+func (s secretFlag) String() string { return "" }
+func (s secretFlag) Set(v string) error {
+	*s.p = v
+	return nil
 }
 
 func or(v, def string) string {
@@ -56,18 +66,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		name:        or(getenv("SMCP_AGENT_NAME"), inspector.DefaultName),
 		listen:      or(getenv("SMCP_INSPECTOR_LISTEN"), defaultListen),
 		allowRemote: getenv("SMCP_INSPECTOR_ALLOW_REMOTE") == "1",
+		logLevel:    or(getenv("SMCP_LOG_LEVEL"), "warn"),
 		timeout:     agent.DefaultTimeout,
 	}
 	fs := flag.NewFlagSet("smcp-inspector", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // -h: printed once, on stdout, below
 	fs.StringVar(&o.server, "server", o.server, "Server URL (env SMCP_SERVER)")
 	fs.StringVar(&o.office, "office", o.office, "office to join (env SMCP_OFFICE)")
-	fs.StringVar(&o.apiKey, "api-key", o.apiKey, "API key (env SMCP_API_KEY); never sent to the browser")
+	fs.Var(secretFlag{&o.apiKey}, "api-key", "API key (env SMCP_API_KEY); never sent to the browser")
 	fs.StringVar(&o.name, "name", o.name, "agent name (env SMCP_AGENT_NAME)")
 	fs.StringVar(&o.listen, "listen", o.listen, "address of the page (env SMCP_INSPECTOR_LISTEN)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", o.allowRemote, "allow a non-loopback --listen, behind a login token (env SMCP_INSPECTOR_ALLOW_REMOTE=1)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "timeout of each request to the Server")
-	fs.BoolVar(&o.verbose, "verbose", false, "log to stderr")
+	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "log to stderr from this level: debug, info, warn, error (env SMCP_LOG_LEVEL)")
+	fs.BoolVar(&o.verbose, "verbose", false, "log from debug level (--log-level debug)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -97,7 +110,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return usageError(stderr, "--listen %q is not a loopback address: add --allow-remote to serve it there behind a login token", o.listen)
 	}
 
-	level := slog.LevelWarn
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usageError(stderr, "--log-level: want debug, info, warn or error: %q", o.logLevel)
+	}
 	if o.verbose {
 		level = slog.LevelDebug
 	}

@@ -94,11 +94,18 @@ type settings struct {
 	gcHeapFloor     int64
 }
 
-// parse reads the flags, taking each default from its SMCP_* variable.
-func parse(args []string, getenv func(string) string, stderr io.Writer) (*settings, error) {
+// helpOutput receives -h's usage: standard output, as for every smcp
+// command.
+var helpOutput io.Writer = os.Stdout
+
+// parse reads the flags, taking each default from its SMCP_* variable. -h
+// prints the flags on help and returns flag.ErrHelp; a bad flag is
+// returned, printed by the caller on one line.
+func parse(args []string, getenv func(string) string, help io.Writer) (*settings, error) {
 	s := &settings{}
 	fs := flag.NewFlagSet("smcp-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // -h: printed on help below; errors: returned
 	str := func(p *string, name, def, usage string) {
 		fs.StringVar(p, name, envOr(getenv, name, def), usage+" ("+envName(name)+")")
 	}
@@ -176,6 +183,11 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 		return nil, err
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(help, "usage of smcp-server:")
+			fs.SetOutput(help)
+			fs.PrintDefaults()
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -259,7 +271,7 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 // run serves until ctx ends, then shuts down gracefully. ready, when not
 // nil, receives the bound address once the listener is up.
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready chan<- string) error {
-	s, err := parse(args, getenv, stderr)
+	s, err := parse(args, getenv, helpOutput)
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,10 @@ import (
 	"net"
 	"sync/atomic"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/parser"
-	"github.com/zishang520/socket.io/v3/pkg/events"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/parser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/events"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/zishang520/socket.io/v3/pkg/log"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
@@ -25,9 +25,6 @@ var (
 
 	// clientWebsocketLog handles logging for the WebSocket transport
 	clientWebsocketLog = log.NewLog("engine.io-client:websocket")
-
-	// clientWebtransportLog handles logging for the WebTransport transport
-	clientWebtransportLog = log.NewLog("engine.io-client:webtransport")
 )
 
 // Event names for system-level events that can be emitted by the Engine.IO client.

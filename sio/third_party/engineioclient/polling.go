@@ -11,12 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/parsers/engine/v3/parser"
-	"github.com/zishang520/socket.io/servers/engine/v3/transports"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/parser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
-	"github.com/zishang520/socket.io/v3/pkg/request"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // polling implements the HTTP long-polling transport for Engine.IO.
@@ -33,7 +31,10 @@ type polling struct {
 	Transport
 
 	// client is the HTTP client used for polling requests (GET/POST).
-	client *request.HTTPClient
+	// smcp-go patch 15: a net/http client; upstream's (resty, through
+	// github.com/zishang520/socket.io/v3/pkg/request) linked QUIC and HTTP/3
+	// for Alt-Svc upgrades that an Engine.IO server never offers.
+	client *http.Client
 
 	// _polling indicates if a polling request is currently in progress.
 	_polling atomic.Bool
@@ -63,7 +64,7 @@ const closeGrace = 2 * time.Second
 
 // Name returns the identifier for the polling transport ("polling").
 func (p *polling) Name() string {
-	return transports.POLLING
+	return transportPolling // smcp-go patch 15: transport names of constants.go
 }
 
 // MakePolling creates a new Polling transport instance with default settings.
@@ -89,12 +90,7 @@ func (p *polling) Construct(socket Socket, opts SocketOptionsInterface) {
 	p.writeQueue = queue.New()
 	p.pollQueue = queue.New()
 	p.requests, p.stopRequests = context.WithCancel(context.Background())
-	p.client = request.NewHTTPClient(
-		request.WithLogger(NewLog("HTTPClient")),
-		request.WithTimeout(p.Opts().RequestTimeout()),
-		request.WithCookieJar(p.Socket().CookieJar()),
-		request.WithTransport(request.NewTransport(p.Opts().TLSClientConfig(), p.Opts().QUICConfig())),
-	)
+	p.client = newPollingClient(p.Opts().RequestTimeout(), p.Socket().CookieJar(), p.Opts().TLSClientConfig())
 }
 
 // DoOpen starts the polling cycle to establish the connection.
@@ -196,7 +192,7 @@ func (p *polling) DoClose() {
 	// connection of the pending poll).
 	time.AfterFunc(closeGrace, func() {
 		p.stopRequests()
-		_ = p.client.Close()
+		p.client.CloseIdleConnections()
 	})
 }
 
@@ -228,7 +224,7 @@ func (p *polling) uri() *url.URL {
 		}
 	}
 	if p.Opts().TimestampRequests() {
-		query.Set(p.Opts().TimestampParam(), request.RandomString())
+		query.Set(p.Opts().TimestampParam(), randomString()) // smcp-go patch 15
 	}
 	if !p.SupportsBinary() && !query.Has("sid") {
 		query.Set("b64", "1")
@@ -246,8 +242,8 @@ func (p *polling) doPoll() {
 		return
 	}
 	defer func() { _ = res.Body.Close() }()
-	if !res.Ok() {
-		p.OnError("fetch read error", res.CascadeError, res.Request.Context())
+	if err := statusError(res); err != nil { // smcp-go patch 15
+		p.OnError("fetch read error", err, res.Request.Context())
 		return
 	}
 	// smcp-go patch: a bounded response, as a websocket message is
@@ -310,31 +306,38 @@ func (p *polling) doWrite(data types.BufferInterface, fn func()) {
 		return
 	}
 	defer func() { _ = res.Body.Close() }()
-	if !res.Ok() {
-		p.OnError("fetch write error", res.CascadeError, res.Request.Context())
+	if err := statusError(res); err != nil { // smcp-go patch 15
+		p.OnError("fetch write error", err, res.Request.Context())
 		return
 	}
 	fn()
 }
 
 // _fetch performs the HTTP request with the given data (GET if data is nil, POST otherwise).
-func (p *polling) _fetch(data io.Reader) (res *request.Response, err error) {
-	headers := http.Header{}
+func (p *polling) _fetch(data io.Reader) (*http.Response, error) {
+	// smcp-go patch 15: a plain net/http request, with the headers
+	// upstream's client set.
+	method := http.MethodGet
+	if data != nil {
+		method = http.MethodPost
+	}
+	req, err := http.NewRequestWithContext(p.requests, method, p.uri().String(), data)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "engine.io-go/1.0")
+	req.Header.Set("Accept", "*/*")
 	for k, vs := range p.Opts().ExtraHeaders() {
 		for _, v := range vs {
-			headers.Add(k, v)
+			req.Header.Add(k, v)
 		}
 	}
 	if data != nil {
-		headers.Set("Content-Type", "text/plain;charset=UTF-8")
-		res, err = p.client.Request(p.requests, http.MethodPost, p.uri().String(), &request.Options{
-			Body:    data,
-			Headers: headers,
-		})
-	} else {
-		res, err = p.client.Request(p.requests, http.MethodGet, p.uri().String(), &request.Options{
-			Headers: headers,
-		})
+		req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
 	}
-	return
+	res, err := p.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP request failed: %w", err)
+	}
+	return res, nil
 }

@@ -6,8 +6,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/quic-go/quic-go"
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // SocketOptionsInterface defines the configuration interface for Socket connections.
@@ -78,9 +77,7 @@ type SocketOptionsInterface interface {
 	GetRawTLSClientConfig() types.Optional[*tls.Config]
 	TLSClientConfig() *tls.Config
 
-	SetQUICConfig(*quic.Config)
-	GetRawQUICConfig() types.Optional[*quic.Config]
-	QUICConfig() *quic.Config
+	// smcp-go patch 15: no QUICConfig (WebTransport is not carried).
 
 	SetExtraHeaders(http.Header)
 	GetRawExtraHeaders() types.Optional[http.Header]
@@ -201,10 +198,6 @@ type SocketOptions struct {
 	// If nil, the default configuration is used.
 	tlsClientConfig types.Optional[*tls.Config]
 
-	// quicConfig specifies the QUIC configuration for WebTransport connections.
-	// If nil, the default configuration is used.
-	quicConfig types.Optional[*quic.Config]
-
 	// extraHeaders specifies additional HTTP headers to be included in all requests.
 	// These headers can be used for authentication, custom protocols, or other
 	// special requirements.
@@ -309,9 +302,6 @@ func (s *SocketOptions) Assign(data SocketOptionsInterface) SocketOptionsInterfa
 	}
 	if data.GetRawTLSClientConfig() != nil {
 		s.SetTLSClientConfig(data.TLSClientConfig())
-	}
-	if data.GetRawQUICConfig() != nil {
-		s.SetQUICConfig(data.QUICConfig())
 	}
 	if data.GetRawExtraHeaders() != nil {
 		s.SetExtraHeaders(data.ExtraHeaders())
@@ -572,20 +562,6 @@ func (s *SocketOptions) TLSClientConfig() *tls.Config {
 	}
 
 	return s.tlsClientConfig.Get()
-}
-
-func (s *SocketOptions) SetQUICConfig(quicConfig *quic.Config) {
-	s.quicConfig = types.NewSome(quicConfig)
-}
-func (s *SocketOptions) GetRawQUICConfig() types.Optional[*quic.Config] {
-	return s.quicConfig
-}
-func (s *SocketOptions) QUICConfig() *quic.Config {
-	if s.quicConfig == nil {
-		return nil
-	}
-
-	return s.quicConfig.Get()
 }
 
 func (s *SocketOptions) SetExtraHeaders(extraHeaders http.Header) {

@@ -4,8 +4,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // SocketWithoutUpgrade provides a WebSocket-like interface to connect to an Engine.IO server.

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/servers/engine/v3/transports"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/zishang520/socket.io/v3/pkg/slices"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
@@ -138,7 +137,7 @@ func (s *socketWithUpgrade) _probe(name string) {
 				if transport == nil {
 					return
 				}
-				s.SetPriorWebsocketSuccess(transports.WEBSOCKET == transport.Name())
+				s.SetPriorWebsocketSuccess(transportWebSocket == transport.Name()) // smcp-go patch 15: transport names of constants.go
 				clientSocketLog.Debug(`pausing current transport "%s"`, s.Transport().Name())
 				s.Transport().Pause(func() {
 					if failed.Load() {
@@ -214,7 +213,7 @@ func (s *socketWithUpgrade) _probe(name string) {
 	_ = s.Once("close", onclose)
 	_ = s.Once("upgrading", onupgrade)
 
-	if s._upgrades.Has(transports.WEBTRANSPORT) && name != transports.WEBTRANSPORT {
+	if s._upgrades.Has(transportWebTransport) && name != transportWebTransport {
 		// favor WebTransport
 		utils.SetTimeout(func() {
 			if !failed.Load() {

@@ -16,13 +16,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/parsers/engine/v3/parser"
-	"github.com/zishang520/socket.io/servers/engine/v3/transports"
-	"github.com/zishang520/socket.io/v3/pkg/events"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/parser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/events"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
 	"github.com/zishang520/socket.io/v3/pkg/slices"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
@@ -42,7 +41,7 @@ import (
 //	import (
 //		"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
 //		"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient/transports"
-//		"github.com/zishang520/socket.io/v3/pkg/types"
+//		"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 //	)
 //
 //	func main() {
@@ -370,9 +369,9 @@ func (s *socketWithoutUpgrade) _open() {
 		return
 	}
 	if s.opts.RememberUpgrade() && s.PriorWebsocketSuccess() && s.transports.FindIndex(func(s string) bool {
-		return s == transports.WEBSOCKET
+		return s == transportWebSocket // smcp-go patch 15: transport names of constants.go
 	}) != -1 {
-		transportName = transports.WEBSOCKET
+		transportName = transportWebSocket
 	}
 	s.readyState.Store(SocketStateOpening)
 
@@ -409,7 +408,7 @@ func (s *socketWithoutUpgrade) SetTransport(transport Transport) {
 func (s *socketWithoutUpgrade) OnOpen() {
 	clientSocketLog.Debug("socket open")
 	s.readyState.Store(SocketStateOpen)
-	s.SetPriorWebsocketSuccess(transports.WEBSOCKET == s.Transport().Name())
+	s.SetPriorWebsocketSuccess(transportWebSocket == s.Transport().Name())
 	s.Emit("open")
 	s._proto_.Flush()
 }
@@ -523,7 +522,7 @@ func (s *socketWithoutUpgrade) Flush() {
 // It handles packet encoding and size calculation for different transport types.
 func (s *socketWithoutUpgrade) _getWritablePackets() (res []*packet.Packet) {
 	maxPayload := s._maxPayload.Load()
-	if maxPayload == 0 || s.Transport().Name() != transports.POLLING || s.writeBuffer.Len() <= 1 {
+	if maxPayload == 0 || s.Transport().Name() != transportPolling || s.writeBuffer.Len() <= 1 {
 		return s.writeBuffer.AllAndClear()
 	}
 
@@ -717,9 +716,9 @@ func (s *socketWithoutUpgrade) _onClose(reason string, description error) {
 // transportRank orders transports as Engine.IO tries them (smcp-go patch).
 func transportRank(name string) int {
 	switch name {
-	case transports.POLLING:
+	case transportPolling:
 		return 0
-	case transports.WEBSOCKET:
+	case transportWebSocket:
 		return 1
 	default:
 		return 2

@@ -8,7 +8,7 @@
 // protocols like Socket.IO.
 package engine
 
-import "github.com/zishang520/socket.io/v3/pkg/types"
+import "github.com/a2c-smcp/smcp-go/sio/third_party/types"
 
 // Socket provides a WebSocket-like interface to connect to an Engine.IO server.
 // It supports multiple transport protocols including HTTP long-polling, WebSocket,
@@ -25,7 +25,7 @@ import "github.com/zishang520/socket.io/v3/pkg/types"
 //	import (
 //		"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
 //		"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient/transports"
-//		"github.com/zishang520/socket.io/v3/pkg/types"
+//		"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 //	)
 //
 //	func main() {
@@ -87,7 +87,8 @@ func (s *socket) Construct(uri string, opts SocketOptionsInterface) {
 	}
 
 	if opts.Transports() == nil {
-		opts.SetTransports(types.NewSet[TransportCtor](&PollingBuilder{}, &WebSocketBuilder{}, &WebTransportBuilder{}))
+		// smcp-go patch 15: no WebTransport (it linked QUIC and HTTP/3).
+		opts.SetTransports(types.NewSet[TransportCtor](&PollingBuilder{}, &WebSocketBuilder{}))
 	}
 
 	s.SocketWithUpgrade.Construct(uri, opts)

@@ -4,9 +4,8 @@ import (
 	"context"
 	"net/url"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/servers/engine/v3/transports"
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 type (
@@ -124,25 +123,6 @@ type (
 	WebSocket interface {
 		Transport
 	}
-
-	// WebTransport represents the WebTransport transport type.
-	// This transport provides low-latency, bidirectional communication using the
-	// QUIC protocol, offering several advantages over WebSocket.
-	//
-	// Features:
-	//   - Lower latency than WebSocket
-	//   - Better multiplexing support
-	//   - Built-in congestion control
-	//   - Support for unreliable datagrams
-	//   - Independent streams for parallel data transfer
-	//   - Modern security features
-	//
-	// Note: WebTransport requires browser support and a compatible server.
-	// See: https://developer.mozilla.org/en-US/docs/Web/API/WebTransport
-	// See: https://caniuse.com/webtransport
-	WebTransport interface {
-		Transport
-	}
 )
 
 // WebSocketBuilder implements the transport builder pattern for WebSocket connections.
@@ -166,31 +146,7 @@ func (*WebSocketBuilder) New(socket Socket, opts SocketOptionsInterface) Transpo
 // Returns:
 //   - string: The transport name ("websocket")
 func (*WebSocketBuilder) Name() string {
-	return transports.WEBSOCKET
-}
-
-// WebTransportBuilder implements the transport builder pattern for WebTransport connections.
-// It provides a factory method for creating new WebTransport instances.
-type WebTransportBuilder struct{}
-
-// New creates a new WebTransport instance.
-//
-// Parameters:
-//   - socket: The parent socket instance
-//   - opts: The socket options configuration
-//
-// Returns:
-//   - Transport: A new WebTransport instance
-func (*WebTransportBuilder) New(socket Socket, opts SocketOptionsInterface) Transport {
-	return NewWebTransport(socket, opts)
-}
-
-// Name returns the identifier for the WebTransport transport type.
-//
-// Returns:
-//   - string: The transport name ("webtransport")
-func (*WebTransportBuilder) Name() string {
-	return transports.WEBTRANSPORT
+	return transportWebSocket // smcp-go patch 15: transport names of constants.go
 }
 
 // PollingBuilder implements the transport builder pattern for HTTP long-polling connections.
@@ -214,5 +170,5 @@ func (*PollingBuilder) New(socket Socket, opts SocketOptionsInterface) Transport
 // Returns:
 //   - string: The transport name ("polling")
 func (*PollingBuilder) Name() string {
-	return transports.POLLING
+	return transportPolling
 }

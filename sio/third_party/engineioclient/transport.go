@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/parsers/engine/v3/parser"
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/parser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // Transport represents the base transport implementation that provides common functionality

@@ -9,14 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/parser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	ws "github.com/gorilla/websocket"
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/parsers/engine/v3/parser"
-	"github.com/zishang520/socket.io/servers/engine/v3/transports"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
-	"github.com/zishang520/socket.io/v3/pkg/request"
 	"github.com/zishang520/socket.io/v3/pkg/slices"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // WebSocket implements the WebSocket transport for Engine.IO.
@@ -55,7 +53,7 @@ type websocket struct {
 // Returns:
 //   - string: The transport name ("websocket")
 func (w *websocket) Name() string {
-	return transports.WEBSOCKET
+	return transportWebSocket // smcp-go patch 15: transport names of constants.go
 }
 
 // MakeWebSocket creates a new WebSocket transport instance with default settings.
@@ -377,7 +375,7 @@ func (w *websocket) uri() *url.URL {
 	}
 
 	if w.Opts().TimestampRequests() {
-		query.Set(w.Opts().TimestampParam(), request.RandomString())
+		query.Set(w.Opts().TimestampParam(), randomString()) // smcp-go patch 15
 	}
 
 	if !w.SupportsBinary() {

@@ -14,8 +14,8 @@ package socket
 
 import (
 	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient/transports"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/zishang520/socket.io/v3/pkg/log"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
@@ -26,9 +26,9 @@ var (
 
 	RESERVED_EVENTS = types.NewSet("connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener")
 
-	Polling      = transports.Polling
-	WebSocket    = transports.WebSocket
-	WebTransport = transports.WebTransport
+	// smcp-go patch 15: no WebTransport (it linked QUIC and HTTP/3).
+	Polling   = transports.Polling
+	WebSocket = transports.WebSocket
 
 	cache types.Map[string, *Manager]
 )

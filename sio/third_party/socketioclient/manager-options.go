@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
-	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/socketioparser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // ManagerOptionsInterface defines the configuration interface for a Socket.IO Manager.

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
-	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/socketioparser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
 	"github.com/zishang520/socket.io/v3/pkg/slices"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 

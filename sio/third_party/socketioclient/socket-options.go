@@ -3,7 +3,7 @@ package socket
 import (
 	"time"
 
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // SocketOptionsInterface defines the interface for accessing and modifying Socket options.

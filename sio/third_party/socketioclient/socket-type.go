@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
 )
 
 // Flags represents emission flags for a socket event, such as volatile, timeout, and queue status.

@@ -8,11 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
-	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/socketioparser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/zishang520/socket.io/v3/pkg/slices"
-	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
@@ -93,7 +92,7 @@ type Socket struct {
 	ids atomic.Uint64
 
 	// acks stores callbacks for event acknowledgments.
-	acks *types.Map[uint64, socket.Ack]
+	acks *types.Map[uint64, Ack]
 
 	// flags stores temporary modifiers for the next emission.
 	flags atomic.Pointer[Flags]
@@ -116,7 +115,7 @@ func MakeSocket() *Socket {
 		receiveBuffer:         types.NewSlice[[]any](),
 		sendBuffer:            types.NewSlice[*Packet](),
 		_queue:                types.NewSlice[*QueuedPacket](),
-		acks:                  &types.Map[uint64, socket.Ack]{},
+		acks:                  &types.Map[uint64, Ack]{},
 		_anyListeners:         types.NewSlice[types.EventListener](),
 		_anyOutgoingListeners: types.NewSlice[types.EventListener](),
 	}
@@ -325,7 +324,7 @@ func (s *Socket) Emit(ev string, args ...any) error {
 	}
 
 	// event ack callback
-	if ack, withAck := data[data_len-1].(socket.Ack); withAck {
+	if ack, withAck := data[data_len-1].(Ack); withAck {
 		id := s.ids.Add(1) - 1
 		socketLog.Debug("emitting packet with ack id %d", id)
 
@@ -360,7 +359,7 @@ func (s *Socket) Emit(ev string, args ...any) error {
 	return nil
 }
 
-func (s *Socket) _registerAckCallback(id uint64, ack socket.Ack, timeout *time.Duration) {
+func (s *Socket) _registerAckCallback(id uint64, ack Ack, timeout *time.Duration) {
 	if timeout == nil {
 		if s._opts.GetRawAckTimeout() != nil {
 			timeout = utils.Ptr(s._opts.AckTimeout())
@@ -404,8 +403,8 @@ func (s *Socket) _registerAckCallback(id uint64, ack socket.Ack, timeout *time.D
 //	socket.Timeout(1000 * time.Millisecond).EmitWithAck("hello", "world")(func([]any, error){
 //
 //	})
-func (s *Socket) EmitWithAck(ev string, args ...any) func(socket.Ack) {
-	return func(ack socket.Ack) {
+func (s *Socket) EmitWithAck(ev string, args ...any) func(Ack) {
+	return func(ack Ack) {
 		_ = s.Emit(ev, append(args, ack)...)
 	}
 }
@@ -415,7 +414,7 @@ func (s *Socket) EmitWithAck(ev string, args ...any) func(socket.Ack) {
 // args: The packet arguments.
 func (s *Socket) _addToQueue(args []any) {
 	args_len := len(args)
-	ack, withAck := args[args_len-1].(socket.Ack)
+	ack, withAck := args[args_len-1].(Ack)
 	if withAck {
 		args = args[:args_len-1]
 	}
@@ -548,7 +547,7 @@ func (s *Socket) onclose(reason string, description error) {
 
 // _clearAcks clears the acknowledgement handlers upon disconnection, since the client will never receive an acknowledgement from the server.
 func (s *Socket) _clearAcks() {
-	s.acks.Range(func(id uint64, ack socket.Ack) bool {
+	s.acks.Range(func(id uint64, ack Ack) bool {
 		isBuffered := false
 		s.sendBuffer.FindIndex(func(packet *Packet) bool {
 			if packet.Id != nil && *packet.Id == id {
@@ -642,7 +641,7 @@ func (s *Socket) emitEvent(args []any) {
 // ack produces an ack callback to emit with an event.
 //
 // id: The ack ID.
-func (s *Socket) ack(id uint64) socket.Ack {
+func (s *Socket) ack(id uint64) Ack {
 	sent := &sync.Once{}
 	return func(args []any, _ error) {
 		// prevent double callbacks

@@ -1,9 +1,16 @@
 package socket
 
 import (
-	"github.com/zishang520/socket.io/parsers/engine/v3/packet"
-	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/engineioparser/packet"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/socketioparser"
 )
+
+// Ack is the callback of an acknowledgement: the values the other side
+// sent, or an error (timeout, disconnection). smcp-go patch 15: defined
+// here, as the same alias the server package declares, instead of
+// importing github.com/zishang520/socket.io/servers/socket/v3 for it, which
+// linked the whole Socket.IO server into every client.
+type Ack = func([]any, error)
 
 // ReadyState represents the state of the connection.
 type (

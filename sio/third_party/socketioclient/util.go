@@ -3,7 +3,7 @@ package socket
 import (
 	"fmt"
 
-	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 )
 
 // on registers an event listener for the given event name on the EventEmitter.

@@ -7,13 +7,12 @@ import (
 type (
 	TransportCtor = engine.TransportCtor
 
-	WebSocketBuilder    = engine.WebSocketBuilder
-	WebTransportBuilder = engine.WebTransportBuilder
-	PollingBuilder      = engine.PollingBuilder
+	WebSocketBuilder = engine.WebSocketBuilder
+	PollingBuilder   = engine.PollingBuilder
 )
 
+// smcp-go patch 15: no WebTransport (it linked QUIC and HTTP/3).
 var (
-	Polling      TransportCtor = &PollingBuilder{}
-	WebSocket    TransportCtor = &WebSocketBuilder{}
-	WebTransport TransportCtor = &WebTransportBuilder{}
+	Polling   TransportCtor = &PollingBuilder{}
+	WebSocket TransportCtor = &WebSocketBuilder{}
 )

@@ -23,6 +23,7 @@ func main() {
 	docs := flag.Int("docs", 2, "number of documents")
 	windows := flag.String("windows", "main?priority=50,log?priority=10", "comma-separated window paths with query")
 	noSub := flag.Bool("no-subscribe", false, "do not declare resources.subscribe")
+	noRes := flag.Bool("no-resources", false, "serve tools only (no resources capability)")
 	tools := flag.String("tools", strings.Join(testmcp.AllTools, ","), "comma-separated tools")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	sseAddr := flag.String("sse", "", "serve the legacy HTTP+SSE transport on this address instead of stdio")
@@ -31,7 +32,7 @@ func main() {
 	flag.Parse()
 	f.before()
 
-	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub, ServerOptions: append(f.options(), hf.options()...)}
+	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub, NoResources: *noRes, ServerOptions: append(f.options(), hf.options()...)}
 	if *windows != "" {
 		o.Windows = strings.Split(*windows, ",")
 	}

@@ -1,12 +1,30 @@
-// Package peer is a scripted Socket.IO peer for the agent's tests and
-// examples: a real Socket.IO server on loopback, namespace /smcp, that plays
-// the SMCP Server and its Computers at once. By default it answers every
-// request with valid payloads drawn from a small World (offices, tools,
-// desktops and DPE documents); a test overrides any event with its own
-// answer — an ErrorPayload, a malformed payload, no answer, two values — and
-// broadcasts notify:* events at will. It can be stopped and restarted on
-// the same port to exercise reconnection.
-package peer
+// Package agenttest runs an in-process office for testing and trying
+// Agents without a Server or a Computer, as net/http/httptest does for HTTP
+// handlers: a real Socket.IO server on loopback (namespace /smcp) that plays
+// the SMCP Server and its Computers at once.
+//
+//	p, err := agenttest.Start(agenttest.Options{})
+//	if err != nil { ... }
+//	defer p.Close()
+//	c, err := agent.Dial(ctx, p.URL)
+//	...
+//	err = c.JoinOffice(ctx, "office-1")
+//
+// By default it answers every request with valid payloads drawn from its
+// World (NewWorld: Computer "alpha" with tools echo, fail and slow and the
+// documents of dpe://com.example.docs, Computer "beta"), joins any office
+// (but "full", refused with 4101) and relays tool call cancels. A test
+// overrides any event with its own answer (Handle, Reply: an ErrorPayload,
+// a malformed payload, no answer, two values, a dropped connection),
+// broadcasts notify:* events (Broadcast), reads what the Agent sent
+// (Received, WaitCount, Handshakes), and stops and restarts the server on
+// the same address to exercise reconnection (Stop, Restart).
+//
+// It is not a Server: one office, no authentication beyond Options.APIKey,
+// no limits, no routing to real Computers. Against a deployment, dial the
+// smcp-server's URL instead of p.URL (module
+// github.com/a2c-smcp/smcp-go/server).
+package agenttest
 
 import (
 	"context"
@@ -79,7 +97,8 @@ type Options struct {
 	World *World
 }
 
-// Peer is the scripted server.
+// Peer is the scripted office: a Socket.IO server playing the Server and
+// its Computers. Start returns one; Close stops it.
 type Peer struct {
 	// URL is the server's base URL, http://127.0.0.1:port.
 	URL  string
@@ -115,7 +134,7 @@ type Handshake struct {
 	Auth   map[string]any
 }
 
-// Start starts a peer.
+// Start serves a Peer on opts.Addr (a free loopback port by default).
 func Start(opts Options) (*Peer, error) {
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
@@ -469,4 +488,4 @@ func (p *Peer) Close() error {
 }
 
 // ErrNotRunning is returned by calls needing a running server.
-var ErrNotRunning = errors.New("peer: not running")
+var ErrNotRunning = errors.New("agenttest: not running")

@@ -1,4 +1,4 @@
-package peer
+package agenttest
 
 import (
 	"context"
@@ -107,7 +107,7 @@ func NewWorld() *World {
 		[]string{"Terms", "Signatures"},
 		[][]protocol.DPEElement{
 			{
-				el("h-101", protocol.DPEElementCategoryHeading, "Terms", map[string]any{"level": 1, "text": "Terms"}),
+				el("h-101", protocol.DPEElementCategoryHeading, "Scope", map[string]any{"level": 2, "text": "Scope"}),
 				el("txt-101", protocol.DPEElementCategoryText, "Scope", map[string]any{"text": "The supplier delivers."}),
 			},
 			{el("txt-102", protocol.DPEElementCategoryText, "Signed", map[string]any{"text": "Signed by both parties."})},
