@@ -656,3 +656,59 @@ func connectGen(t *testing.T, url, version string) (*peer, error) {
 	require.NoError(t, err)
 	return p, err
 }
+
+// TestClusterGenerations: across nodes, as on one: the list shows every
+// member's version and extensions, an event the target Computer does not
+// answer is 4106 without waiting for the timeout (the request reaches no
+// node), a declared or core event is routed, a Computer's error reaches
+// the Agent in the Agent's shape with a 0.2 Computer's tools given a
+// bundle_id, and notify:update_skills passes the 0.2 members by.
+func TestClusterGenerations(t *testing.T) {
+	r := startRedis(t)
+	n := startNodes(t, r, 2)
+	c2 := dialRawGen(t, n[1].url, "")
+	c2.joinAs(protocol.RoleComputer, "c2", "o1", nil)
+	c4 := dialRawGen(t, n[1].url, "0.4.0")
+	c4.joinAs(protocol.RoleComputer, "c4", "o1", []string{protocol.EventReadResource})
+	c2a, err := connect(t, n[0].url, dialOpts{})
+	require.NoError(t, err)
+	c2a.mustJoin(protocol.RoleComputer, "c2a", "o1")
+	a := dialRawGen(t, n[0].url, "0.4.1")
+	a.joinAs(protocol.RoleAgent, "a1", "o1", nil)
+
+	got := a.callText(1, protocol.EventListRoom, map[string]any{"agent": "a1", "req_id": "l1", "office_id": "o1"})
+	var vals []protocol.ListRoomRet
+	require.NoError(t, json.Unmarshal([]byte(got), &vals), got)
+	byName := map[string]protocol.SessionInfo{}
+	for _, s := range vals[0].Sessions {
+		byName[s.Name] = s
+	}
+	require.Len(t, byName, 4)
+	require.Equal(t, "0.4.1", byName["a1"].A2CVersion)
+	require.Equal(t, "0.2.0", byName["c2"].A2CVersion)
+	require.Equal(t, "0.4.0", byName["c4"].A2CVersion)
+	require.Equal(t, []string{protocol.EventReadResource}, byName["c4"].Extensions)
+	require.Nil(t, byName["c2"].Extensions)
+
+	got = a.callText(2, protocol.EventGetSkills, agentCall("c2", "r2", nil))
+	require.True(t, strings.HasPrefix(got, `[{"code":4106,"message":"computer \"c2\" does not offer client:get_skills`), got)
+	got = a.callText(3, protocol.EventGetFinder, agentCall("c4", "r3", nil))
+	require.True(t, strings.HasPrefix(got, `[{"code":4106,`), got)
+	got = a.callText(4, protocol.EventGetSkills, agentCall("nobody", "r4", nil))
+	require.Equal(t, `[{"code":404,"message":"Computer with name 'nobody' not found","details":{"computer_name":"nobody"}}]`, got)
+	answer := `{"skills":[],"req_id":"r5"}`
+	require.Equal(t, "["+answer+"]", relay(t, a, c4, 5, protocol.EventGetSkills, agentCall("c4", "r5", nil), answer))
+	answer = `{"contents":[],"req_id":"r6"}`
+	require.Equal(t, "["+answer+"]", relay(t, a, c4, 6, protocol.EventReadResource, agentCall("c4", "r6", map[string]any{"uri": "window://x"}), answer))
+	got = relay(t, a, c2, 7, protocol.EventGetConfig, agentCall("c2", "r7", nil), `{"error":{"code":503,"message":"busy"}}`)
+	require.Equal(t, `[{"code":503,"message":"busy"}]`, got)
+	got = relay(t, a, c2, 8, protocol.EventGetTools, agentCall("c2", "r8", nil), `{"tools":[{"name":"echo","description":"","params_schema":{},"return_schema":null}],"req_id":"r8"}`)
+	require.Equal(t, `[{"req_id":"r8","tools":[{"bundle_id":"c2","description":"","name":"echo","params_schema":{},"return_schema":null}]}]`, got)
+
+	c4.send(fmt.Sprintf(`42%s,["%s",{"computer":"c4"}]`, protocol.Namespace, protocol.EventUpdateSkills))
+	require.Equal(t, `{"computer":"c4"}`, a.nextEvent(protocol.NotifyUpdateSkills))
+	c4.send(fmt.Sprintf(`42%s,["%s",{"computer":"c4"}]`, protocol.Namespace, protocol.EventUpdateConfig))
+	require.Equal(t, `{"computer":"c4"}`, a.nextEvent(protocol.NotifyUpdateConfig))
+	require.Equal(t, "c4", c2a.next(protocol.NotifyUpdateConfig).(map[string]any)["computer"])
+	c2a.noEvent(protocol.NotifyUpdateSkills)
+}
