@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -89,6 +90,8 @@ type settings struct {
 	redisURL        string
 	nodeLease       time.Duration
 	gcHeapFloor     int64
+	versions        string
+	strictHandshake bool
 }
 
 // parse reads the flags, taking each default from its SMCP_* variable.
@@ -101,7 +104,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	}
 	str(&s.listen, "listen", "127.0.0.1:8080", "listen address")
 	// The keys' variable is read after parsing so that -h never prints them.
-	fs.StringVar(&s.apiKeys, "api-keys", "", "comma-separated API keys accepted from the x-api-key header or the auth payload's api_key ("+envName("api-keys")+")")
+	fs.StringVar(&s.apiKeys, "api-keys", "", "comma-separated API keys accepted from the x-api-key header or the auth payload's api_key or token ("+envName("api-keys")+")")
 	str(&s.apiKeyHeader, "api-key-header", server.DefaultAPIKeyHeader, "header carrying the API key")
 	str(&s.corsOrigins, "cors-origins", "", `comma-separated origins allowed to connect from a browser ("*" for any)`)
 	str(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -110,6 +113,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	// The Redis URL's variable is read after parsing: it may hold a password.
 	fs.StringVar(&s.redisURL, "redis", "", "redis://[:password@]host:port/db of the cluster's Redis (≥ 7); this process is then one node of the cluster ("+envName("redis")+")")
 	str(&s.debugListen, "debug-listen", "", "address of a loopback listener serving /debug/pprof/ and /debug/vars (off when empty)")
+	str(&s.versions, "protocol-versions", defaultVersions(), "comma-separated protocol generations accepted in a client's a2c_version (MAJOR.MINOR); a client naming none speaks 0.2")
 
 	var errs []error
 	boolean := func(p *bool, name string, usage string) {
@@ -125,6 +129,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	}
 	boolean(&s.insecureNoAuth, "insecure-no-auth", "accept every connection without an API key (development only)")
 	boolean(&s.validateAnswers, "validate-answers", "validate Computer answers against the ack schemas")
+	boolean(&s.strictHandshake, "strict-handshake", "refuse a handshake without a2c_version (HTTP 400), as the 0.4 reference Servers do; with --protocol-versions 0.4 the Server answers exactly as they do")
 
 	duration := func(p *time.Duration, name string, def time.Duration, usage string) {
 		if v := getenv(envName(name)); v != "" {
@@ -204,6 +209,40 @@ func readKeysFile(path string) ([]server.Key, error) {
 	return keys, nil
 }
 
+// defaultVersions is --protocol-versions' default: every generation the
+// Server speaks, as MAJOR.MINOR.
+func defaultVersions() string {
+	var out []string
+	for _, g := range protocol.Generations() {
+		v := g.Version()
+		out = append(out, fmt.Sprintf("%d.%d", v.Major, v.Minor))
+	}
+	return strings.Join(out, ",")
+}
+
+// parseGenerations reads --protocol-versions: MAJOR.MINOR or a full
+// version per entry, each naming a generation the Server speaks.
+func parseGenerations(v string) ([]protocol.Generation, error) {
+	var gens []protocol.Generation
+	for _, p := range splitList(v) {
+		name := p
+		if strings.Count(p, ".") == 1 {
+			name += ".0"
+		}
+		g, err := protocol.ParseGeneration(name)
+		if err != nil {
+			return nil, fmt.Errorf("--protocol-versions: %q: %s", p, protocol.AsError(err).Message)
+		}
+		if !slices.Contains(gens, g) {
+			gens = append(gens, g)
+		}
+	}
+	if len(gens) == 0 {
+		return nil, errors.New("--protocol-versions: no generation")
+	}
+	return gens, nil
+}
+
 func envName(flagName string) string {
 	return "SMCP_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
@@ -261,6 +300,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	gens, err := parseGenerations(s.versions)
+	if err != nil {
+		return err
+	}
 	if s.debugListen == "" {
 		// Heap profiles are served only by the debug listener. Without it
 		// the runtime's sampling would only cost: its records are never
@@ -292,6 +335,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		server.WithMaxPendingConnections(int(min(s.maxPending, math.MaxInt32))),
 		server.WithMaxEventRate(int(min(s.maxEventRate, math.MaxInt32))),
 		server.WithConnectTimeout(s.connectTimeout),
+		server.WithProtocolGenerations(gens...),
+		server.WithStrictHandshake(s.strictHandshake),
 	}
 	keys := splitList(s.apiKeys)
 	var scoped []server.Key
@@ -370,7 +415,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("smcp-server listening", "addr", ln.Addr().String(), "cluster", s.redisURL != "")
+	log.Info("smcp-server listening", "addr", ln.Addr().String(), "cluster", s.redisURL != "",
+		"protocol_versions", fmt.Sprint(gens), "strict_handshake", s.strictHandshake)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
