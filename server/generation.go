@@ -226,15 +226,26 @@ var lacksNotifications = func() map[protocol.Generation]bool {
 
 // notifyExcept lists the rooms of the generations that lack the
 // notification event.
-func notifyExcept(event string) []socket.Room {
-	var out []socket.Room
-	for _, g := range protocol.Generations() {
-		if _, ok := g.Lookup(event); !ok {
-			out = append(out, lacksRoom(g))
+func notifyExcept(event string) []socket.Room { return notifyExcepts[event] }
+
+// notifyExcepts holds notifyExcept's answer for every notify:* event some
+// generation lacks.
+var notifyExcepts = func() map[string][]socket.Room {
+	out := map[string][]socket.Room{}
+	for _, h := range protocol.Generations() {
+		for _, info := range h.Events() {
+			if info.Direction != protocol.DirectionNotify || out[info.Name] != nil {
+				continue
+			}
+			for _, g := range protocol.Generations() {
+				if _, ok := g.Lookup(info.Name); !ok {
+					out[info.Name] = append(out[info.Name], lacksRoom(g))
+				}
+			}
 		}
 	}
 	return out
-}
+}()
 
 // ackError returns the ack value that answers a request of event in
 // generation g with the error e: nested for 0.2.0, flat from 0.3.0 on
