@@ -48,39 +48,15 @@ func pollOpen(t *testing.T, url string) (*http.Response, string) {
 // returns it with the response headers of its upgrade.
 func dialGen(t *testing.T, url, version string, auth map[string]any) (*rawConn, http.Header) {
 	t.Helper()
-	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/socket.io/?EIO=4&transport=websocket"
+	query := ""
 	if version != "" {
-		wsURL += "&a2c_version=" + version
+		query = "&a2c_version=" + version
 	}
-	for range 5 {
-		header := http.Header{}
-		if auth == nil {
-			header.Set("X-Api-Key", testKey)
-		}
-		ws, resp, err := websocket.DefaultDialer.Dial(wsURL, header)
-		require.NoError(t, err)
-		_ = resp.Body.Close()
-		r := &rawConn{t: t, ws: ws}
-		require.True(t, strings.HasPrefix(r.read(), "0{"), "engine open")
-		payload := ""
-		if auth != nil {
-			b, err := json.Marshal(auth)
-			require.NoError(t, err)
-			payload = string(b)
-		}
-		r.send("40" + protocol.Namespace + "," + payload)
-		_ = ws.SetReadDeadline(time.Now().Add(3 * time.Second))
-		_, b, err := ws.ReadMessage()
-		if err != nil { // the namespace connect was lost (see connect in helpers_test.go)
-			_ = ws.Close()
-			continue
-		}
-		require.True(t, strings.HasPrefix(string(b), "40"+protocol.Namespace+",{\"sid\""), "namespace connect: %s", b)
-		t.Cleanup(func() { _ = ws.Close() })
-		return r, resp.Header
+	var header http.Header
+	if auth == nil {
+		header = keyHeader
 	}
-	t.Fatal("could not connect")
-	return nil, nil
+	return dialRawWith(t, url, query, header, auth)
 }
 
 // callText emits ev with payload under ack id id and returns the ack's
@@ -387,6 +363,15 @@ func TestGenerationErrors(t *testing.T) {
 		dialRawGen(t, ts.url, "0.4.0").callText(9, protocol.EventJoinOffice, map[string]any{"role": "agent", "name": "a5", "office_id": "o4"}))
 }
 
+// memberGen is a session naming version that has joined office as role
+// and name, declaring extensions when not nil (dialRawGen, joinAs).
+func memberGen(t *testing.T, url, version string, role protocol.Role, name, office string, extensions []string) *rawConn {
+	t.Helper()
+	r := dialRawGen(t, url, version)
+	r.joinAs(role, name, office, extensions)
+	return r
+}
+
 // dialRawGen is dialGen with the key in auth.token.
 func dialRawGen(t *testing.T, url, version string) *rawConn {
 	t.Helper()
@@ -399,9 +384,9 @@ func dialRawGen(t *testing.T, url, version string) *rawConn {
 // and a Computer's declared extensions, to sessions of every generation.
 func TestListRoomGenerations(t *testing.T) {
 	ts := startServer(t)
-	dialRawGen(t, ts.url, "0.4.2").joinAs(protocol.RoleComputer, "c4", "o1", []string{protocol.EventGetFinder, protocol.EventReadResource})
+	memberGen(t, ts.url, "0.4.2", protocol.RoleComputer, "c4", "o1", []string{protocol.EventGetFinder, protocol.EventReadResource})
 	dialRawGen(t, ts.url, "0.3.1").joinAs(protocol.RoleComputer, "c3", "o1", nil)
-	dialRawGen(t, ts.url, "").joinAs(protocol.RoleComputer, "c2", "o1", []string{})
+	memberGen(t, ts.url, "", protocol.RoleComputer, "c2", "o1", []string{})
 	a, _ := dialGen(t, ts.url, "", nil)
 	a.joinAs(protocol.RoleAgent, "a1", "o1", []string{protocol.EventGetTools}) // an Agent's are not recorded
 	got := a.callText(1, protocol.EventListRoom, map[string]any{"agent": "a1", "req_id": "l1", "office_id": "o1"})
@@ -461,16 +446,11 @@ func relay(t *testing.T, agent, computer *rawConn, id int, ev string, req map[st
 // still gets client:read_resource, as before generations.
 func TestGenerationEvents(t *testing.T) {
 	ts := startServer(t, server.WithMaxInFlight(1), server.WithRequestTimeout(300*time.Millisecond), server.WithToolCallMargin(0))
-	c4 := dialRawGen(t, ts.url, "0.4.0")
-	c4.joinAs(protocol.RoleComputer, "c4", "o1", nil)
-	c3 := dialRawGen(t, ts.url, "0.3.1")
-	c3.joinAs(protocol.RoleComputer, "c3", "o1", nil)
-	c2 := dialRawGen(t, ts.url, "")
-	c2.joinAs(protocol.RoleComputer, "c2", "o1", nil)
-	c2x := dialRawGen(t, ts.url, "")
-	c2x.joinAs(protocol.RoleComputer, "c2x", "o1", []string{protocol.EventGetSkills})
-	a := dialRawGen(t, ts.url, "0.4.0")
-	a.joinAs(protocol.RoleAgent, "a1", "o1", nil)
+	c4 := memberGen(t, ts.url, "0.4.0", protocol.RoleComputer, "c4", "o1", nil)
+	memberGen(t, ts.url, "0.3.1", protocol.RoleComputer, "c3", "o1", nil)
+	c2 := memberGen(t, ts.url, "", protocol.RoleComputer, "c2", "o1", nil)
+	c2x := memberGen(t, ts.url, "", protocol.RoleComputer, "c2x", "o1", []string{protocol.EventGetSkills})
+	a := memberGen(t, ts.url, "0.4.0", protocol.RoleAgent, "a1", "o1", nil)
 
 	events := map[string]struct {
 		extra  map[string]any
@@ -541,14 +521,10 @@ func TestGenerationEvents(t *testing.T) {
 	// 4106, nested; client:read_resource reaches a 0.2 Computer that
 	// declared nothing.
 	ts2 := startServer(t)
-	c4 = dialRawGen(t, ts2.url, "0.4.0")
-	c4.joinAs(protocol.RoleComputer, "c4", "o1", nil)
-	c4f := dialRawGen(t, ts2.url, "0.4.0")
-	c4f.joinAs(protocol.RoleComputer, "c4f", "o1", []string{protocol.EventGetFinder})
-	c2 = dialRawGen(t, ts2.url, "")
-	c2.joinAs(protocol.RoleComputer, "c2", "o1", nil)
-	a2 := dialRawGen(t, ts2.url, "")
-	a2.joinAs(protocol.RoleAgent, "a1", "o1", nil)
+	c4 = memberGen(t, ts2.url, "0.4.0", protocol.RoleComputer, "c4", "o1", nil)
+	c4f := memberGen(t, ts2.url, "0.4.0", protocol.RoleComputer, "c4f", "o1", []string{protocol.EventGetFinder})
+	c2 = memberGen(t, ts2.url, "", protocol.RoleComputer, "c2", "o1", nil)
+	a2 := memberGen(t, ts2.url, "", protocol.RoleAgent, "a1", "o1", nil)
 	got = a2.callText(1, protocol.EventGetFinder, agentCall("c4", "r1", nil))
 	require.True(t, strings.HasPrefix(got, `[{"error":{"code":4106,`), got)
 	got = a2.callText(2, protocol.EventReadResource, agentCall("c4f", "r2", map[string]any{"uri": "dpe://h/d"}))
@@ -568,12 +544,9 @@ func TestGenerationTranslation(t *testing.T) {
 	for _, validate := range []bool{false, true} {
 		t.Run(fmt.Sprintf("validate=%v", validate), func(t *testing.T) {
 			ts := startServer(t, server.WithValidateAnswers(validate))
-			c2 := dialRawGen(t, ts.url, "")
-			c2.joinAs(protocol.RoleComputer, "c-2!", "o4", nil)
-			c4 := dialRawGen(t, ts.url, "0.4.0")
-			c4.joinAs(protocol.RoleComputer, "c4", "o4", nil)
-			a4 := dialRawGen(t, ts.url, "0.4.0")
-			a4.joinAs(protocol.RoleAgent, "a1", "o4", nil)
+			c2 := memberGen(t, ts.url, "", protocol.RoleComputer, "c-2!", "o4", nil)
+			c4 := memberGen(t, ts.url, "0.4.0", protocol.RoleComputer, "c4", "o4", nil)
+			a4 := memberGen(t, ts.url, "0.4.0", protocol.RoleAgent, "a1", "o4", nil)
 
 			// 0.2 Computer → 0.4 Agent.
 			got := relay(t, a4, c2, 1, protocol.EventGetTools, agentCall("c-2!", "r1", nil),
@@ -596,10 +569,8 @@ func TestGenerationTranslation(t *testing.T) {
 			require.Equal(t, "["+flat404+"]", got)
 
 			// 0.4 Computer → 0.2 Agent.
-			c4b := dialRawGen(t, ts.url, "0.4.0")
-			c4b.joinAs(protocol.RoleComputer, "c4b", "o2", nil)
-			a2 := dialRawGen(t, ts.url, "")
-			a2.joinAs(protocol.RoleAgent, "a1b", "o2", nil)
+			c4b := memberGen(t, ts.url, "0.4.0", protocol.RoleComputer, "c4b", "o2", nil)
+			a2 := memberGen(t, ts.url, "", protocol.RoleAgent, "a1b", "o2", nil)
 			call := func(reqID string) map[string]any {
 				return map[string]any{"agent": "a1b", "req_id": reqID, "computer": "c4b"}
 			}
@@ -627,14 +598,11 @@ func TestGenerationTranslation(t *testing.T) {
 // it; the notifications every generation has reach everyone.
 func TestGenerationNotifications(t *testing.T) {
 	ts := startServer(t)
-	c4 := dialRawGen(t, ts.url, "0.4.0")
-	c4.joinAs(protocol.RoleComputer, "c4", "o1", nil)
-	c3 := dialRawGen(t, ts.url, "0.3.1")
-	c3.joinAs(protocol.RoleComputer, "c3", "o1", nil)
+	c4 := memberGen(t, ts.url, "0.4.0", protocol.RoleComputer, "c4", "o1", nil)
+	c3 := memberGen(t, ts.url, "0.3.1", protocol.RoleComputer, "c3", "o1", nil)
 	c2, _ := connectGen(t, ts.url, "")
 	c2.mustJoin(protocol.RoleComputer, "c2", "o1")
-	a := dialRawGen(t, ts.url, "0.4.0")
-	a.joinAs(protocol.RoleAgent, "a1", "o1", nil)
+	a := memberGen(t, ts.url, "0.4.0", protocol.RoleAgent, "a1", "o1", nil)
 
 	c4.send(fmt.Sprintf(`42%s,["%s",{"computer":"c4"}]`, protocol.Namespace, protocol.EventUpdateSkills))
 	require.Equal(t, `{"computer":"c4"}`, a.nextEvent(protocol.NotifyUpdateSkills))
@@ -666,15 +634,12 @@ func connectGen(t *testing.T, url, version string) (*peer, error) {
 func TestClusterGenerations(t *testing.T) {
 	r := startRedis(t)
 	n := startNodes(t, r, 2)
-	c2 := dialRawGen(t, n[1].url, "")
-	c2.joinAs(protocol.RoleComputer, "c2", "o1", nil)
-	c4 := dialRawGen(t, n[1].url, "0.4.0")
-	c4.joinAs(protocol.RoleComputer, "c4", "o1", []string{protocol.EventReadResource})
+	c2 := memberGen(t, n[1].url, "", protocol.RoleComputer, "c2", "o1", nil)
+	c4 := memberGen(t, n[1].url, "0.4.0", protocol.RoleComputer, "c4", "o1", []string{protocol.EventReadResource})
 	c2a, err := connect(t, n[0].url, dialOpts{})
 	require.NoError(t, err)
 	c2a.mustJoin(protocol.RoleComputer, "c2a", "o1")
-	a := dialRawGen(t, n[0].url, "0.4.1")
-	a.joinAs(protocol.RoleAgent, "a1", "o1", nil)
+	a := memberGen(t, n[0].url, "0.4.1", protocol.RoleAgent, "a1", "o1", nil)
 
 	got := a.callText(1, protocol.EventListRoom, map[string]any{"agent": "a1", "req_id": "l1", "office_id": "o1"})
 	var vals []protocol.ListRoomRet
