@@ -81,8 +81,14 @@ func (r *rawConn) send(s string) {
 // read returns the next message, answering engine pings on the way.
 func (r *rawConn) read() string {
 	r.t.Helper()
+	return r.readWithin(wait)
+}
+
+// readWithin is read with d as the bound of the wait.
+func (r *rawConn) readWithin(d time.Duration) string {
+	r.t.Helper()
 	for {
-		_ = r.ws.SetReadDeadline(time.Now().Add(wait))
+		_ = r.ws.SetReadDeadline(time.Now().Add(d))
 		_, b, err := r.ws.ReadMessage()
 		require.NoError(r.t, err)
 		if string(b) == "2" {
