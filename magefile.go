@@ -225,12 +225,26 @@ func listDeps(module string, tests bool) ([]string, error) {
 // interopDir holds the pinned manifests of the interop peers.
 const interopDir = "server/testdata/interop"
 
+// pyPeerDir holds the drivers of the Python peers of protocols 0.3 and 0.4
+// and their pinned requirements files.
+const pyPeerDir = "e2e/testdata/pypeer"
+
+// pythonPeers are the virtualenvs of the Python reference SDK a2c-smcp, one
+// per release the interop tests run, each installed from its committed
+// requirements file (every transitive dependency pinned): 0.1.2 speaks
+// protocol 0.2.0, 0.3.3 protocol 0.3.1, 0.4.2 protocol 0.4.0.
+var pythonPeers = []struct{ venv, requirements, env string }{
+	{".cache/venv", interopDir + "/requirements.txt", "SMCP_INTEROP_PYTHON"},
+	{".cache/venv-0.3.3", pyPeerDir + "/requirements-0.3.3.txt", "SMCP_INTEROP_PYTHON_03"},
+	{".cache/venv-0.4.2", pyPeerDir + "/requirements-0.4.2.txt", "SMCP_INTEROP_PYTHON_04"},
+}
+
 // Setup installs the pinned interop peers used by the tests: the official
 // JavaScript socket.io-client (npm ci from the committed lock file), the
-// Python reference SDK a2c-smcp (pip into .cache/venv from the committed
-// requirements file), the Debian programs the tests drive (debianPeers:
-// headless Chromium, redis-server, haproxy, nginx) and the Rust SDK's peers
-// (SetupRust).
+// Python reference SDK a2c-smcp in each of its pythonPeers virtualenvs, the
+// Debian programs the tests drive (debianPeers: headless Chromium,
+// redis-server, haproxy, nginx) and the Rust SDK's peers (SetupRust, whose
+// builds need debianBuildDeps).
 func Setup() error {
 	if err := setupDebianPeers(); err != nil {
 		return err
@@ -241,14 +255,32 @@ func Setup() error {
 	if err := run("npm", "ci", "--no-audit", "--no-fund", "--prefix", interopDir); err != nil {
 		return fmt.Errorf("installing socket.io-client: %w", err)
 	}
-	venv := filepath.Join(".cache", "venv")
+	for _, p := range pythonPeers {
+		if err := setupVenv(filepath.FromSlash(p.venv), filepath.FromSlash(p.requirements)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setupVenv makes the virtualenv venv when it is missing and installs
+// requirements into it exactly: with --no-deps, so that a dependency the
+// file forgot fails `pip check` instead of arriving at whatever version is
+// newest that day.
+func setupVenv(venv, requirements string) error {
 	if _, err := os.Stat(filepath.Join(venv, "bin", "python")); err != nil {
 		if err := run("python3", "-m", "venv", venv); err != nil {
-			return fmt.Errorf("creating the virtualenv: %w", err)
+			return fmt.Errorf("creating the virtualenv %s: %w", venv, err)
 		}
 	}
 	pip := filepath.Join(venv, "bin", "pip")
-	return run(pip, "install", "--disable-pip-version-check", "-q", "-r", filepath.Join(interopDir, "requirements.txt"))
+	if err := run(pip, "install", "--disable-pip-version-check", "-q", "--no-deps", "-r", requirements); err != nil {
+		return fmt.Errorf("installing %s: %w", requirements, err)
+	}
+	if err := run(pip, "check", "--disable-pip-version-check"); err != nil {
+		return fmt.Errorf("%s is not complete: %w", requirements, err)
+	}
+	return nil
 }
 
 // debianPeers are the programs from Debian's packages that the tests drive:
@@ -260,15 +292,29 @@ var debianPeers = []struct{ bin, pkg string }{
 	{"redis-server", "redis-server"},
 	{"haproxy", "haproxy"},
 	{"nginx", "nginx"},
+	{"pkg-config", "pkg-config"}, // finds debianBuildDeps for the Rust builds
 }
 
-// setupDebianPeers installs the missing debianPeers with apt-get when this
-// process may (root, with apt-get); otherwise it fails and says how to.
+// debianBuildDeps are the Debian libraries the Rust peers link, by their
+// pkg-config name: the 0.4.1 smcp-computer crate depends on keyring's
+// secret-service backend on Linux, which links libdbus.
+var debianBuildDeps = []struct{ pc, pkg string }{
+	{"dbus-1", "libdbus-1-dev"},
+}
+
+// setupDebianPeers installs the missing debianPeers and debianBuildDeps with
+// apt-get when this process may (root, with apt-get); otherwise it fails
+// and says how to.
 func setupDebianPeers() error {
 	var missing []string
 	for _, p := range debianPeers {
 		if _, err := exec.LookPath(p.bin); err != nil {
 			missing = append(missing, p.pkg)
+		}
+	}
+	for _, d := range debianBuildDeps {
+		if exec.Command("pkg-config", "--exists", d.pc).Run() != nil {
+			missing = append(missing, d.pkg)
 		}
 	}
 	if len(missing) == 0 {
@@ -305,16 +351,31 @@ func interopEnv() []string {
 	return append([]string{
 		"SMCP_INTEROP=1",
 		"SMCP_INTEROP_NODE_MODULES=" + filepath.Join(wd, interopDir, "node_modules"),
-		"SMCP_INTEROP_PYTHON=" + filepath.Join(wd, ".cache", "venv", "bin", "python"),
-		// The references of the later generations (spec/generations.md),
-		// installed by Setup into their own virtualenvs.
-		"SMCP_INTEROP_PYTHON_03=" + filepath.Join(wd, ".cache", "venv-0.3.3", "bin", "python"),
-		"SMCP_INTEROP_PYTHON_04=" + filepath.Join(wd, ".cache", "venv-0.4.2", "bin", "python"),
 		"SMCP_INTEROP_CHROMIUM=" + peerPath("chromium"),
 		"SMCP_INTEROP_REDIS=" + peerPath("redis-server"),
 		"SMCP_INTEROP_HAPROXY=" + peerPath("haproxy"),
 		"SMCP_INTEROP_NGINX=" + peerPath("nginx"),
-	}, rustInteropEnv()...)
+	}, append(pythonInteropEnv(wd), rustInteropEnv()...)...)
+}
+
+// PeersEnv prints the variables that tell the tests where the installed
+// interop peers are, as the test target sets them, in shell syntax: after
+// `eval "$(go run mage.go peersEnv)"`, `go test` in a module runs its interop
+// tests as `go run mage.go test` does (run setup first).
+func PeersEnv() {
+	for _, kv := range interopEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Printf("export %s='%s'\n", k, strings.ReplaceAll(v, "'", `'\''`))
+	}
+}
+
+// pythonInteropEnv tells the tests where each pythonPeers interpreter is.
+func pythonInteropEnv(wd string) []string {
+	var env []string
+	for _, p := range pythonPeers {
+		env = append(env, p.env+"="+filepath.Join(wd, filepath.FromSlash(p.venv), "bin", "python"))
+	}
+	return env
 }
 
 // Test is the project's test command: drift check, gofmt, vet, import rules,

@@ -156,7 +156,7 @@ func goServerRustAgent(t *testing.T, tab *interopTable, dir string) {
 	ra.ok(t, map[string]any{"op": "raw_close"})
 	ra.ok(t, map[string]any{"op": "join"})
 
-	var rc *rustProc
+	var rc *peerProc
 	var gc *computer.Computer
 	cname := "gc"
 	if rustComputer {

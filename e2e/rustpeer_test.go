@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,15 +58,21 @@ func rustBin(t testing.TB) string {
 }
 
 // syncBuffer collects a process's output for the failure log, keeping its
-// first 4 MiB (used by the Rust peers and the chaos suite).
+// first 4 MiB (used by the interop peers and the chaos suite). Waiters learn
+// of each write through changed.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // closed and replaced by every write
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.changed != nil {
+		close(b.changed)
+		b.changed = nil
+	}
 	if b.buf.Len() > 4<<20 { // keep the head: enough to explain a failure
 		return len(p), nil
 	}
@@ -78,9 +85,22 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// rustProc is a running Rust peer whose stdout lines are JSON objects. Lines
-// with a "notify" key go to notes, the others to lines.
-type rustProc struct {
+// snapshot returns the output so far and a channel closed at the next write.
+func (b *syncBuffer) snapshot() (string, <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.changed == nil {
+		b.changed = make(chan struct{})
+	}
+	return b.buf.String(), b.changed
+}
+
+// peerProc is a running interop peer (a Rust or Python SDK program) whose
+// stdout lines are JSON objects: lines with a "notify" key go to notes,
+// answers to a step sent with an "id" to tagged, the others to lines. Its
+// stdout lines that are not JSON and its stderr are kept for waitOutput and
+// the failure log.
+type peerProc struct {
 	name   string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -88,30 +108,46 @@ type rustProc struct {
 	text   *syncBuffer // stdout lines that are not JSON
 	lines  chan map[string]any
 	notes  chan map[string]any
+	tagged chan map[string]any
 	done   chan struct{}
 
-	seen []map[string]any // notifications read but not yet matched
+	seen   []map[string]any          // notifications read but not yet matched
+	byID   map[string]map[string]any // tagged answers read but not yet awaited
+	closed bool                      // stdin closed
 }
 
 // peerWait bounds every wait for a peer's line.
 const peerWait = 60 * time.Second
 
-func startRust(t testing.TB, bin, name string, env []string, args ...string) *rustProc {
+func startRust(t testing.TB, bin, name string, env []string, args ...string) *peerProc {
+	t.Helper()
+	return startPeerProc(t, name, !strings.Contains(bin, "server"), filepath.Join(rustBin(t), bin), env, args...)
+}
+
+// startPeerProc starts path in a process group of its own. At the end of the
+// test it closes the peer's standard input and, when exits is set (the
+// peer ends when its input does), waits for it to exit; then it kills the
+// process group by the peer's PID, which also ends any MCP server the peer
+// started.
+func startPeerProc(t testing.TB, name string, exits bool, path string, env []string, args ...string) *peerProc {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, filepath.Join(rustBin(t), bin), args...)
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	p := &rustProc{
+	p := &peerProc{
 		name: name, cmd: cmd, stdin: stdin, stderr: &syncBuffer{}, text: &syncBuffer{},
-		lines: make(chan map[string]any, 256), notes: make(chan map[string]any, 256), done: make(chan struct{}),
+		lines: make(chan map[string]any, 256), notes: make(chan map[string]any, 256),
+		tagged: make(chan map[string]any, 256), done: make(chan struct{}), byID: map[string]map[string]any{},
 	}
 	cmd.Stderr = p.stderr
-	require.NoError(t, cmd.Start())
+	require.NoError(t, cmd.Start(), "starting %s", name)
 	go func() {
 		defer close(p.done)
 		sc := bufio.NewScanner(stdout)
@@ -125,6 +161,8 @@ func startRust(t testing.TB, bin, name string, env []string, args ...string) *ru
 			ch := p.lines
 			if _, ok := m["notify"]; ok {
 				ch = p.notes
+			} else if _, ok := m["id"]; ok {
+				ch = p.tagged
 			}
 			select {
 			case ch <- m:
@@ -135,7 +173,7 @@ func startRust(t testing.TB, bin, name string, env []string, args ...string) *ru
 	}()
 	t.Cleanup(func() {
 		_ = stdin.Close()
-		if !strings.Contains(bin, "server") { // the servers run until killed
+		if exits {
 			select {
 			case <-p.done:
 			case <-time.After(10 * time.Second):
@@ -158,7 +196,7 @@ func tail(s string, n int) string {
 }
 
 // send writes one line to the peer's standard input.
-func (p *rustProc) send(t testing.TB, v any) {
+func (p *peerProc) send(t testing.TB, v any) {
 	t.Helper()
 	var line []byte
 	if s, ok := v.(string); ok {
@@ -173,7 +211,7 @@ func (p *rustProc) send(t testing.TB, v any) {
 }
 
 // next returns the peer's next non-notification line.
-func (p *rustProc) next(t testing.TB) map[string]any {
+func (p *peerProc) next(t testing.TB) map[string]any {
 	t.Helper()
 	select {
 	case m := <-p.lines:
@@ -192,7 +230,7 @@ func (p *rustProc) next(t testing.TB) map[string]any {
 }
 
 // do runs one step of the Rust Agent and returns its answer line.
-func (p *rustProc) do(t testing.TB, step map[string]any) map[string]any {
+func (p *peerProc) do(t testing.TB, step map[string]any) map[string]any {
 	t.Helper()
 	p.send(t, step)
 	m := p.next(t)
@@ -201,7 +239,7 @@ func (p *rustProc) do(t testing.TB, step map[string]any) map[string]any {
 }
 
 // ok runs a step that must succeed and returns its result.
-func (p *rustProc) ok(t testing.TB, step map[string]any) any {
+func (p *peerProc) ok(t testing.TB, step map[string]any) any {
 	t.Helper()
 	m := p.do(t, step)
 	require.Equal(t, true, m["ok"], "%s: %v", step["op"], m)
@@ -210,7 +248,7 @@ func (p *rustProc) ok(t testing.TB, step map[string]any) any {
 
 // note waits for a notification line that match accepts; lines read on the
 // way are kept for later calls.
-func (p *rustProc) note(t testing.TB, what string, match func(map[string]any) bool) map[string]any {
+func (p *peerProc) note(t testing.TB, what string, match func(map[string]any) bool) map[string]any {
 	t.Helper()
 	for i, m := range p.seen {
 		if match(m) {
@@ -248,7 +286,7 @@ func noteOf(kind, computer string) func(map[string]any) bool {
 }
 
 // exited waits for the peer to exit.
-func (p *rustProc) exited(t testing.TB) {
+func (p *peerProc) exited(t testing.TB) {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -259,31 +297,37 @@ func (p *rustProc) exited(t testing.TB) {
 
 // waitOutput waits until the peer's stderr or console output matches re
 // and returns the first submatch.
-func (p *rustProc) waitOutput(t testing.TB, re *regexp.Regexp) string {
+func (p *peerProc) waitOutput(t testing.TB, re *regexp.Regexp) string {
 	t.Helper()
-	deadline := time.Now().Add(peerWait)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(p.stderr.String() + p.text.String()); m != nil {
+	deadline := time.After(peerWait)
+	for {
+		errOut, errChanged := p.stderr.snapshot()
+		text, textChanged := p.text.snapshot()
+		if m := re.FindStringSubmatch(errOut + text); m != nil {
 			if len(m) > 1 {
 				return m[1]
 			}
 			return m[0]
 		}
 		select {
+		case <-errChanged:
+		case <-textChanged:
 		case <-p.done:
+			if m := re.FindStringSubmatch(p.stderr.String() + p.text.String()); m != nil {
+				continue
+			}
 			t.Fatalf("%s exited: %s", p.name, tail(p.stderr.String(), 4000))
-		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("%s: %s never appeared on stderr:\n%s", p.name, re, tail(p.stderr.String(), 4000))
 		}
 	}
-	t.Fatalf("%s: %s never appeared on stderr:\n%s", p.name, re, tail(p.stderr.String(), 4000))
-	return ""
 }
 
 // rustServer is the Rust SDK's Server (rustpeer-server) on a loopback port.
 type rustServer struct {
 	URL    string
 	APIKey string
-	proc   *rustProc
+	proc   *peerProc
 }
 
 var listening = regexp.MustCompile(`Server listening on (\S+)`)
@@ -310,7 +354,7 @@ func rustComputerConfig(t testing.TB) string {
 
 // startRustComputer starts rustpeer-computer (the SDK's Computer library
 // over the e2e tool server) and waits until it has joined office.
-func startRustComputer(t testing.TB, url, key, office, name string) *rustProc {
+func startRustComputer(t testing.TB, url, key, office, name string) *peerProc {
 	t.Helper()
 	p := startRust(t, "rustpeer-computer", "rust computer "+name, []string{
 		"SMCP_URL=" + url, "SMCP_API_KEY=" + key, "SMCP_OFFICE=" + office, "SMCP_COMPUTER=" + name,
@@ -323,7 +367,7 @@ func startRustComputer(t testing.TB, url, key, office, name string) *rustProc {
 
 // startRustAgent starts rustpeer-agent (the SDK's AsyncSmcpAgent) connected
 // to url; it has not joined yet.
-func startRustAgent(t testing.TB, url, key, office, name string, toolTimeout int) *rustProc {
+func startRustAgent(t testing.TB, url, key, office, name string, toolTimeout int) *peerProc {
 	t.Helper()
 	p := startRust(t, "rustpeer-agent", "rust agent "+name, []string{
 		"SMCP_URL=" + url, "SMCP_API_KEY=" + key, "SMCP_OFFICE=" + office, "SMCP_AGENT=" + name,
