@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/server"
 )
 
 // The interop matrix of the Go Server (issue 25, Deliver 7, the Server's
@@ -470,4 +471,36 @@ func matrixRust015Agent(t *testing.T, d *deployment, office string, a matrixPeer
 	e := raw(protocol.EventGetFinder, map[string]any{"agent": "a-rs0115-raw", "req_id": "f1", "computer": c.name})
 	require.Equal(t, 4106.0, e["error"].(map[string]any)["code"], "%v", e)
 	tab.pair(a, c.peer, "(plain connection) get_finder: 4106 nested at once")
+}
+
+// refConnect starts sdk's Agent against url and returns its first line, the
+// outcome of its connection.
+func refConnect(t *testing.T, sdk refSDK, url, key string) map[string]any {
+	t.Helper()
+	path, args := refCommand(t, sdk, "agent")
+	env := append(refHome(t), "SMCP_URL="+url, "SMCP_API_KEY="+key, "SMCP_OFFICE=o1", "SMCP_AGENT=a-probe", "RUST_LOG=warn")
+	p := startPeerProc(t, sdk.String()+" agent a-probe", true, path, env, args...)
+	return p.next(t)
+}
+
+// TestStrictServerReferences: with --strict-handshake and 0.4 alone the Go
+// Server is, to the reference peers, a 0.4 reference Server: the 0.4
+// Agents and Computers work, a 0.3.3 Agent reads the 4008 as the SDK's own
+// ProtocolVersionError (its parser takes our body and header), and a 0.1.2
+// Agent, which names no version, is refused.
+func TestStrictServerReferences(t *testing.T) {
+	d := startServer(t, server.WithStrictHandshake(true), server.WithProtocolGenerations(protocol.Gen04))
+	c := startRefComputer(t, refPy04, d.URL, d.APIKey, "o1", "c1")
+	a := startRefAgent(t, refRust04, d.URL, d.APIKey, "o1", "a1")
+	a.ok(t, map[string]any{"op": "join"})
+	res := a.ok(t, map[string]any{"op": "tool_call", "computer": c.Name, "tool": "tools__echo", "params": map[string]any{"text": "hi"}}).(map[string]any)
+	require.Equal(t, "echo: hi", firstText(res), "%v", res)
+
+	m := refConnect(t, refPy03, d.URL, d.APIKey)
+	require.Equal(t, false, m["ok"], "%v", m)
+	require.Equal(t, "ProtocolVersionError", m["error_type"], "%v", m)
+	require.Contains(t, m["error"], "0.4.999", "the range the body names: %v", m)
+	old := refConnect(t, refPy01, d.URL, d.APIKey)
+	require.Equal(t, false, old["ok"], "%v", old)
+	t.Logf("a2c-smcp 0.3.3: %s: %s; 0.1.2: %s: %s", m["error_type"], m["error"], old["error_type"], old["error"])
 }
