@@ -175,7 +175,8 @@ func WithKeys(keys ...Key) Option {
 }
 
 // WithAPIKeyHeader changes the header the default provider reads the API key
-// from (default "x-api-key"; the auth payload key "api_key" is read too).
+// from (default "x-api-key"; the auth payload's "api_key" and "token" are
+// read too, APIKeyAuth).
 func WithAPIKeyHeader(name string) Option {
 	return func(c *config) error {
 		if name == "" {
