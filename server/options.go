@@ -236,9 +236,12 @@ func WithMaxPayloadBytes(n int64) Option {
 	}
 }
 
-// WithValidateAnswers makes the Server validate every Computer answer against
-// the event's ack schema before relaying it; an invalid answer becomes a 500
-// listing the failing paths. Requests are always validated.
+// WithValidateAnswers makes the Server validate every Computer answer, as the
+// Agent receives it (in the Agent's generation, after what crosses
+// generations is translated), against the event's ack schema of the
+// Agent's generation before relaying it; an invalid answer becomes a 500
+// listing the failing paths. Requests are always validated, against the
+// sender's generation.
 func WithValidateAnswers(on bool) Option {
 	return func(c *config) error {
 		c.validateAnswers = on

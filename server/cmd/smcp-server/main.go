@@ -128,7 +128,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 		fs.BoolVar(p, name, def, usage+" ("+envName(name)+")")
 	}
 	boolean(&s.insecureNoAuth, "insecure-no-auth", "accept every connection without an API key (development only)")
-	boolean(&s.validateAnswers, "validate-answers", "validate Computer answers against the ack schemas")
+	boolean(&s.validateAnswers, "validate-answers", "validate Computer answers, as each Agent receives them, against the ack schemas of its generation")
 	boolean(&s.strictHandshake, "strict-handshake", "refuse a handshake without a2c_version (HTTP 400), as the 0.4 reference Servers do; with --protocol-versions 0.4 the Server answers exactly as they do")
 
 	duration := func(p *time.Duration, name string, def time.Duration, usage string) {
