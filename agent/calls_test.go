@@ -182,10 +182,6 @@ func TestBadRequestsFailLocally(t *testing.T) {
 		name string
 		call func(ctx context.Context) error
 	}{
-		{"finder limit above 100", func(ctx context.Context) error {
-			_, err := c.GetFinder(ctx, "alpha", agent.FinderQuery{Limit: 101})
-			return err
-		}},
 		{"finder negative offset", func(ctx context.Context) error {
 			_, err := c.GetFinder(ctx, "alpha", agent.FinderQuery{Offset: -1})
 			return err

@@ -562,29 +562,48 @@ func encodeRequest(event string, payload any) (any, error) {
 // connection keeps dropping before the answer.
 const requestAttempts = 3
 
-// request is send for requests that may be repeated: when the connection
-// drops before the answer, it waits for the reconnection (and the rejoin)
-// and sends the request again, at most requestAttempts times in all and
-// within the same deadline. Every request but client:tool_call is safe to
-// repeat: they read, or (join, leave) end in the same state.
-func (c *Client) request(ctx context.Context, event string, payload any) ([]any, error) {
+// request is send for requests that may be repeated, with check turning
+// the answer into its refusal (nil when it is no refusal). Within the same
+// deadline, it sends the request again when the connection drops before
+// the answer (after the reconnection and the rejoin; at most
+// requestAttempts times in all), and when the answer is a refusal for now
+// (429, 503), after a jittered pause (backoff). Every request but
+// client:tool_call is safe to repeat: they read, or (join, leave) end in the
+// same state.
+func (c *Client) request(ctx context.Context, event string, payload any, check func(vals []any) error) ([]any, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.timeout)
 	defer cancel()
-	vals, err := c.send(ctx, event, payload, false)
-	for attempt := 1; attempt < requestAttempts && errors.Is(err, ErrConnectionLost) && ctx.Err() == nil; attempt++ {
-		c.log.Debug("connection lost before the answer; repeating the request after reconnecting", "event", event, "error", err)
-		vals, err = c.send(ctx, event, payload, false)
+	var pause backoff
+	for lost := 1; ; {
+		vals, err := c.send(ctx, event, payload, false)
+		if err == nil {
+			if err = check(vals); err == nil {
+				return vals, nil
+			}
+		}
+		switch {
+		case errors.Is(err, ErrConnectionLost) && lost < requestAttempts && ctx.Err() == nil:
+			lost++
+			c.log.Debug("connection lost before the answer; repeating the request after reconnecting", "event", event, "error", err)
+		case retryable(err) && pause.wait(ctx, c.closedCh):
+			c.log.Debug("request refused for now; repeating it", "event", event, "error", err)
+		default:
+			return vals, err
+		}
 	}
-	return vals, err
 }
 
 // call sends a one-value request and decodes its answer into T.
 func call[T any](ctx context.Context, c *Client, event, reqID string, payload any) (*T, error) {
-	vals, err := c.request(ctx, event, payload)
+	var out *T
+	_, err := c.request(ctx, event, payload, func(vals []any) (err error) {
+		out, err = decodeAnswer[T](event, reqID, vals)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return decodeAnswer[T](event, reqID, vals)
+	return out, nil
 }
 
 // decodeAnswer checks one ack against its schema (spec/protocol.md: the answer,

@@ -41,6 +41,20 @@
 // connection is down wait for it, within their deadline. A tool call whose
 // connection drops fails with ErrConnectionLost: it may have run.
 //
+// A refusal for now — 429 (the Server's bound on requests in flight, or on
+// events a second) or 503 (a peer not reading, a busy Server) — is not the
+// end either: the request is sent again after a pause, within its deadline,
+// the pauses growing from 100 ms to 2 s with ±50 % jitter, so that a Server
+// catching up on a backlog (after a stall, say) does not fail the requests
+// that piled up behind its bound. Only a refusal that still stands at the
+// deadline is returned. A client:tool_call is sent again only when the
+// Server says it refused the call before forwarding it (details
+// "forwarded": false, which smcp-go's Server sets on every refusal it makes
+// before the call leaves it): the Computer never saw it. Any other failure
+// of a tool call — a Computer's answer, a 503 after the call was forwarded,
+// a refusal from a Server that does not say — may come after the tool ran,
+// and is returned (spec/decisions.md, Agent: retries).
+//
 // # Tool calls
 //
 // CallTool returns the MCP CallToolResult. A tool failure, the Computer's

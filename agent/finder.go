@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/protocol/dpe"
 )
 
 // FinderQuery filters and pages a Computer's document catalog
@@ -19,16 +20,19 @@ type FinderQuery struct {
 	FileType string
 	// Offset is the first document returned (>= 0).
 	Offset int
-	// Limit is the page size, 1–100 (0 = default 20).
+	// Limit is the page size: 0 asks for the default (20), and a limit
+	// above the organizer's maximum (100) asks for 100 (spec/finder.md,
+	// Organizer).
 	Limit int
 }
 
 // GetFinder reads one page of a Computer's organised document catalog
 // (client:get_finder); total_count counts every document matching the
-// filters. A limit above 100 or a negative offset fails with 400 before
-// anything is sent.
+// filters. A limit above 100 asks for 100; a negative offset or limit fails
+// with 400 before anything is sent.
 func (c *Client) GetFinder(ctx context.Context, computer string, q FinderQuery) (*protocol.GetFinderRet, error) {
 	id := c.nextReqID()
+	q.Limit = min(q.Limit, dpe.MaxLimit)
 	// Zero offset and limit are omitted (the protocol's defaults apply);
 	// out-of-range ones fail the request schema here, with 400.
 	req := protocol.GetFinderReq{

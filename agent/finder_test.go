@@ -33,6 +33,7 @@ func TestGetFinder(t *testing.T) {
 		{"file type", agent.FinderQuery{FileType: "xlsx"}, map[string]any{"file_type": "xlsx"}, []string{"rpt-2026"}, 1, ""},
 		{"offset and limit", agent.FinderQuery{Offset: 1, Limit: 1}, map[string]any{"offset": 1.0, "limit": 1.0}, []string{"contract-a1"}, 2, ""},
 		{"offset past the end", agent.FinderQuery{Offset: 5}, map[string]any{"offset": 5.0}, []string{}, 2, ""},
+		{"limit above the maximum asks for the maximum", agent.FinderQuery{Limit: 101}, map[string]any{"limit": 100.0}, []string{"rpt-2026", "contract-a1"}, 2, "spec/finder.md, Organizer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -361,7 +362,7 @@ func TestNavigationBadContents(t *testing.T) {
 		{"blob only", contents(map[string]any{"uri": reportURI, "blob": "AAAA"}), "blob only"},
 		{"not JSON", contents(text("# a markdown page")), "not valid JSON"},
 		{"wrong level", contents(text(`{"documents": [], "total_count": 0}`)), "missing properties 'page_index'"},
-		{"bad element", contents(text(`{"page_index": 0, "uri": "dpe://h/d/pages/0", "element_count": 1, "elements": [{"element_id": "x", "category": "table", "content": {"rows": "nope"}}]}`)), "/elements/0/content/rows"},
+		{"elements not a list", contents(text(`{"page_index": 0, "uri": "dpe://h/d/pages/0", "element_count": 1, "elements": {"element_id": "x"}}`)), "/elements: want a list"},
 		{"another page", contents(text(`{"page_index": 7, "uri": "dpe://h/d/pages/7", "element_count": 0, "elements": []}`)), "page_index 7"},
 		{"contents entry without text or blob", contents(map[string]any{"uri": reportURI}), "/contents/0"},
 	}
@@ -375,6 +376,42 @@ func TestNavigationBadContents(t *testing.T) {
 			require.Contains(t, perr.Message, tc.msg)
 		})
 	}
+}
+
+// TestNavigationTolerantPage (issue 27, item 1): a page as the user's spec
+// allows it — numbers and null in cells, any heading level, nested list
+// items, elements beside content_markdown — is read whole; an element with
+// a structural problem is kept, reported in Problems, and the rest of the
+// page is returned.
+func TestNavigationTolerantPage(t *testing.T) {
+	p := startPeer(t)
+	c, _ := joined(t, p)
+	const page = `{"page_index": 0, "uri": "dpe://h/d/pages/0", "element_count": 5, "content_markdown": "# server's own",
+		"elements": [
+			{"element_id": "t", "category": "table", "content": {"headers": ["k", "v"], "rows": [["a", 1], ["c", null], [true, 2.5]]}},
+			{"element_id": "h", "category": "heading", "content": {"level": 8, "text": "Deep"}},
+			{"element_id": "l", "category": "list", "content": {"items": ["x", ["x1", {"text": "x2"}]]}},
+			{"element_id": "bad", "category": "table", "summary": "broken", "content": {"rows": "nope"}},
+			{"category": "text", "content": {"text": "no id"}}
+		]}`
+	p.Handle(protocol.EventReadResource, func(_ context.Context, req map[string]any) peer.Reply {
+		return peer.Answer(map[string]any{"contents": []any{map[string]any{"uri": reportURI, "mimeType": "application/json", "text": page}}, "req_id": req["req_id"]})
+	})
+	defer p.Handle(protocol.EventReadResource, nil)
+	pg, err := c.ReadPage(ctxT(t), "alpha", reportURI, 0, agent.PageQuery{})
+	require.NoError(t, err)
+	require.Len(t, pg.Elements, 5, "every element returned")
+	require.Equal(t, "# server's own", *pg.ContentMarkdown, "elements and rendering side by side")
+	table, err := dpe.ContentOf[protocol.TableContent](pg.Elements[0])
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"a", "1"}, {"c", ""}, {"true", "2.5"}}, table.Rows)
+	require.Len(t, pg.Problems, 2)
+	require.Equal(t, "/elements/3", pg.Problems[0].Path)
+	require.Equal(t, "bad", pg.Problems[0].ElementID)
+	require.Contains(t, pg.Problems[0].Message, "/content/rows")
+	require.Equal(t, "/elements/4", pg.Problems[1].Path)
+	require.Contains(t, pg.Problems[1].Message, "element_id")
+	require.Equal(t, "no id", pg.Elements[4].Content["text"], "the element is kept as far as it decodes")
 }
 
 // TestPagesIterator reads a whole document in one loop.

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"strconv"
@@ -17,8 +16,12 @@ import (
 // URI the previous level handed out. Every function takes the URI of a
 // document (the uri of a catalog entry) or any dpe:// URI below it; its own
 // query is ignored and replaced by the options. Bad options fail with 4204
-// before anything is sent (the URI rules of dpe.Parse); answers are
-// validated against the level's schema (schema/dpe_*.json).
+// before anything is sent (the URI rules of dpe.Parse). Answers are read
+// tolerantly, as the user's spec allows (dpe.DecodePage and friends;
+// spec/finder.md, Reading the levels): a structural problem in one element
+// (or catalog entry, or page summary) is reported in Problems and the rest
+// is returned; an answer whose own fields are wrong fails with
+// ErrInvalidAnswer.
 
 // DocumentQuery selects what ReadDocument returns (Level 1).
 type DocumentQuery struct {
@@ -46,20 +49,20 @@ type PageQuery struct {
 // ReadCatalog reads Level 0, the whole document catalog of one MCP server
 // (dpe://host), through computer. uri is "dpe://host" or any URI of that
 // host. With format markdown or text the catalog also carries its rendering.
-func (c *Client) ReadCatalog(ctx context.Context, computer, uri string, format dpe.Format) (*protocol.DPECatalog, error) {
+func (c *Client) ReadCatalog(ctx context.Context, computer, uri string, format dpe.Format) (*dpe.Catalog, error) {
 	u, err := dpe.Parse(uri)
 	if err != nil {
 		return nil, err
 	}
 	target := dpe.CatalogURI(u.Host)
 	target = withFormat(target, format)
-	return readLevel[protocol.DPECatalog](ctx, c, computer, target, "dpe_catalog.json")
+	return readLevel(ctx, c, computer, target, dpe.DecodeCatalog)
 }
 
 // ReadDocument reads Level 1 of the document uri points into: its metadata
 // and, with q.Pages, a window of its page index (pages, page_offset,
 // page_limit, page_total).
-func (c *Client) ReadDocument(ctx context.Context, computer, uri string, q DocumentQuery) (*protocol.DPEDocument, error) {
+func (c *Client) ReadDocument(ctx context.Context, computer, uri string, q DocumentQuery) (*dpe.Document, error) {
 	u, err := documentOf(uri)
 	if err != nil {
 		return nil, err
@@ -75,12 +78,14 @@ func (c *Client) ReadDocument(ctx context.Context, computer, uri string, q Docum
 		}
 	}
 	target = withFormat(target, q.Format)
-	return readLevel[protocol.DPEDocument](ctx, c, computer, target, "dpe_document.json")
+	return readLevel(ctx, c, computer, target, dpe.DecodeDocument)
 }
 
 // ReadPage reads Level 2, page number page (0-based) of the document uri
-// points into. An index past the end fails with 4202.
-func (c *Client) ReadPage(ctx context.Context, computer, uri string, page int, q PageQuery) (*protocol.DPEPage, error) {
+// points into. An index past the end fails with 4202. An element with a
+// structural problem is kept as far as it could be decoded and listed in
+// Problems; the other elements are returned.
+func (c *Client) ReadPage(ctx context.Context, computer, uri string, page int, q PageQuery) (*dpe.Page, error) {
 	u, err := documentOf(uri)
 	if err != nil {
 		return nil, err
@@ -97,7 +102,7 @@ func (c *Client) ReadPage(ctx context.Context, computer, uri string, page int, q
 		target = target.With(dpe.ParamCategories, strings.Join(names, ","))
 	}
 	target = withFormat(target, q.Format)
-	p, err := readLevel[protocol.DPEPage](ctx, c, computer, target, "dpe_page.json")
+	p, err := readLevel(ctx, c, computer, target, dpe.DecodePage)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +114,7 @@ func (c *Client) ReadPage(ctx context.Context, computer, uri string, page int, q
 
 // ReadElement reads Level 3, one element of the document uri points into,
 // in full. An unknown id fails with 4203.
-func (c *Client) ReadElement(ctx context.Context, computer, uri, elementID string, format dpe.Format) (*protocol.DPEElementDetail, error) {
+func (c *Client) ReadElement(ctx context.Context, computer, uri, elementID string, format dpe.Format) (*dpe.ElementDetail, error) {
 	u, err := documentOf(uri)
 	if err != nil {
 		return nil, err
@@ -118,7 +123,7 @@ func (c *Client) ReadElement(ctx context.Context, computer, uri, elementID strin
 		return nil, protocol.NewInvalidDPEURI("element id is empty")
 	}
 	target := withFormat(dpe.ElementURI(u.Host, u.DocRef, elementID), format)
-	return readLevel[protocol.DPEElementDetail](ctx, c, computer, target, "dpe_element_detail.json")
+	return readLevel(ctx, c, computer, target, dpe.DecodeElementDetail)
 }
 
 // Pages iterates over every page of the document uri points into: it reads
@@ -130,17 +135,17 @@ func (c *Client) ReadElement(ctx context.Context, computer, uri, elementID strin
 //		if err != nil { return err }
 //		fmt.Println(*page.ContentMarkdown)
 //	}
-func (c *Client) Pages(ctx context.Context, computer, uri string, q PageQuery) iter.Seq2[protocol.DPEPage, error] {
-	return func(yield func(protocol.DPEPage, error) bool) {
+func (c *Client) Pages(ctx context.Context, computer, uri string, q PageQuery) iter.Seq2[dpe.Page, error] {
+	return func(yield func(dpe.Page, error) bool) {
 		doc, err := c.ReadDocument(ctx, computer, uri, DocumentQuery{})
 		if err != nil {
-			yield(protocol.DPEPage{}, err)
+			yield(dpe.Page{}, err)
 			return
 		}
 		for i := 0; i < doc.PageCount; i++ {
 			p, err := c.ReadPage(ctx, computer, uri, i, q)
 			if err != nil {
-				yield(protocol.DPEPage{}, err)
+				yield(dpe.Page{}, err)
 				return
 			}
 			if !yield(*p, nil) {
@@ -169,9 +174,9 @@ func withFormat(u *dpe.URI, f dpe.Format) *dpe.URI {
 	return u.With(dpe.ParamFormat, string(f))
 }
 
-// readLevel reads target through computer and decodes its JSON text,
-// checked against the level's schema.
-func readLevel[T any](ctx context.Context, c *Client, computer string, target *dpe.URI, schema string) (*T, error) {
+// readLevel reads target through computer and decodes its JSON text with
+// the level's tolerant reader.
+func readLevel[T any](ctx context.Context, c *Client, computer string, target *dpe.URI, decode func([]byte) (*T, error)) (*T, error) {
 	raw := target.String()
 	// Check the options the caller gave against the URI rules (4204).
 	if _, err := dpe.Parse(raw); err != nil {
@@ -185,14 +190,11 @@ func readLevel[T any](ctx context.Context, c *Client, computer string, target *d
 	if err != nil {
 		return nil, invalidAnswer(protocol.EventReadResource, fmt.Errorf("%s: %w", raw, err))
 	}
-	if err := protocol.ValidateSchema(schema, []byte(text)); err != nil {
+	out, err := decode([]byte(text))
+	if err != nil {
 		return nil, invalidAnswer(protocol.EventReadResource, err)
 	}
-	var out T
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		return nil, invalidAnswer(protocol.EventReadResource, err)
-	}
-	return &out, nil
+	return out, nil
 }
 
 // jsonText returns the text of the first text contents: every DPE level is

@@ -25,17 +25,17 @@ func (c *Client) JoinOffice(ctx context.Context, office string) error {
 // the rejoin after a reconnection, which must not wait for readiness.
 func (c *Client) join(ctx context.Context, office string, gated bool) error {
 	req := protocol.EnterOfficeReq{Role: protocol.RoleAgent, Name: c.cfg.name, OfficeID: office}
-	var vals []any
+	check := func(vals []any) error { return decodeOfficeAck(protocol.EventJoinOffice, vals) }
 	var err error
 	if gated {
-		vals, err = c.request(ctx, protocol.EventJoinOffice, req)
+		_, err = c.request(ctx, protocol.EventJoinOffice, req, check)
 	} else {
-		vals, err = c.send(ctx, protocol.EventJoinOffice, req, true)
+		var vals []any
+		if vals, err = c.send(ctx, protocol.EventJoinOffice, req, true); err == nil {
+			err = check(vals)
+		}
 	}
 	if err != nil {
-		return err
-	}
-	if err := decodeOfficeAck(protocol.EventJoinOffice, vals); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -56,11 +56,9 @@ func (c *Client) LeaveOffice(ctx context.Context) error {
 	if office == "" {
 		return protocol.NewNotInRoom("%s: the agent is in no office", protocol.EventLeaveOffice)
 	}
-	vals, err := c.request(ctx, protocol.EventLeaveOffice, protocol.LeaveOfficeReq{OfficeID: office})
+	_, err := c.request(ctx, protocol.EventLeaveOffice, protocol.LeaveOfficeReq{OfficeID: office},
+		func(vals []any) error { return decodeOfficeAck(protocol.EventLeaveOffice, vals) })
 	if err != nil {
-		return err
-	}
-	if err := decodeOfficeAck(protocol.EventLeaveOffice, vals); err != nil {
 		return err
 	}
 	c.mu.Lock()

@@ -73,8 +73,12 @@ func (c *Client) GetConfig(ctx context.Context, computer string) (*protocol.GetC
 //	 "structuredContent": {"error": "...", "error_type": "Timeout", "code": 408, "req_id": "..."}}
 //
 // The code is 408 (no answer reached the Agent) to tell it apart from 4004,
-// which the Computer uses when it stopped the tool itself. Other refusals
-// (400, 403, 404, 429, 503, 4103, 500, a closed connection) are errors.
+// which the Computer uses when it stopped the tool itself. A refusal for
+// now that the Server made before forwarding the call (429 or 503 whose
+// details say "forwarded": false: the Computer never saw it) is sent again
+// after a jittered pause, within the same bound; the call's other failures
+// may come after the tool ran and are never repeated. Other refusals (400,
+// 403, 404, 429, 503, 4103, 500, a closed connection) are errors.
 func (c *Client) CallTool(ctx context.Context, computer, tool string, params map[string]any, timeout time.Duration) (*protocol.CallToolResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultToolTimeout
@@ -89,18 +93,32 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 	// The tool call has its own bound; the Client's default request timeout
 	// does not apply to it.
 	wait := time.Duration(seconds)*time.Second + ToolCallGrace
-	vals, sent, err := c.sendLimit(ctx, protocol.EventToolCall, req, false, wait)
-	if !sent {
-		// Never left (bad request, no connection in time, closed): nothing
-		// to cancel.
-		return nil, err
-	}
-	if err == nil {
-		res, derr := decodeAnswer[protocol.CallToolResult](protocol.EventToolCall, "", vals)
-		if derr == nil {
-			return res, nil
+	// A refusal the Server made before forwarding the call is sent again
+	// within the same bound (notForwarded): the tool never ran.
+	bound, stop := context.WithTimeout(ctx, wait)
+	defer stop()
+	var pause backoff
+	var vals []any
+	var sent bool
+	var err error
+	for {
+		vals, sent, err = c.sendLimit(bound, protocol.EventToolCall, req, false, wait)
+		if !sent {
+			// Never left (bad request, no connection in time, closed):
+			// nothing to cancel.
+			return nil, err
 		}
-		err = derr
+		if err == nil {
+			res, derr := decodeAnswer[protocol.CallToolResult](protocol.EventToolCall, "", vals)
+			if derr == nil {
+				return res, nil
+			}
+			err = derr
+		}
+		if !notForwarded(err) || !pause.wait(bound, c.closedCh) {
+			break
+		}
+		c.log.Debug("tool call refused before it was forwarded; sending it again", "req_id", id, "error", err)
 	}
 	if protocol.CodeOf(err) != protocol.CodeTimeout || errors.Is(err, ErrClosed) {
 		return nil, err

@@ -168,3 +168,23 @@ func TestToolCache(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"beta"}, c.CachedComputers())
 }
+
+// TestCancelOnTheWireBeforeClose: a Client that gives up on a tool call
+// and closes at once (a CLI exiting) has written the cancel before Close
+// returns, every time: the peer receives it although the connection's
+// namespace DISCONNECT and close follow right behind (issue 24).
+func TestCancelOnTheWireBeforeClose(t *testing.T) {
+	p := startPeer(t)
+	const rounds = 20
+	for i := range rounds {
+		c, _ := dial(t, p)
+		require.NoError(t, c.JoinOffice(ctxT(t), "office-1"))
+		ctx, cancel := context.WithTimeout(ctxT(t), 50*time.Millisecond)
+		res, err := c.CallTool(ctx, "alpha", "slow", nil, 30*time.Second)
+		cancel()
+		require.NoError(t, err)
+		require.Equal(t, protocol.CodeTimeout, agent.ToolError(res).Code)
+		require.NoError(t, c.Close())
+		require.NoError(t, p.WaitCount(ctxT(t), protocol.EventCancelToolCall, i+1), "round %d", i)
+	}
+}

@@ -31,6 +31,7 @@ type options struct {
 	schemes     []string
 	debounce    time.Duration
 	readTimeout time.Duration
+	revalidate  time.Duration
 	maxPayload  int64
 	metrics     prometheus.Registerer
 }
@@ -91,6 +92,12 @@ func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce
 // leaves its document or window out; the others are published.
 func WithCatalogReadTimeout(d time.Duration) Option { return func(o *options) { o.readTimeout = d } }
 
+// WithFinderRevalidation sets how often the Finder reads every server's
+// listing and Level-1 documents again, so that a change no notification
+// announced reaches client:get_finder within that period plus one round
+// of reads (default finder.DefaultRevalidation; negative: never).
+func WithFinderRevalidation(d time.Duration) Option { return func(o *options) { o.revalidate = d } }
+
 // Computer hosts MCP servers and answers an Agent's requests. Create it
 // with New; it is safe for concurrent use.
 type Computer struct {
@@ -136,6 +143,9 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 	if o.debounce > 0 {
 		fopts = append(fopts, finder.WithDebounce(o.debounce))
 		dopts = append(dopts, desktop.WithDebounce(o.debounce))
+	}
+	if o.revalidate != 0 {
+		fopts = append(fopts, finder.WithRevalidation(o.revalidate))
 	}
 	if o.readTimeout > 0 {
 		fopts = append(fopts, finder.WithReadTimeout(o.readTimeout))
@@ -194,7 +204,11 @@ func (c *Computer) Ready(ctx context.Context) error {
 	if m == nil {
 		return protocol.NewInternal("computer not started")
 	}
-	return m.Ready(ctx)
+	if err := m.Ready(ctx); err != nil {
+		return err
+	}
+	// The Finder builds its catalog beside the servers' event goroutines.
+	return c.finder.Wait(ctx)
 }
 
 // Start is Launch then Ready, for one-shot use (list the tools, the
@@ -268,15 +282,26 @@ func (c *Computer) notify(event string) {
 }
 
 // serverUp aggregates a connection that came up, on the server's own event
-// goroutine: its tools first (announced at once), then its documents,
-// windows and readable resources together. A slow Finder build holds only
-// this server's later notifications, never the join nor another server.
+// goroutine: its tools first (announced at once), then its windows and
+// readable resources, while its documents are read in the background (the
+// Finder takes the server's notifications meanwhile: a slow or hanging
+// document never holds them). A slow Desktop build holds only this
+// server's later notifications, never the join nor another server.
 func (c *Computer) serverUp(ctx context.Context, conn *mcpclient.Conn) {
 	c.refreshTools(ctx, conn)
 	own := ownReads(ctx)
+	build := c.finder.StartSource(own, conn)
+	go func() {
+		select {
+		case <-build.Done():
+			if err := build.Err(); err != nil && ctx.Err() == nil {
+				c.log.Warn("aggregating an MCP server failed", "server", conn.Name(), "err", err)
+			}
+		case <-ctx.Done():
+		}
+	}()
 	var wg sync.WaitGroup
 	for _, add := range []func(context.Context) error{
-		func(context.Context) error { return c.finder.AddSource(own, conn) },
 		func(context.Context) error { return c.desktop.AddSource(own, conn) },
 		func(ctx context.Context) error { return c.bridge.AddSource(ctx, conn) },
 	} {
@@ -492,8 +517,19 @@ type handler struct{ c *Computer }
 
 var _ sio.Handler = handler{}
 
+// list is s, or an empty list when s is nil: every list an answer carries
+// is required by its schema, and encoding/json writes a nil slice as null
+// (a Computer has no tools, windows or documents until its MCP servers are
+// up, and it joins its office before they are).
+func list[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 func (h handler) GetTools(_ context.Context, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
-	return protocol.GetToolsRet{Tools: h.c.Tools(), ReqID: req.ReqID}, nil
+	return protocol.GetToolsRet{Tools: list(h.c.Tools()), ReqID: req.ReqID}, nil
 }
 
 func (h handler) ToolCall(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
@@ -513,14 +549,13 @@ func (h handler) GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (pr
 	if err != nil {
 		return protocol.GetDesktopRet{}, err
 	}
-	if d == nil {
-		d = []string{}
-	}
-	return protocol.GetDesktopRet{Desktops: d, ReqID: req.ReqID}, nil
+	return protocol.GetDesktopRet{Desktops: list(d), ReqID: req.ReqID}, nil
 }
 
 func (h handler) GetFinder(_ context.Context, req protocol.GetFinderReq) (protocol.GetFinderRet, error) {
-	return h.c.Finder(req), nil
+	ret := h.c.Finder(req)
+	ret.Documents = list(ret.Documents)
+	return ret, nil
 }
 
 func (h handler) ReadResource(ctx context.Context, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
@@ -530,10 +565,7 @@ func (h handler) ReadResource(ctx context.Context, req protocol.ReadResourceReq)
 	if err != nil {
 		return protocol.ReadResourceRet{}, protocol.AsError(err)
 	}
-	if contents == nil {
-		contents = []protocol.ResourceContents{}
-	}
-	return protocol.ReadResourceRet{Contents: contents, ReqID: req.ReqID}, nil
+	return protocol.ReadResourceRet{Contents: list(contents), ReqID: req.ReqID}, nil
 }
 
 func (h handler) CancelToolCall(req protocol.CancelToolCallReq) {

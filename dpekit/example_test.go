@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/dpekit"
 	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/protocol/dpe"
 )
 
 // notes is a Provider holding a few one-page notes in memory.
@@ -35,11 +36,12 @@ func (n notes) Document(_ context.Context, ref string) (dpekit.Document, error) 
 }
 
 func (n notes) Page(_ context.Context, ref string, _ int) (dpekit.Page, error) {
-	return dpekit.Page{Title: ref, Elements: []protocol.DPEElement{{
-		ElementID: "body",
-		Category:  protocol.DPEElementCategoryText,
-		Content:   map[string]any{"text": n[ref]},
-	}}}, nil
+	// Elements are built from the typed content of their category.
+	body, err := dpe.NewElement("body", protocol.DPEElementCategoryText, "", protocol.TextContent{Text: n[ref]})
+	if err != nil {
+		return dpekit.Page{}, err
+	}
+	return dpekit.Page{Title: ref, Elements: []protocol.DPEElement{body}}, nil
 }
 
 func (n notes) Element(ctx context.Context, ref, id string) (dpekit.Element, error) {

@@ -88,7 +88,9 @@ type Page struct {
 	// empty.
 	Title string
 	// Elements are the page's elements. Each element's content must have
-	// the shape its category asks for (schema/dpe_content_*.json).
+	// the shape its category asks for (schema/dpe_content_*.json);
+	// dpe.NewElement builds one from the typed content of its category
+	// (protocol.TableContent, protocol.HeadingContent, …).
 	Elements []protocol.DPEElement
 }
 

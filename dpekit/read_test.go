@@ -411,3 +411,26 @@ func TestValidationLeavesOneBadDocumentOut(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// Exact writers (spec/finder.md, Reading the levels): with WithValidation,
+// a provider whose element content is not in the strict shape — numbers in
+// table cells, which readers accept — is refused with 500 naming the rules,
+// at Level 2 and Level 3, while a strict page is served.
+func TestValidationKeepsWritersExact(t *testing.T) {
+	p := newMemProvider()
+	p.put(dpekit.Document{DocRef: "loose", Title: "Loose", FileType: "csv", FileURI: "file:///loose.csv"},
+		dpekit.Page{Title: "p0", Elements: []protocol.DPEElement{
+			el("t", protocol.DPEElementCategoryTable, "numbers", map[string]any{"rows": [][]any{{"a", 1}}}),
+		}},
+		dpekit.Page{Title: "p1", Elements: []protocol.DPEElement{
+			el("s", protocol.DPEElementCategoryTable, "strings", map[string]any{"rows": [][]string{{"a", "1"}}}),
+		}})
+	c := connect(t, overPipe, newServer(t, p))
+	for _, uri := range []string{"dpe://" + testHost + "/loose/pages/0", "dpe://" + testHost + "/loose/elements/t"} {
+		perr := readErr(t, c, uri)
+		assert.Equal(t, protocol.CodeInternal, perr.Code, uri)
+		assert.Contains(t, perr.Message, "dpe_content_rules.json", uri)
+	}
+	page := read(t, c, "dpe://"+testHost+"/loose/pages/1")
+	assert.Len(t, page["elements"], 1)
+}

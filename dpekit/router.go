@@ -79,6 +79,11 @@ func (s *Server) Read(ctx context.Context, uri string) (_ []byte, err error) {
 			s.log.Warn("dpekit: provider payload violates its schema", "uri", uri, "err", perr)
 			return nil, protocol.NewInternal("the payload of %s violates %s", uri, schema).With("violations", perr.Details)
 		}
+		if err := strictContent(v); err != nil {
+			perr := protocol.AsError(err)
+			s.log.Warn("dpekit: provider element content is not in the shape the kit writes", "uri", uri, "err", perr)
+			return nil, protocol.NewInternal("the payload of %s violates dpe_content_rules.json", uri).With("violations", perr.Details)
+		}
 	}
 	return body, nil
 }
@@ -331,3 +336,28 @@ func (s *Server) readElement(ctx context.Context, u *dpe.URI, uri string) (any, 
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// strictContent checks the content of every element of a page or element
+// answer against dpe_content_rules.json: the exact shapes the kit writes
+// (readers accept more; spec/finder.md, Reading the levels).
+func strictContent(v any) error {
+	var els []protocol.DPEElement
+	switch x := v.(type) {
+	case pageWire:
+		if x.Elements != nil {
+			els = *x.Elements
+		}
+	case protocol.DPEElementDetail:
+		els = []protocol.DPEElement{{ElementID: x.ElementID, Category: x.Category, Content: x.Content}}
+	}
+	for _, e := range els {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if err := protocol.ValidateSchema("dpe_content_rules.json", b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

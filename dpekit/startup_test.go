@@ -78,8 +78,10 @@ func TestEditSendsNoListChanged(t *testing.T) {
 	p.put(dpekit.Document{DocRef: "added", Title: "Added", FileType: "md", FileURI: "file:///a.md"}, dpekit.Page{})
 	srv.Notify(dpekit.Change{Kind: dpekit.DocumentAdded, DocRef: "added"})
 	eventually(t, func() bool { return in.listChanged() >= 1 }, "list_changed for the addition")
-	// Anything queued before the addition's list_changed has arrived; give
-	// a duplicate sent after it a moment to show.
-	time.Sleep(100 * time.Millisecond)
+	// A marker sent after it: notifications reach a session in order, so
+	// once the marker is in, a duplicate list_changed would be too.
+	subscribe(t, c, "dpe://"+testHost+"/added")
+	srv.Notify(dpekit.Change{Kind: dpekit.DocumentUpdated, DocRef: "added"})
+	eventually(t, func() bool { return len(in.updated()) == 2 }, "the marker")
 	assert.Equal(t, 1, in.listChanged(), "one list_changed: none for the edit, no duplicate")
 }

@@ -122,7 +122,7 @@ func TestFinderNavigation(t *testing.T) {
 	assert.Len(t, rows, 50)
 
 	// Level 2 as Markdown filtered to tables: the report's region table.
-	var tablePage *protocol.DPEPage
+	var tablePage *dpe.Page
 	for p, err := range a.Pages(ctx, "desk", report, agent.PageQuery{Format: dpe.FormatMarkdown, Categories: []protocol.DPEElementCategory{"table"}}) {
 		require.NoError(t, err)
 		if p.ElementCount > 0 {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -27,19 +26,18 @@ const pyServerScript = "testdata/py_dpe_server.py"
 // test) a missing interpreter fails the test; otherwise it is skipped.
 func mcpPython(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv("SMCP_INTEROP_PYTHON")
-	if py == "" {
-		py, _ = filepath.Abs(filepath.Join("..", ".cache", "venv", "bin", "python"))
+	return interopPython(t, "mcp", "the MCP Python SDK")
+}
+
+// peerMissing fails the test under SMCP_INTEROP=1 (`go run mage.go test`:
+// a missing peer fails the suite) and skips it otherwise.
+func peerMissing(t *testing.T, why string) {
+	t.Helper()
+	msg := why + " (run `go run mage.go setup`)"
+	if os.Getenv("SMCP_INTEROP") == "1" {
+		t.Fatal(msg)
 	}
-	out, err := exec.Command(py, "-c", "import mcp").CombinedOutput()
-	if err != nil {
-		msg := "the MCP Python SDK is not importable by " + py + ": " + string(out) + " (run `go run mage.go setup`)"
-		if os.Getenv("SMCP_INTEROP") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return py
+	t.Skip(msg)
 }
 
 // pyServer runs the Python DPE server over root as a stdio MCP server.
@@ -118,7 +116,12 @@ func TestPythonDPEServer(t *testing.T) {
 			err := tc.read()
 			require.Error(t, err)
 			assert.Equal(t, tc.code, protocol.CodeOf(err))
-			assert.Equal(t, tc.details, protocol.AsError(err).Details, "the server's data reaches the Agent")
+			det := protocol.AsError(err).Details
+			assert.Equal(t, float64(tc.code), det["mcp_code"], "marked as the MCP server's error")
+			assert.Equal(t, tc.details, det["mcp_data"], "the server's data reaches the Agent as it was sent")
+			for k, v := range tc.details {
+				assert.Equal(t, v, det[k], "and as the error's details: %s", k)
+			}
 		})
 	}
 
@@ -129,13 +132,13 @@ func TestPythonDPEServer(t *testing.T) {
 			d := docByRef(r, "alpha")
 			return d != nil && d.Title == "Alpha report, revised" && d.PageCount == 1
 		}) != nil
-	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder with the edited document")
+	}, testTimeout, 20*time.Millisecond, "notify:update_finder with the edited document")
 
 	// A new file: resources/list_changed.
 	writePyDoc(t, filepath.Join(root, "gamma.txt"), "Gamma\nNew.\n")
 	require.Eventually(t, func() bool {
 		return seen.find(func(r *protocol.GetFinderRet) bool { return docByRef(r, "gamma") != nil }) != nil
-	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder with the added document")
+	}, testTimeout, 20*time.Millisecond, "notify:update_finder with the added document")
 }
 
 // TestPythonDPEServerInvalidURI: the Python server's own URI validation

@@ -10,6 +10,9 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
+// holdEnv names a file the tool server waits for before it serves.
+const holdEnv = "SMCP_E2E_HOLD_FILE"
+
 // statusWindow is the one window:// resource of the tool server.
 const statusWindow = "window://e2e.tools/status?priority=50"
 
@@ -17,6 +20,16 @@ const statusWindow = "window://e2e.tools/status?priority=50"
 // end-to-end tests call — echo answers its text, slow waits for its seconds
 // unless cancelled, fail returns an error result — and one window.
 func runToolServer() int {
+	// Started by a Computer that joins before it is up: hold the
+	// initialize until the test lets it go.
+	if hold := os.Getenv(holdEnv); hold != "" {
+		for {
+			if _, err := os.Stat(hold); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	s := mcpserver.NewMCPServer("e2e-tools", "1.0.0", mcpserver.WithToolCapabilities(true),
 		mcpserver.WithResourceCapabilities(true, true), mcpserver.WithRecovery())
 	s.AddResource(mcp.NewResource(statusWindow, "status", mcp.WithMIMEType("text/plain")),

@@ -75,7 +75,7 @@ func TestFinderUpdates(t *testing.T) {
 			return d != nil && d.PageCount == report.PageCount+1
 		})
 		return updated != nil
-	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder with the edited report")
+	}, testTimeout, 20*time.Millisecond, "notify:update_finder with the edited report")
 	edited := docByRef(updated, "quarterly-report.md")
 	assert.NotEqual(t, report.LastModified, edited.LastModified)
 	assert.Equal(t, "quarterly-report.md", updated.Documents[0].DocRef, "the edited document is now the newest")
@@ -84,12 +84,12 @@ func TestFinderUpdates(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "notes.md"), []byte("# Notes\n\nA new document.\n"), 0o644))
 	require.Eventually(t, func() bool {
 		return seen.find(func(r *protocol.GetFinderRet) bool { return r.TotalCount == 5 && docByRef(r, "notes.md") != nil }) != nil
-	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder with the added document")
+	}, testTimeout, 20*time.Millisecond, "notify:update_finder with the added document")
 
 	// Remove it: the catalog shrinks again.
 	require.NoError(t, os.Remove(filepath.Join(root, "notes.md")))
 	require.Eventually(t, func() bool {
 		last := seen.find(func(*protocol.GetFinderRet) bool { return true })
 		return last != nil && last.TotalCount == 4 && docByRef(last, "notes.md") == nil
-	}, 20*time.Second, 20*time.Millisecond, "notify:update_finder without the removed document")
+	}, testTimeout, 20*time.Millisecond, "notify:update_finder without the removed document")
 }

@@ -301,11 +301,17 @@ func (in *Inspector) apiFinder(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	limit, err := intParam(r, "limit", dpe.DefaultLimit, dpe.MaxLimit)
-	if err != nil || limit == 0 {
-		writeError(w, protocol.Errorf(protocol.CodeBadRequest, "limit must be from 1 to %d", dpe.MaxLimit))
+	// The organizer's limit: 0 is the default, above the maximum is the
+	// maximum (spec/finder.md, Organizer).
+	limit, err := intParam(r, "limit", dpe.DefaultLimit, 1<<31-1)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
+	if limit == 0 {
+		limit = dpe.DefaultLimit
+	}
+	limit = min(limit, dpe.MaxLimit)
 	q := agent.FinderQuery{Keywords: strings.Fields(r.URL.Query().Get("q")), FileType: r.URL.Query().Get("type"), Offset: offset, Limit: limit}
 	server := r.URL.Query().Get("server")
 	if server == "" {
@@ -397,7 +403,7 @@ func (in *Inspector) apiRead(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"level": "page", "uri": dpe.PageURI(u.Host, u.DocRef, u.PageIndex).String(),
 			"document": u.Document().String(), "categories": cats, "all_categories": dpe.Categories(),
-			"page": p, "html": renderMarkdown(dpe.PageMarkdown(*p)),
+			"page": p, "html": renderMarkdown(dpe.PageMarkdown(p.DPEPage)),
 		})
 	case dpe.LevelElement:
 		el, err := in.client.ReadElement(ctx, computer, raw, u.ElementID, dpe.FormatJSON)
@@ -407,7 +413,7 @@ func (in *Inspector) apiRead(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"level": "element", "uri": dpe.ElementURI(u.Host, u.DocRef, u.ElementID).String(),
-			"document": u.Document().String(), "element": el, "html": renderMarkdown(dpe.ElementDetailMarkdown(*el)),
+			"document": u.Document().String(), "element": el, "html": renderMarkdown(dpe.ElementDetailMarkdown(el.DPEElementDetail)),
 		})
 	default:
 		writeError(w, protocol.NewInvalidDPEURI("%s is a catalog URI: open the Finder's catalog instead", raw).With("uri", raw))

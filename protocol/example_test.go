@@ -11,11 +11,11 @@ import (
 // Validate checks a wire payload against the schema that schema/events.json
 // assigns to the event, and lists every failing path in one 400.
 func ExampleValidate() {
-	raw := []byte(`{"agent":"bot","req_id":"r-1","limit":500}`)
+	raw := []byte(`{"agent":"bot","req_id":"r-1","limit":-5}`)
 	err := protocol.Validate(protocol.EventGetFinder, protocol.Request, raw)
 	fmt.Println(err)
 	// Output:
-	// 400 BadRequest: client:get_finder request: /: missing property 'computer'; /limit: maximum: got 500, want 100
+	// 400 BadRequest: client:get_finder request: /: missing property 'computer'; /limit: minimum: got -5, want 0
 }
 
 // Errors travel inside acks as the flat ErrorPayload and come back as

@@ -389,8 +389,10 @@ type DPEDocumentSummary struct {
 	URI string `json:"uri"`
 }
 
-// One element of a Level 2 page. content's shape depends on category (see the
-// dpe_content_*.json schemas).
+// One element of a Level 2 page. content's shape depends on category: the
+// dpe_content_*.json schemas (bound by dpe_content_rules.json) are the shapes
+// smcp-go writes; a reader accepts any object and reads it tolerantly
+// (spec/finder.md, Reading the levels).
 type DPEElement struct {
 	// Wire member "category": a dpe_element_category object; always sent.
 	Category DPEElementCategory `json:"category"`
@@ -432,7 +434,7 @@ const DPEElementCategoryVideo DPEElementCategory = "video"
 const DPEElementCategoryWidget DPEElementCategory = "widget"
 
 // Level 3 (dpe://host/doc/elements/ID): one element in full, with where it lives
-// and extra metadata.
+// and extra metadata. content as in dpe_element.json.
 type DPEElementDetail struct {
 	// Wire member "category": a dpe_element_category object; always sent.
 	Category DPEElementCategory `json:"category"`
@@ -475,8 +477,8 @@ type DPEElementDetail struct {
 }
 
 // Level 2 (dpe://host/doc/pages/N): the page's elements (format=json), or the page
-// rendered as content_markdown / content_text. element_count counts the elements
-// after the categories filter.
+// rendered as content_markdown / content_text; a page may carry both.
+// element_count counts the elements after the categories filter.
 type DPEPage struct {
 	// The level rendered as Markdown (format=markdown).
 	//
@@ -747,8 +749,12 @@ type GetFinderReq struct {
 	// Wire member "keywords": an array of strings; optional, nil when absent.
 	Keywords []string `json:"keywords,omitempty,omitzero"`
 
-	// Wire member "limit": an integer, from 1 to 100; optional, default 20 (the
-	// zero value means absent).
+	// How many documents to return: 0 or absent reads as the default, 20; above 100
+	// reads as 100, the maximum (spec/finder.md, client:get_finder). A request is
+	// never refused for its limit alone.
+	//
+	// Wire member "limit": an integer, at least 0; optional, default 20 (the zero
+	// value means absent).
 	Limit int `json:"limit,omitempty,omitzero"`
 
 	// Wire member "offset": an integer, at least 0; optional, default 0 (the zero

@@ -217,7 +217,7 @@ func TestValidateEvents(t *testing.T) {
 		paths []string // nil = valid
 	}{
 		{"finder request", protocol.EventGetFinder, protocol.Request, `{"agent":"a","req_id":"r","computer":"c","keywords":["x"],"limit":5}`, nil},
-		{"finder request every failure listed", protocol.EventGetFinder, protocol.Request, `{"agent":"a","req_id":"r","limit":101,"offset":-1}`, []string{"/", "/limit", "/offset"}},
+		{"finder request every failure listed", protocol.EventGetFinder, protocol.Request, `{"agent":"a","req_id":"r","limit":-1,"offset":-1}`, []string{"/", "/limit", "/offset"}},
 		{"error payload as ack", protocol.EventGetFinder, protocol.Ack, `{"error":{"code":404,"message":"computer not found"}}`, nil},
 		{"malformed error payload", protocol.EventGetFinder, protocol.Ack, `{"error":{"message":"x"}}`, []string{"/error"}},
 		{"join ack two values", protocol.EventJoinOffice, protocol.Ack, `[false,"4101 room full"]`, nil},

@@ -21,6 +21,10 @@ type AuthRequest struct {
 	Auth map[string]any
 	// RemoteAddr is the peer's address as the transport saw it.
 	RemoteAddr string
+	// ClientAddr is the client's address, without a port: RemoteAddr's,
+	// or, for a handshake through a trusted proxy (WithTrustedProxies), the
+	// one the proxy's header names.
+	ClientAddr string
 	// Grant is set by a provider that admits the connection with a limited
 	// scope (KeyAuth with scoped keys); nil admits any office and role.
 	Grant *Grant

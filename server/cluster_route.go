@@ -161,13 +161,13 @@ type remote struct {
 func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, forward any, agent, computer, reqID string, r *reply, timeout time.Duration) {
 	c, perr := s.admitRemote(sess, info.Name, agent, computer, reqID, r, timeout)
 	if perr != nil {
-		s.refuse(sess, info.Name, reqID, r, perr)
+		s.refuse(sess, info.Name, reqID, r, notForwarded(perr))
 		return
 	}
 	room := routeRoom(c.office, computer, info.Name)
 	packet := &parser.Packet{Type: parser.EVENT, Data: []any{info.Name, forward}}
 	if err := s.cl.adapter.publishRequest(c.remoteID, packet, room); err != nil {
-		s.finish(c, protocol.NewUnavailable("cluster state unreachable; try again"))
+		s.finish(c, notForwarded(protocol.NewUnavailable("cluster state unreachable; try again")))
 		return
 	}
 	// This node's own count, as the adapter's broadcast would make it: a

@@ -2,59 +2,72 @@ package server
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
 )
 
 // connLimits bounds the Engine.IO connections the Server holds: in all
-// (WithMaxConnections), per remote address (WithMaxConnectionsPerIP) and
-// those not admitted to /smcp yet (WithMaxPendingConnections),
-// spec/protocol.md, Limits. Every connection costs memory before it has
-// authenticated (spec/decisions.md, Idle memory per connection), so the
-// number of them is a resource the clients control like any other.
+// (WithMaxConnections), per client address (WithMaxConnectionsPerIP), those
+// not admitted to /smcp yet (WithMaxPendingConnections) and those of them
+// per client address (WithMaxPendingPerAddress), spec/protocol.md, Limits.
+// Every connection costs memory before it has authenticated
+// (spec/decisions.md, Idle memory per connection), so the number of them is
+// a resource the clients control like any other; and the connections not
+// admitted yet are what a client without a key can hold, so one address
+// may hold only a share of them: it cannot lock the others out.
 //
 // A handshake takes its place before the library does any work for it
 // (reserve), and one over a bound is refused with an HTTP status (503 when
 // the Server is full, 429 when the address is). The engine reports the new
 // connection while the handshake request is served; the connection then
 // keeps the place (claim), which a handshake that made no connection gives
-// back.
+// back. A connection stops counting among those awaiting admission when its
+// /smcp CONNECT is admitted or when it closes (settle), and among the
+// connections when its transport has closed too (release).
 type connLimits struct {
-	max        int64 // 0: no bound
-	perIP      int   // 0: no bound
-	maxPending int64 // 0: no bound
-	live       atomic.Int64
-	pending    atomic.Int64 // connections counted in live whose /smcp CONNECT is not admitted yet
+	max            int64 // 0: no bound
+	perIP          int   // per client address; 0: no bound
+	maxPending     int64 // 0: no bound
+	pendingPerAddr int   // per client address; 0: no bound
+	live           atomic.Int64
+	pending        atomic.Int64 // connections counted in live whose /smcp CONNECT is not admitted yet
 
-	mu   sync.Mutex
-	byIP map[string]int // connections per remote address, when perIP > 0
+	mu     sync.Mutex
+	byAddr map[string]*addrCount // per client address (addrKey), when a per-address bound is set
 
 	places sync.Map // *http.Request of a handshake being served → *place
 }
 
+// addrCount is what one client address holds.
+type addrCount struct{ live, pending int }
+
 // Reasons of a refused connection, as counted by the metrics.
 const (
-	refusedFull      = "max_connections"
-	refusedAddrLimit = "max_connections_per_ip"
-	refusedPending   = "max_pending_connections"
-	refusedHeaders   = "request_header_too_large" // not a connection limit; answered the same way
+	refusedFull        = "max_connections"
+	refusedAddrLimit   = "max_connections_per_ip"
+	refusedPending     = "max_pending_connections"
+	refusedPendingAddr = "max_pending_per_address"
+	refusedHeaders     = "request_header_too_large" // not a connection limit; answered the same way
 )
 
 // place is a connection's place among the connections, taken by reserve
 // for a handshake (the connection it makes claims it) or by admit.
 type place struct {
-	remote  string
+	addr    string // the client address (clientAddrs.of)
+	key     string // what the per-address bounds count it under (addrKey)
 	claimed atomic.Bool
 	pending atomic.Bool // counted among the connections not admitted yet
 }
 
-// reserve takes a place for the handshake request r, or says why there is
-// none. The place is found again by the request (claim), which the
-// library keeps in the connection it makes.
-func (l *connLimits) reserve(r *http.Request) (*place, string) {
-	p, reason := l.admit(r.RemoteAddr)
+// perAddr reports whether a per-address bound is set.
+func (l *connLimits) perAddr() bool { return l.perIP > 0 || l.pendingPerAddr > 0 }
+
+// reserve takes a place for the handshake request r from the client
+// address addr, or says why there is none. The place is found again by the
+// request (claim), which the library keeps in the connection it makes.
+func (l *connLimits) reserve(r *http.Request, addr string) (*place, string) {
+	p, reason := l.admit(addr)
 	if reason != "" {
 		return nil, reason
 	}
@@ -85,36 +98,70 @@ func (l *connLimits) unreserve(r *http.Request, p *place) {
 	}
 }
 
-// admit counts a new connection from remote, not admitted to /smcp yet,
-// and returns its place, or returns why it may not be held.
-func (l *connLimits) admit(remote string) (*place, string) {
+// admit counts a new connection from the client address addr, not
+// admitted to /smcp yet, and returns its place, or returns why it may not
+// be held.
+func (l *connLimits) admit(addr string) (*place, string) {
 	if l.live.Add(1) > l.max && l.max > 0 {
 		l.live.Add(-1)
 		return nil, refusedFull
 	}
-	if l.pending.Add(1) > l.maxPending && l.maxPending > 0 {
-		l.pending.Add(-1)
-		l.live.Add(-1)
-		return nil, refusedPending
-	}
-	if l.perIP > 0 {
-		ip := remoteIP(remote)
+	p := &place{addr: addr, key: addrKey(addr)}
+	if l.perAddr() {
 		l.mu.Lock()
-		if l.byIP[ip] >= l.perIP {
+		n := l.byAddr[p.key]
+		var reason string
+		switch {
+		case n == nil:
+		case l.perIP > 0 && n.live >= l.perIP:
+			reason = refusedAddrLimit
+		case l.pendingPerAddr > 0 && n.pending >= l.pendingPerAddr:
+			reason = refusedPendingAddr
+		}
+		if reason != "" {
 			l.mu.Unlock()
-			l.pending.Add(-1)
 			l.live.Add(-1)
-			return nil, refusedAddrLimit
+			return nil, reason
 		}
-		if l.byIP == nil {
-			l.byIP = map[string]int{}
+		if n == nil {
+			if l.byAddr == nil {
+				l.byAddr = map[string]*addrCount{}
+			}
+			n = &addrCount{}
+			l.byAddr[p.key] = n
 		}
-		l.byIP[ip]++
+		n.live++
+		n.pending++
 		l.mu.Unlock()
 	}
-	p := &place{remote: remote}
 	p.pending.Store(true)
+	if l.pending.Add(1) > l.maxPending && l.maxPending > 0 {
+		l.pending.Add(-1)
+		p.pending.Store(false)
+		l.live.Add(-1)
+		l.addrAdd(p, -1, -1)
+		return nil, refusedPending
+	}
 	return p, ""
+}
+
+// addrAdd adds live and pending to the counts of p's client address, and
+// forgets the address once it holds no connection.
+func (l *connLimits) addrAdd(p *place, live, pending int) {
+	if !l.perAddr() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.byAddr[p.key]
+	if n == nil {
+		return
+	}
+	n.live += live
+	n.pending += pending
+	if n.live <= 0 {
+		delete(l.byAddr, p.key)
+	}
 }
 
 // settle uncounts p from the connections not admitted yet: its /smcp
@@ -122,6 +169,7 @@ func (l *connLimits) admit(remote string) (*place, string) {
 func (l *connLimits) settle(p *place) {
 	if p.pending.CompareAndSwap(true, false) {
 		l.pending.Add(-1)
+		l.addrAdd(p, 0, -1)
 	}
 }
 
@@ -129,25 +177,11 @@ func (l *connLimits) settle(p *place) {
 func (l *connLimits) release(p *place) {
 	l.settle(p)
 	l.live.Add(-1)
-	if l.perIP > 0 {
-		ip := remoteIP(p.remote)
-		l.mu.Lock()
-		if l.byIP[ip] <= 1 {
-			delete(l.byIP, ip)
-		} else {
-			l.byIP[ip]--
-		}
-		l.mu.Unlock()
-	}
+	l.addrAdd(p, -1, 0)
 }
 
-// remoteIP is the address part of a "host:port" remote address.
-func remoteIP(remote string) string {
-	if host, _, err := net.SplitHostPort(remote); err == nil {
-		return host
-	}
-	return remote
-}
+// pendingNow is the number of connections awaiting admission.
+func (l *connLimits) pendingNow() int64 { return l.pending.Load() }
 
 // refuseConnection answers a handshake over a bound.
 func refuseConnection(w http.ResponseWriter, reason string) {
@@ -155,6 +189,8 @@ func refuseConnection(w http.ResponseWriter, reason string) {
 	switch reason {
 	case refusedAddrLimit:
 		status, msg = http.StatusTooManyRequests, "too many connections from this address"
+	case refusedPendingAddr:
+		status, msg = http.StatusTooManyRequests, "too many connections awaiting admission from this address"
 	case refusedPending:
 		msg = "too many connections awaiting admission"
 	case refusedHeaders:
@@ -173,13 +209,14 @@ func refuseHTTP(w http.ResponseWriter, status int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": "smcp server: " + msg})
 }
 
-// connRefused counts and logs (at most once a second) a connection refused
-// for reason.
-func (s *Server) connRefused(remote, reason string) {
+// connRefused counts and logs (at most once a second) a connection from
+// remote (the TCP peer) and client (its client address) refused for
+// reason.
+func (s *Server) connRefused(remote, client, reason string) {
 	s.m.connRefused(reason)
 	if s.refusals.allow() {
-		s.log.Warn("connection refused", "remote", remote, "reason", reason,
+		s.log.Warn("connection refused", "remote", remote, "client", client, "reason", reason,
 			"max_connections", s.cfg.maxConns, "max_connections_per_ip", s.cfg.maxConnsPerIP,
-			"max_pending_connections", s.cfg.maxPending)
+			"max_pending_connections", s.cfg.maxPending, "max_pending_per_address", s.cfg.maxPendingAddr)
 	}
 }

@@ -122,8 +122,14 @@
 // Computer (429); WithMaxToolCallTimeout bounds a tool call's timeout (400);
 // WithMaxOfficeSize bounds an office (4105); WithMaxAuthFailures refused
 // CONNECTs close a connection, and one not admitted within
-// WithConnectTimeout is closed. KeyAuth and WithKeys scope keys to offices
-// and roles (403 outside them); keys are logged by id, never by secret.
+// WithConnectTimeout is closed, on every transport, and holds nothing
+// afterwards. The connections are bounded in all (WithMaxConnections, 503
+// at the handshake), those not admitted yet apart
+// (WithMaxPendingConnections, 503), and one client address may hold only a
+// share of those (WithMaxPendingPerAddress, an eighth by default, 429);
+// behind reverse proxies, WithTrustedProxies names the proxies whose header
+// says who the client is. KeyAuth and WithKeys scope keys to offices and
+// roles (403 outside them); keys are logged by id, never by secret.
 //
 // # Shutdown
 //

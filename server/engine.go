@@ -102,6 +102,7 @@ type conn struct {
 	authFailures atomic.Int32
 	out          outgoing
 	admitted     atomic.Bool // an /smcp CONNECT was admitted: full payload limit
+	window       *time.Timer // the connect window (connectWindowClosed), stopped once admitted or closed
 	place        *place      // its place among the connections (connlimit.go)
 	posting      atomic.Bool // a long-polling POST of it is being served (Server.boundPolling)
 	poll         pollWait    // the GET being served, ended when the connection closes
@@ -237,6 +238,7 @@ func (s *Server) admitted(engineID string) {
 		return
 	}
 	c.admitted.Store(true)
+	c.window.Stop()
 	s.limits.settle(c.place)
 	if t := c.eio.Transport(); t != nil {
 		if _, ws := t.(*wsTransport); !ws {
@@ -262,9 +264,14 @@ func (s *Server) onEngineConnection(args ...any) {
 		// The engine did not hand over the request the handler reserved a
 		// place for: counted here, so that the close below releases a
 		// place this connection holds.
+		var h http.Header
+		if req != nil {
+			h = req.Header
+		}
+		client := s.cfg.clientAddrs.of(h, ec.RemoteAddress())
 		var reason string
-		if pl, reason = s.limits.admit(ec.RemoteAddress()); reason != "" {
-			s.connRefused(ec.RemoteAddress(), reason)
+		if pl, reason = s.limits.admit(client); reason != "" {
+			s.connRefused(ec.RemoteAddress(), client, reason)
 			go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
 			return
 		}
@@ -279,12 +286,13 @@ func (s *Server) onEngineConnection(args ...any) {
 		s.connLogs.warn(s.log, "connection closed: peer not reading", "engine_id", ec.Id(), "remote", ec.RemoteAddress(), "reason", reason)
 		go ec.Close(true) // off the emitting goroutine: Close re-enters the engine socket
 	}
+	c.window = time.AfterFunc(s.cfg.connectTimeout, func() { s.connectWindowClosed(c) })
 	s.conns.Store(ec.Id(), c)
 	switch t := ec.Transport().(type) {
 	case *wsTransport:
 		t.conn.Store(c) // its reads follow the connection's admission
-	case nil:
-	default: // long-polling: its limit is set, and lifted on admission
+	case *pollingTransport: // its limit is set, and lifted on admission
+		t.conn.Store(c)
 		t.SetMaxHttpBufferSize(min(preAdmissionPayload, s.cfg.maxPayloadBytes))
 		_ = t.On("ready", func(...any) { c.poll.ready() })
 	}
@@ -318,6 +326,10 @@ func (s *Server) onEngineConnection(args ...any) {
 		c.out.flushed(n)
 	})
 	_ = ec.Once("close", func(...any) {
+		c.window.Stop()
+		// A closed connection awaits nothing: its place among those
+		// awaiting admission is free at once, whatever its transport does.
+		s.limits.settle(pl)
 		s.releaseWhenTransportCloses(ec.Transport(), pl)
 		c.poll.close()
 		s.uncountKeySession(c)
@@ -336,6 +348,20 @@ func (s *Server) onEngineConnection(args ...any) {
 			go t.DoClose(nil)
 		}
 	})
+}
+
+// connectWindowClosed closes c, discarding its transport, if its /smcp
+// CONNECT has not been admitted when the connect window ends
+// (WithConnectTimeout; spec/decisions.md, Limits against hostile clients:
+// Connections awaiting admission). The library closes such a connection at
+// the same moment, but without discarding: a connection with a packet
+// queued and no poll to take it (the first ping, due at the same time as
+// the window with the default settings) then waits for a drain that never
+// comes, and holds its place until the heartbeat gives up, 25 s later.
+func (s *Server) connectWindowClosed(c *conn) {
+	if !c.admitted.Load() {
+		c.eio.Close(true)
+	}
 }
 
 // pollingLingerBound bounds how long a closed connection's long-polling

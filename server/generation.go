@@ -49,7 +49,7 @@ func (s *Server) versionGate(w http.ResponseWriter, r *http.Request, query url.V
 	if perr == nil {
 		return true
 	}
-	s.connRefused(r.RemoteAddr, refusedVersion)
+	s.connRefused(r.RemoteAddr, s.cfg.clientAddrs.of(r.Header, r.RemoteAddr), refusedVersion)
 	status, headers, body := protocol.HandshakeResponse(perr)
 	for k, v := range headers {
 		w.Header().Set(k, v)

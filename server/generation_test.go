@@ -32,8 +32,8 @@ func handshakeURL(url, version, extra string) string {
 	return u + extra
 }
 
-// pollOpen sends a long-polling handshake and returns the answer.
-func pollOpen(t *testing.T, url string) (*http.Response, string) {
+// pollHandshake sends a long-polling handshake and returns the answer.
+func pollHandshake(t *testing.T, url string) (*http.Response, string) {
 	t.Helper()
 	resp, err := http.Get(url)
 	require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestHandshakeGate(t *testing.T) {
 	for _, tc := range []struct{ named, confirmed string }{
 		{"", "0.2.0"}, {"0.2.0", "0.2.0"}, {"0.2.7", "0.2.0"}, {"0.3.1", "0.3.0"}, {"0.4.0", "0.4.0"}, {"0.4.2", "0.4.0"},
 	} {
-		resp, body := pollOpen(t, handshakeURL(ts.url, tc.named, ""))
+		resp, body := pollHandshake(t, handshakeURL(ts.url, tc.named, ""))
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", tc.named, body)
 		require.True(t, strings.HasPrefix(body, "0{"), "%s: engine open: %s", tc.named, body)
 		require.Equal(t, tc.confirmed, resp.Header.Get(protocol.VersionHeader), "named %q", tc.named)
@@ -170,7 +170,7 @@ func TestHandshakeGate(t *testing.T) {
 		{"0.4", "", `{"code":400,"message":"Invalid a2c_version: Invalid version: 0.4"}`},
 	}
 	for _, tc := range refusals {
-		resp, body := pollOpen(t, handshakeURL(ts.url, tc.named, ""))
+		resp, body := pollHandshake(t, handshakeURL(ts.url, tc.named, ""))
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 		require.Equal(t, tc.body, body)
 		require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
@@ -190,11 +190,11 @@ func TestHandshakeGate(t *testing.T) {
 	}
 
 	// A session's later requests pass the gate too.
-	resp, body := pollOpen(t, handshakeURL(ts.url, "0.4.0", ""))
+	resp, body := pollHandshake(t, handshakeURL(ts.url, "0.4.0", ""))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var hs struct{ Sid string }
 	require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(body, "0")), &hs))
-	resp, body = pollOpen(t, handshakeURL(ts.url, "9.9.9", "&sid="+hs.Sid))
+	resp, body = pollHandshake(t, handshakeURL(ts.url, "9.9.9", "&sid="+hs.Sid))
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
 	require.Equal(t, "4008", resp.Header.Get(protocol.ErrorCodeHeader))
 
@@ -204,7 +204,7 @@ func TestHandshakeGate(t *testing.T) {
 	require.Equal(t, "0.4.0", header.Get(protocol.VersionHeader))
 	_, header = dialGen(t, ts.url, "", nil)
 	require.Equal(t, "0.2.0", header.Get(protocol.VersionHeader))
-	resp, body = pollOpen(t, handshakeURL(ts.url, "0.3.1", ""))
+	resp, body = pollHandshake(t, handshakeURL(ts.url, "0.3.1", ""))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(body, "0")), &hs))
 	up, uresp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.url, "http")+"/socket.io/?EIO=4&transport=websocket&a2c_version=0.3.1&sid="+hs.Sid, nil)
@@ -248,7 +248,7 @@ func TestStrictHandshake(t *testing.T) {
 		{"0.2.0", "4008", `{"code":4008,"message":"Protocol version mismatch","server_version":"0.4.0","client_version":"0.2.0","min_supported":"0.4.0","max_supported":"0.4.999"}`},
 		{"0.3.1", "4008", `{"code":4008,"message":"Protocol version mismatch","server_version":"0.4.0","client_version":"0.3.1","min_supported":"0.4.0","max_supported":"0.4.999"}`},
 	} {
-		resp, body := pollOpen(t, handshakeURL(ts.url, tc.named, ""))
+		resp, body := pollHandshake(t, handshakeURL(ts.url, tc.named, ""))
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 		require.Equal(t, tc.body, body)
 		require.Equal(t, tc.header, resp.Header.Get(protocol.ErrorCodeHeader))
@@ -257,20 +257,20 @@ func TestStrictHandshake(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, wresp.StatusCode)
 		_ = wresp.Body.Close()
 	}
-	resp, body := pollOpen(t, handshakeURL(ts.url, "0.4.9", ""))
+	resp, body := pollHandshake(t, handshakeURL(ts.url, "0.4.9", ""))
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	require.Equal(t, "0.4.0", resp.Header.Get(protocol.VersionHeader))
 
 	// Strict with every generation: only a missing version is refused.
 	ts = startServer(t, server.WithStrictHandshake(true))
-	resp, _ = pollOpen(t, handshakeURL(ts.url, "", ""))
+	resp, _ = pollHandshake(t, handshakeURL(ts.url, "", ""))
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	resp, _ = pollOpen(t, handshakeURL(ts.url, "0.2.0", ""))
+	resp, _ = pollHandshake(t, handshakeURL(ts.url, "0.2.0", ""))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
 	// 0.2 alone, not strict: a 0.4 client learns the range.
 	ts = startServer(t, server.WithProtocolGenerations(protocol.Gen02))
-	resp, body = pollOpen(t, handshakeURL(ts.url, "0.4.0", ""))
+	resp, body = pollHandshake(t, handshakeURL(ts.url, "0.4.0", ""))
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	require.Equal(t, `{"code":4008,"message":"Protocol version mismatch","server_version":"0.2.0","client_version":"0.4.0","min_supported":"0.2.0","max_supported":"0.2.999"}`, body)
 

@@ -49,16 +49,7 @@ func heapReturns(t *testing.T, base uint64, slack uint64) {
 }
 
 // eventually polls cond for at most wait.
-func eventually(cond func() bool) bool {
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return cond()
-}
+func eventually(cond func() bool) bool { return eventuallyWithin(wait, cond) }
 
 // dialEngine opens an Engine.IO websocket (OPEN read) without a namespace
 // CONNECT; header may carry the API key. readBuf, when positive, shrinks
@@ -258,7 +249,8 @@ func TestHostileBigStrings(t *testing.T) {
 }
 
 // TestHostileInFlightCap: over WithMaxInFlight an Agent gets 429 at once,
-// nothing is queued; an answer frees a slot.
+// nothing is queued, and the refusal says the request was not forwarded
+// (the Agent may send it again); an answer frees a slot.
 func TestHostileInFlightCap(t *testing.T) {
 	ts := startServer(t, server.WithMaxInFlight(2))
 	a, cs := office(t, ts, "o1", "a1", "c1")
@@ -272,6 +264,7 @@ func TestHostileInFlightCap(t *testing.T) {
 	<-held // the second stays unanswered
 	e := requireError(t, a.call(protocol.EventGetTools, getTools("a1", "c1", "r2")), protocol.CodeTooManyRequests)
 	require.Contains(t, e.Message, "2 requests in flight")
+	require.Equal(t, false, e.Details["forwarded"])
 
 	// The other office is not limited by this one.
 	b, bcs := office(t, ts, "o2", "b1", "d1")
@@ -292,6 +285,7 @@ func TestHostileInFlightCap(t *testing.T) {
 	a2 := dial(t, ts.url).mustJoin(agentRole, "a2", "o1")
 	e = requireError(t, a2.call(protocol.EventGetTools, getTools("a2", "c1", "r5")), protocol.CodeTooManyRequests)
 	require.Contains(t, e.Message, `computer "c1" already has 2 requests in flight`)
+	require.Equal(t, false, e.Details["forwarded"])
 }
 
 // TestHostileToolCallTimeout: a tool call asking for more than
@@ -750,11 +744,12 @@ func handshake(t *testing.T, url string, header http.Header) (*rawConn, int, str
 // the bound a handshake is answered 503 on both transports, so what they
 // hold is bounded; admitted connections do not count, so an office carries
 // on and an admission frees a place; the heap returns once the attackers
-// are gone.
+// are gone. (The attackers share one address: its share of the bound is
+// lifted here, TestHostilePendingShare checks it.)
 func TestHostilePendingConnections(t *testing.T) {
 	const bound = 40
 	reg := prometheus.NewRegistry()
-	ts := startServer(t, server.WithMaxPendingConnections(bound), server.WithMetrics(reg))
+	ts := startServer(t, server.WithMaxPendingConnections(bound), server.WithMaxPendingPerAddress(0), server.WithMetrics(reg))
 	a, cs := office(t, ts, "o1", "a1", "c1") // admitted: not pending
 	cs[0].answer(protocol.EventGetTools, toolsAnswer)
 	base := liveHeap()

@@ -61,7 +61,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		}, []string{"code"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Name: "connection_refusals_total",
-			Help: "Connections refused at their handshake because the node, the remote address or the connections awaiting admission are at their maximum, or requests refused because their headers are too large, by reason.",
+			Help: "Connections refused at their handshake because the node, the client address, the connections awaiting admission or the client address's share of them are at their maximum, or requests refused because their headers are too large, by reason.",
 		}, []string{"reason"}),
 	}
 	for _, c := range []prometheus.Collector{m.routed, m.latency, m.timeouts, m.authFails, m.refused, &gauges{s: s}} {
@@ -119,6 +119,9 @@ var (
 	officesDesc     = prometheus.NewDesc(metricsNamespace+"_offices", "Offices with at least one member on this node.", nil, nil)
 	inFlightDesc    = prometheus.NewDesc(metricsNamespace+"_routed_requests_in_flight", "Routed requests admitted on this node and not answered yet.", nil, nil)
 	peersDesc       = prometheus.NewDesc(metricsNamespace+"_cluster_peers", "Live nodes of the cluster seen in Redis, this one included (0 on a single node).", nil, nil)
+	pendingDesc     = prometheus.NewDesc(metricsNamespace+"_pending_connections", "Connections held whose /smcp CONNECT is not admitted yet (bounded by smcp_server_max_pending_connections).", nil, nil)
+	maxPendingDesc  = prometheus.NewDesc(metricsNamespace+"_max_pending_connections", "The bound on connections awaiting admission (--max-pending-connections); over it a handshake is refused 503.", nil, nil)
+	pendingAddrDesc = prometheus.NewDesc(metricsNamespace+"_max_pending_per_address", "The share of it one client address may hold (--max-pending-per-address, 0: none); over it a handshake is refused 429.", nil, nil)
 )
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
@@ -126,6 +129,9 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- officesDesc
 	ch <- inFlightDesc
 	ch <- peersDesc
+	ch <- pendingDesc
+	ch <- maxPendingDesc
+	ch <- pendingAddrDesc
 }
 
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
@@ -147,4 +153,7 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(officesDesc, prometheus.GaugeValue, float64(offices))
 	ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(inFlight))
 	ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(s.clusterPeers()))
+	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(s.limits.pendingNow()))
+	ch <- prometheus.MustNewConstMetric(maxPendingDesc, prometheus.GaugeValue, float64(s.cfg.maxPending))
+	ch <- prometheus.MustNewConstMetric(pendingAddrDesc, prometheus.GaugeValue, float64(s.cfg.maxPendingAddr))
 }

@@ -74,17 +74,31 @@ func (s *Server) cancelToolCall(sess *session, payload any, r *reply) {
 func (s *Server) broadcastCancel(sess *session, m map[string]any) *protocol.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkAgentLocked(sess, m["agent"].(string), protocol.EventCancelToolCall); err != nil {
+	office := sess.office
+	if sess.closed && sess.closedOffice != "" {
+		// The cancel was read before its connection closed, and the close
+		// was cleaned up first: the library runs "disconnect" on the
+		// connection's reader as soon as the transport closes, while the
+		// events that reader decoded just before wait on the socket's task
+		// queue. An Agent that gives up on a call sends the cancel and
+		// often closes at once (a CLI exiting): it is its last word on a
+		// call it abandoned, so it still reaches the office the Agent was
+		// in (spec/decisions.md, Socket.IO library defects).
+		if agent := m["agent"].(string); sess.role != protocol.RoleAgent || agent != sess.closedName {
+			return protocol.NewForbidden("agent field %q is not the sender's registered name", clip(agent, 64))
+		}
+		office = sess.closedOffice
+	} else if err := s.checkAgentLocked(sess, m["agent"].(string), protocol.EventCancelToolCall); err != nil {
 		return err
 	}
-	if err := s.allowOfficeEventLocked(sess.office, protocol.EventCancelToolCall); err != nil {
+	if err := s.allowOfficeEventLocked(office, protocol.EventCancelToolCall); err != nil {
 		return err
 	}
 	// agent and req_id only: the schema does not forbid other members, and
 	// relaying them made one cancel of up to the payload limit be written
 	// to every member of the office (spec/decisions.md, Limits against
 	// hostile clients).
-	s.broadcastLocked(sess.office, sess, protocol.NotifyCancelToolCall, map[string]any{"agent": m["agent"], "req_id": m["req_id"]})
+	s.broadcastLocked(office, sess, protocol.NotifyCancelToolCall, map[string]any{"agent": m["agent"], "req_id": m["req_id"]})
 	return nil
 }
 

@@ -189,6 +189,32 @@ func TestCancelToolCall(t *testing.T) {
 	_ = b
 }
 
+// TestCancelBeforeClose: an Agent that gives up on a call sends the cancel
+// and may close its connection at once (a CLI exiting). The library cleans
+// up the close on the connection's reader, while the cancel read just
+// before waits on the socket's task queue: the cancel is handled after
+// the Agent has left its office, and must still reach the office. The test
+// hook holds the cancel until the Computer has seen the Agent leave.
+func TestCancelBeforeClose(t *testing.T) {
+	left := make(chan struct{})
+	hook := server.WithTestHook(func(event string) {
+		if event == protocol.EventCancelToolCall {
+			<-left
+		}
+	})
+	ts := startServer(t, hook)
+	c := dial(t, ts.url).mustJoin(protocol.RoleComputer, "c1", "o1")
+	a := dialRaw(t, ts.url)
+	require.Equal(t, "[true,null]", a.joinRaw(1, `{"role":"agent","name":"a1","office_id":"o1"}`))
+	c.next(protocol.NotifyEnterOffice)
+
+	a.send("42" + protocol.Namespace + `,["server:tool_call_cancel",{"agent":"a1","req_id":"call-9"}]`)
+	require.NoError(t, a.ws.Close())
+	c.next(protocol.NotifyLeaveOffice) // the close is cleaned up first
+	close(left)
+	require.Equal(t, map[string]any{"agent": "a1", "req_id": "call-9"}, c.next(protocol.NotifyCancelToolCall))
+}
+
 // TestClientCannotSendNotify: notify:* events come from the Server only.
 func TestClientCannotSendNotify(t *testing.T) {
 	ts := startServer(t)

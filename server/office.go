@@ -34,7 +34,10 @@ type session struct {
 	name   string        // registered while the session is in an office
 	office string        // "" when in no office
 	closed bool          // disconnect cleanup ran
-	gone   chan struct{} // closed by the disconnect cleanup
+	// The office and name it had when the cleanup ran, for the cancels it
+	// sent before (broadcastCancel).
+	closedOffice, closedName string
+	gone                     chan struct{} // closed by the disconnect cleanup
 
 	backlog backlog // messages read and not yet handled (backlog.go)
 
@@ -416,6 +419,7 @@ func (s *Server) disconnected(sess *session, reason string) {
 		sess.conn.smcp.CompareAndSwap(sess, nil)
 	}
 	name, office, role := sess.name, sess.office, sess.role
+	sess.closedOffice, sess.closedName = office, name
 	if sess.office != "" {
 		s.leaveLocked(sess)
 	}

@@ -63,6 +63,14 @@ const (
 	// 32 KiB) for the connect window, about 160 KB in all (spec/decisions.md,
 	// Limits against hostile clients), so about 650 MB at this bound.
 	DefaultMaxPendingConnections = 4096
+	// DefaultPendingShare is the share of WithMaxPendingConnections one
+	// client address may hold unless WithMaxPendingPerAddress says
+	// otherwise: an eighth (512 at the default bound), so that a client
+	// without a key needs eight networks to lock the others out, while a
+	// proxy whose clients all share its address still has 512 handshakes
+	// in progress at once (spec/decisions.md, Limits against hostile
+	// clients).
+	DefaultPendingShare = 8
 	// DefaultMaxEventRate bounds the office events (join, leave, room
 	// listing, cancel) one session may send a second, in bursts of twice
 	// as many.
@@ -99,6 +107,8 @@ type config struct {
 	maxConns        int
 	maxConnsPerIP   int
 	maxPending      int
+	maxPendingAddr  int // -1: maxPending / DefaultPendingShare
+	clientAddrs     clientAddrs
 	maxEventRate    int
 	keys            []Key
 	metrics         prometheus.Registerer
@@ -130,6 +140,7 @@ func defaultConfig() *config {
 		connectTimeout:  DefaultConnectTimeout,
 		maxConns:        DefaultMaxConnections,
 		maxPending:      DefaultMaxPendingConnections,
+		maxPendingAddr:  -1,
 		maxEventRate:    DefaultMaxEventRate,
 		nodeLease:       DefaultNodeLease,
 		pollingLinger:   pollingLingerBound,
@@ -380,10 +391,12 @@ func WithMaxConnections(n int) Option {
 }
 
 // WithMaxConnectionsPerIP bounds the connections the Server holds from one
-// remote address (default 0: no bound); a handshake beyond it is answered
-// HTTP 429. The address is the TCP peer's: behind a load balancer or a
-// reverse proxy every client has the proxy's address, so set the bound
-// there (nginx limit_conn, HAProxy src_conn_cur) and leave this one at 0.
+// client address (default 0: no bound); a handshake beyond it is answered
+// HTTP 429. The address is the TCP peer's (an IPv6 client's /64), or the
+// one a trusted proxy names (WithTrustedProxies): behind a load balancer
+// or a reverse proxy that the Server does not trust, every client has the
+// proxy's address, so set the bound there (nginx limit_conn, HAProxy
+// src_conn_cur) and leave this one at 0.
 func WithMaxConnectionsPerIP(n int) Option {
 	return func(c *config) error {
 		if n < 0 {
@@ -407,6 +420,24 @@ func WithMaxPendingConnections(n int) Option {
 			return fmt.Errorf("WithMaxPendingConnections: %d is not positive", n)
 		}
 		c.maxPending = n
+		return nil
+	}
+}
+
+// WithMaxPendingPerAddress bounds the connections awaiting admission
+// (WithMaxPendingConnections) that one client address may hold; a
+// handshake beyond it is answered HTTP 429. By default it is an eighth of
+// WithMaxPendingConnections (DefaultPendingShare): one client without a key
+// cannot take every place and lock the others out. 0 removes it. The
+// address is the TCP peer's, an IPv6 client's /64 prefix, or the client a
+// trusted proxy names (WithTrustedProxies); behind a proxy the Server does
+// not trust, all its clients share the proxy's share.
+func WithMaxPendingPerAddress(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("WithMaxPendingPerAddress: %d is negative", n)
+		}
+		c.maxPendingAddr = n
 		return nil
 	}
 }
@@ -485,6 +516,9 @@ func (c *config) finish() error {
 			return err
 		}
 		c.auth = p
+	}
+	if c.maxPendingAddr < 0 {
+		c.maxPendingAddr = max(1, c.maxPending/DefaultPendingShare)
 	}
 	if c.authTimeout >= c.connectTimeout {
 		c.authTimeout = c.connectTimeout / 2

@@ -69,10 +69,24 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 		return
 	}
 	if err != nil {
-		s.refuse(sess, info.Name, reqID, r, err)
+		s.refuse(sess, info.Name, reqID, r, notForwarded(err))
 		return
 	}
 	s.emitCall(c, info.Name, forward)
+}
+
+// notForwarded marks a refusal for now (429, 503) of a routed request made
+// before the request left the Server: its details say "forwarded": false,
+// so that the Agent knows the Computer never saw it and may send it again,
+// a client:tool_call included (spec/decisions.md, Agent: retries). A
+// refusal once the request was forwarded (a 408, a 503 for a node that
+// stopped answering, a relayed answer) carries no such mark, nor does a
+// lasting refusal (400, 403, 404, 4103), which no retry changes.
+func notForwarded(e *protocol.Error) *protocol.Error {
+	if !e.Code.Retryable() {
+		return e
+	}
+	return e.With("forwarded", false)
 }
 
 // emitCall writes an admitted request to its Computer, as the library's

@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
-	eio "github.com/zishang520/socket.io/servers/engine/v3"
 	"github.com/zishang520/socket.io/servers/engine/v3/transports"
 	"github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
@@ -93,7 +92,8 @@ func New(opts ...Option) (*Server, error) {
 		calls:        map[*call]struct{}{},
 		largeDecodes: make(chan struct{}, maxLargeDecodes),
 		drained:      make(chan struct{}),
-		limits:       connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP, maxPending: int64(cfg.maxPending)},
+		limits: connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP,
+			maxPending: int64(cfg.maxPending), pendingPerAddr: cfg.maxPendingAddr},
 	}
 	for _, g := range protocol.Generations() { // newest last: its entry wins
 		for _, info := range g.Events() {
@@ -116,7 +116,7 @@ func New(opts ...Option) (*Server, error) {
 	so.SetPingInterval(cfg.pingInterval)
 	so.SetPingTimeout(cfg.pingTimeout)
 	so.SetParser(wireParser{})
-	so.SetTransports(types.NewSet[transports.TransportCtor](eio.Polling, wsTransportBuilder{s: s}))
+	so.SetTransports(types.NewSet[transports.TransportCtor](pollingTransportBuilder{}, wsTransportBuilder{s: s}))
 	so.SetConnectTimeout(cfg.connectTimeout)
 	if len(cfg.corsOrigins) > 0 {
 		var origin any = cfg.corsOrigins
@@ -153,7 +153,7 @@ func New(opts ...Option) (*Server, error) {
 			return
 		}
 		if headerBytes(r) > maxRequestHeaderBytes {
-			s.connRefused(r.RemoteAddr, refusedHeaders)
+			s.connRefused(r.RemoteAddr, s.cfg.clientAddrs.of(nil, r.RemoteAddr), refusedHeaders)
 			refuseConnection(w, refusedHeaders)
 			return
 		}
@@ -174,9 +174,10 @@ func New(opts ...Option) (*Server, error) {
 			defer release()
 		}
 		if !hasSid {
-			p, reason := s.limits.reserve(r)
+			client := s.cfg.clientAddrs.of(r.Header, r.RemoteAddr)
+			p, reason := s.limits.reserve(r, client)
 			if reason != "" {
-				s.connRefused(r.RemoteAddr, reason)
+				s.connRefused(r.RemoteAddr, client, reason)
 				refuseConnection(w, reason)
 				return
 			}
@@ -344,6 +345,11 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedError)) {
 	hs := sock.Handshake()
 	req := &AuthRequest{Header: http.Header{}, Auth: hs.Auth, RemoteAddr: hs.Address}
+	if c := s.conn(sock.Conn().Id()); c != nil && c.place != nil {
+		req.ClientAddr = c.place.addr
+	} else {
+		req.ClientAddr = s.cfg.clientAddrs.of(nil, hs.Address)
+	}
 	if r := sock.Request(); r != nil {
 		// All returns a copy, which becomes the request's header once its
 		// keys are canonical: one map per handshake, not two.
@@ -376,7 +382,7 @@ func (s *Server) authenticate(sock *socket.Socket, next func(*socket.ExtendedErr
 			next(nil)
 			return
 		}
-		s.connLogs.warn(s.log, "connection refused", "remote", req.RemoteAddr, "code", int(err.Code), "reason", err.Message)
+		s.connLogs.warn(s.log, "connection refused", "remote", req.RemoteAddr, "client", req.ClientAddr, "code", int(err.Code), "reason", err.Message)
 		s.m.authRefused(err.Code)
 		next(connectError(err))
 		s.authFailed(sock.Conn().Id())
@@ -475,6 +481,9 @@ func (s *Server) onConnection(args ...any) {
 		sess.conn.smcp.Store(sess) // the reader counts its messages from here on (backlog.go)
 	}
 	attrs := []any{"sid", sess.id, "remote", sess.remote, "a2c_version", sess.gen.String()}
+	if sess.conn != nil && sess.conn.place != nil {
+		attrs = append(attrs, "client", sess.conn.place.addr)
+	}
 	if grant != nil {
 		attrs = append(attrs, "key_id", grant.KeyID)
 	}
@@ -563,7 +572,11 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 	}
 	release, perr := s.acquireDecode(len(raw))
 	if perr != nil {
-		s.refuse(sess, info.Name, "", r, perr.With("event", info.Name))
+		perr = perr.With("event", info.Name)
+		if info.Direction == protocol.DirectionClient {
+			perr = notForwarded(perr)
+		}
+		s.refuse(sess, info.Name, "", r, perr)
 		return
 	}
 	// Held until the event is handled: the decoded value lives as long.

@@ -150,7 +150,10 @@ func TestBridgeErrors(t *testing.T) {
 		_, err := b.Read(sourcetest.Ctx(t), "dpe://a.docs/d1/pages/9")
 		pe := requireCode(t, err, protocol.CodePageOutOfRange)
 		assert.Equal(t, "page 9 out of range", pe.Message)
-		assert.Equal(t, map[string]any{"page_index": float64(9), "page_count": float64(3)}, pe.Details)
+		assert.Equal(t, float64(9), pe.Details["page_index"])
+		assert.Equal(t, float64(3), pe.Details["page_count"])
+		assert.Equal(t, -32603, pe.Details["mcp_code"], "marked as the MCP server's error")
+		assert.Contains(t, pe.Details["mcp_message"], "smcp-error")
 	})
 	t.Run("any other MCP error is 500 with its message", func(t *testing.T) {
 		_, err := b.Read(sourcetest.Ctx(t), "dpe://a.docs/boom")
@@ -313,9 +316,12 @@ func TestBridgeRawJSONRPCErrors(t *testing.T) {
 		message string
 		details map[string]any
 	}{
-		{"dpe://raw.docs/d1/pages/99", 4202, "Page out of range", map[string]any{"page_index": float64(99), "page_count": float64(12)}},
-		{"dpe://raw.docs/nonexistent", 4201, "Document not found", map[string]any{"doc_ref": "nonexistent"}},
-		{"dpe://raw.docs/d1/elements/bad-id", 4203, "Element not found", map[string]any{"element_id": "bad-id"}},
+		{"dpe://raw.docs/d1/pages/99", 4202, "Page out of range", map[string]any{"page_index": float64(99), "page_count": float64(12),
+			"mcp_code": float64(4202), "mcp_message": "Page out of range", "mcp_data": map[string]any{"page_index": float64(99), "page_count": float64(12)}}},
+		{"dpe://raw.docs/nonexistent", 4201, "Document not found", map[string]any{"doc_ref": "nonexistent",
+			"mcp_code": float64(4201), "mcp_message": "Document not found", "mcp_data": map[string]any{"doc_ref": "nonexistent"}}},
+		{"dpe://raw.docs/d1/elements/bad-id", 4203, "Element not found", map[string]any{"element_id": "bad-id",
+			"mcp_code": float64(4203), "mcp_message": "Element not found", "mcp_data": map[string]any{"element_id": "bad-id"}}},
 		{"dpe://raw.docs/gone", 4201, "resource not found: dpe://raw.docs/gone", map[string]any{"uri": "dpe://raw.docs/gone",
 			"mcp_code": float64(-32002), "mcp_message": "Resource not found", "mcp_data": map[string]any{"uri": "dpe://raw.docs/gone"}}},
 		{"dpe://raw.docs/modern-gone", 4201, "resource not found: dpe://raw.docs/modern-gone", map[string]any{"uri": "dpe://raw.docs/modern-gone",

@@ -23,9 +23,10 @@ const (
 // MapError turns the error of a forwarded resources/read into the
 // *protocol.Error the Agent receives (spec/protocol.md, Errors;
 // spec/finder.md, Reading through the Computer). Whatever code the Agent
-// sees, the MCP server's own error is kept: a JSON-RPC error that is not
-// passed through as it is leaves its code, message and data in details
-// (mcp_code, mcp_message, mcp_data).
+// sees, an error that came from the MCP server as a JSON-RPC error keeps
+// that error in details: mcp_code, mcp_message and, when it had data,
+// mcp_data — so that an Agent can always tell a document server's 404 or
+// 503 from the Server's or the Computer's own.
 //
 //   - a *protocol.Error is kept;
 //   - a message carrying the document-server kit's encoding
@@ -36,14 +37,13 @@ const (
 //     message, with the JSON-RPC data as details (an object as it is,
 //     another value under "data");
 //   - MCP's resource-not-found (-32002, or -32602 with a "not found"
-//     message) becomes 4201 with details {uri, mcp_code, mcp_message,
-//     mcp_data}; mcp.ErrResourceNotFound becomes 4201 with details {uri};
+//     message) becomes 4201 with details {uri}; mcp.ErrResourceNotFound
+//     (no JSON-RPC error) becomes 4201 with details {uri};
 //   - a connection lost while answering (mcpsource.ErrConnectionLost, a
 //     server that died in the middle of an answer) becomes 503, as a
 //     server being restarted does;
 //   - a context deadline becomes 408;
-//   - any other JSON-RPC error becomes 500 with the MCP server's message and
-//     details {mcp_code, mcp_message, mcp_data};
+//   - any other JSON-RPC error becomes 500 with the MCP server's message;
 //   - any other failure (transport) becomes 500 without the failure's text,
 //     which may carry addresses.
 func MapError(err error, uri string) *protocol.Error {
@@ -51,15 +51,19 @@ func MapError(err error, uri string) *protocol.Error {
 	if errors.As(err, &pe) {
 		return pe
 	}
+	var rpc *mcpsource.RPCError
+	isRPC := errors.As(err, &rpc)
 	if e, ok := protocol.DecodeMCPErrorMessage(err.Error()); ok {
+		if isRPC {
+			return withOriginal(e, rpc)
+		}
 		return e
 	}
-	var rpc *mcpsource.RPCError
-	if errors.As(err, &rpc) {
+	if isRPC {
 		code := rpc.Code
 		switch {
 		case code > 0 && (protocol.Code(code).Known() || code >= 4000 && code <= 4999):
-			return &protocol.Error{Code: protocol.Code(code), Message: rpc.Message, Details: details(rpc.Data)}
+			return withOriginal(&protocol.Error{Code: protocol.Code(code), Message: rpc.Message, Details: details(rpc.Data)}, rpc)
 		case code == codeResourceNotFound,
 			code == codeInvalidParams && strings.Contains(strings.ToLower(rpc.Message), "not found"):
 			return withOriginal(notFound(uri), rpc)
@@ -85,7 +89,8 @@ func MapError(err error, uri string) *protocol.Error {
 }
 
 // withOriginal adds the MCP server's JSON-RPC error to e's details:
-// mcp_code, mcp_message, and mcp_data when the error had data.
+// mcp_code, mcp_message, and mcp_data when the error had data. They are
+// the server's own, replacing whatever its data said under those names.
 func withOriginal(e *protocol.Error, rpc *mcpsource.RPCError) *protocol.Error {
 	e = e.With("mcp_code", rpc.Code).With("mcp_message", clip.String(rpc.Message, 1024))
 	if v, ok := dataValue(rpc.Data); ok {

@@ -10,7 +10,9 @@ import (
 )
 
 // MapError keeps a Finder error an MCP server sent as a JSON-RPC error, and
-// decodes the one an mcp-go server (dpekit) carried in a -32603 message.
+// decodes the one an mcp-go server (dpekit) carried in a -32603 message;
+// either way the server's own error stays in mcp_code, mcp_message and
+// mcp_data.
 func ExampleMapError() {
 	fromPython := &mcpsource.RPCError{Code: 4202, Message: "Page out of range",
 		Data: json.RawMessage(`{"page_index":99,"page_count":12}`)}
@@ -25,7 +27,7 @@ func ExampleMapError() {
 	notFound := &mcpsource.RPCError{Code: -32002, Message: "Resource not found"}
 	fmt.Println(int(bridge.MapError(notFound, "dpe://com.example.docs/gone").Code))
 	// Output:
-	// {"error":{"code":4202,"message":"Page out of range","details":{"page_count":12,"page_index":99}}}
-	// {"error":{"code":4201,"message":"Document not found","details":{"doc_ref":"nonexistent"}}}
+	// {"error":{"code":4202,"message":"Page out of range","details":{"mcp_code":4202,"mcp_data":{"page_count":12,"page_index":99},"mcp_message":"Page out of range","page_count":12,"page_index":99}}}
+	// {"error":{"code":4201,"message":"Document not found","details":{"doc_ref":"nonexistent","mcp_code":-32603,"mcp_message":"smcp-error {\"code\":4201,\"message\":\"Document not found\",\"details\":{\"doc_ref\":\"nonexistent\"}}"}}}
 	// 4201
 }

@@ -24,6 +24,9 @@ const (
 	DefaultDebounce    = rescache.DefaultDebounce    // OnChange coalescing delay
 	DefaultReadTimeout = rescache.DefaultReadTimeout // per Level-1 read or subscribe
 	DefaultBuildBudget = rescache.DefaultBudget      // one catalog build of a server
+	// DefaultRevalidation is the period of the revalidation of every
+	// server's listing and Level-1 documents (WithRevalidation).
+	DefaultRevalidation = time.Minute
 )
 
 // Option configures an Aggregator.
@@ -36,6 +39,7 @@ type options struct {
 	readTimeout time.Duration
 	budget      time.Duration
 	maxAnswer   int64
+	revalidate  time.Duration
 	onChange    func()
 }
 
@@ -66,6 +70,18 @@ func WithBuildBudget(d time.Duration) Option { return func(o *options) { o.budge
 // protocol.DefaultMaxPayloadBytes, the Server's payload limit; see Query).
 func WithMaxAnswerBytes(n int64) Option { return func(o *options) { o.maxAnswer = n } }
 
+// WithRevalidation sets the period at which every server's listing and
+// every Level-1 document are read again, so that a change no notification
+// announced — a server without resources.subscribe, an edit it never
+// reported — reaches the catalog within the period plus one round of
+// reads (spec/finder.md, Update mechanism). Default DefaultRevalidation; a
+// negative period turns revalidation off (the catalog then follows
+// notifications only). A round re-reads every document — spread over the
+// period, never slower than 100 reads a second per server — but publishes,
+// and signals, only those whose Level 1 changed. The bound is thus twice
+// the period (two minutes by default) for a server that answers.
+func WithRevalidation(d time.Duration) Option { return func(o *options) { o.revalidate = d } }
+
 // WithOnChange sets the function called once per burst of catalog changes;
 // the Computer emits server:update_finder from it.
 func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn } }
@@ -77,16 +93,17 @@ func WithOnChange(fn func()) Option { return func(o *options) { o.onChange = fn 
 //
 // A source's documents are its listed resources whose URI is a valid Level-1
 // dpe:// URI. Each Level 1 is read and must validate against
-// dpe_document.json and name the document of its URI (its doc_ref);
+// dpe_document_meta.json and name the document of its URI (its doc_ref);
 // otherwise the document is skipped with a warning. The
 // summary's uri is the URI as listed and server is Source.Name(); documents
 // with equal instants keep the server's listing order.
 //
-// All methods are safe for concurrent use. AddSource, ResourceListChanged
-// and ResourceUpdated make MCP calls and return when the cache is current
-// (except the re-list an update of an unlisted document asks for, which
-// runs in the background, and documents left for later by the build
-// budget): never call them on an MCP client's read loop.
+// All methods are safe for concurrent use. StartSource,
+// ResourceListChanged and ResourceUpdated return at once: their MCP calls
+// run in the background, each document read on its own, so that a document
+// that hangs delays only itself (its read is bounded by WithReadTimeout)
+// and an MCP server's event goroutine is never held. AddSource waits for
+// the cold aggregation; Wait waits for whatever is in flight.
 type Aggregator struct {
 	cache     *rescache.Cache[*entry]
 	log       *slog.Logger
@@ -101,7 +118,7 @@ const maxKeywords = 256
 
 // New returns an empty Aggregator.
 func New(opts ...Option) *Aggregator {
-	o := options{logger: slog.Default(), debounce: DefaultDebounce}
+	o := options{logger: slog.Default(), debounce: DefaultDebounce, revalidate: DefaultRevalidation}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -126,55 +143,91 @@ func New(opts ...Option) *Aggregator {
 		ReadTimeout: o.readTimeout,
 		Budget:      o.budget,
 		Debounce:    o.debounce,
-		OnChange:    o.onChange,
+		Revalidate:  max(o.revalidate, 0),
+		// A restarted server's first documents are announced as soon as
+		// they are read (issue 27).
+		PublishEarly: true,
+		OnChange:     o.onChange,
 	})
 	return a
 }
 
-// AddSource performs the cold aggregation of src: list its resources,
-// subscribe to and read every Level-1 document, publishing them as they are
-// read, within the build budget (WithBuildBudget). It replaces the documents of
-// a previous source of the same name (a restarted server). A listing failure
-// is returned; the source stays known so that a later ResourceListChanged can
-// fill it.
+// Build is a cold aggregation started by StartSource.
+type Build struct{ b rescache.Build }
+
+// Done is closed when the build has ended, its reads included.
+func (b Build) Done() <-chan struct{} { return b.b.Done() }
+
+// Err is the listing's error once Done is closed.
+func (b Build) Err() error { return b.b.Err() }
+
+// StartSource begins the cold aggregation of src and returns at once: list
+// its resources, subscribe to and read every Level-1 document, publishing
+// them as they are read, within the build budget (WithBuildBudget). It
+// replaces the documents of a previous source of the same name (a
+// restarted server); notifications of the new source are handled while
+// the build runs, so the first document that changes after a restart is
+// announced as soon as it is read. A listing failure (Build.Err) leaves the
+// source known, so that a later ResourceListChanged can fill it.
 //
 // A source that does not declare resources.subscribe (spec/finder.md,
 // Writing a DPE server, requires it) is aggregated all the same, without
-// subscribing, and a warning says why its documents may go stale: they are
-// refreshed when it sends resources/list_changed (or resources/updated
-// anyway), and not polled. Leaving it out would hide documents that remain
-// readable; the official Python SDK's low-level server declares
+// subscribing, and a warning says so: its documents are refreshed by its
+// list_changed and updated notifications (if it sends any) and by the
+// revalidation (WithRevalidation). Leaving it out would hide documents that
+// remain readable; the official Python SDK's low-level server declares
 // subscribe=false unless its capabilities are patched
 // (docs/dpe-server-python.md).
-func (a *Aggregator) AddSource(ctx context.Context, src mcpsource.Source) error {
+func (a *Aggregator) StartSource(ctx context.Context, src mcpsource.Source) Build {
 	if !src.SupportsSubscribe() {
 		a.log.Warn("finder: MCP server does not declare resources.subscribe; its documents are listed, "+
-			"but edits reach the Finder only when it sends resources/list_changed or resources/updated. "+
+			"but edits reach the Finder only when it sends resources/list_changed or resources/updated, or at the next revalidation. "+
 			"A server made with the Python SDK's low-level Server declares subscribe=false unless its "+
 			"capabilities are patched (see docs/dpe-server-python.md)", "server", src.Name())
 	}
-	return a.cache.Add(ctx, src)
+	return Build{a.cache.Start(ctx, src)}
+}
+
+// AddSource is StartSource, waiting for the build to end (or ctx); it
+// returns the listing's error.
+func (a *Aggregator) AddSource(ctx context.Context, src mcpsource.Source) error {
+	b := a.StartSource(ctx, src)
+	select {
+	case <-b.Done():
+		return b.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // RemoveSource withdraws every document of the named server (it stopped or
-// crashed); OnChange runs when it had documents.
+// crashed) and stops its reads; OnChange runs when it had documents.
 func (a *Aggregator) RemoveSource(name string) { a.cache.Remove(name) }
 
-// ResourceListChanged handles notifications/resources/list_changed: re-list,
-// diff the dpe:// URI sets, read only the new documents, drop the removed
-// ones. An unchanged set reads nothing and signals nothing.
+// ResourceListChanged handles notifications/resources/list_changed, in the
+// background: re-list, diff the dpe:// URI sets, read only the new
+// documents, drop the removed ones. An unchanged set reads nothing and
+// signals nothing. Re-lists of one server are coalesced.
 func (a *Aggregator) ResourceListChanged(ctx context.Context, name string) {
-	a.cache.ListChanged(ctx, name)
+	a.cache.Refresh(ctx, name, false)
 }
 
-// ResourceUpdated handles notifications/resources/updated: for a dpe:// URI
-// of a listed document (any level of it) that one Level 1 is re-read — one
-// read — and a change is signalled. Any other valid dpe:// URI (the catalog,
-// a document not listed yet) re-lists the server as ResourceListChanged
-// does (spec/finder.md, Update mechanism). Other URIs are ignored.
+// ResourceUpdated handles notifications/resources/updated, in the
+// background: for a dpe:// URI of a listed document (any level of it) that
+// one Level 1 is re-read — one read, on its own — and a change is signalled
+// when it changed. The catalog URI dpe://host re-lists the server and
+// re-reads every document; a document not listed yet re-lists it
+// (spec/finder.md, Update mechanism). Other URIs are ignored.
 func (a *Aggregator) ResourceUpdated(ctx context.Context, name, uri string) {
-	a.cache.Updated(ctx, name, uri)
+	a.cache.Update(ctx, name, uri)
 }
+
+// Wait returns when the work in flight (builds, re-lists, re-reads, a
+// revalidation round) has ended, or ctx ends.
+func (a *Aggregator) Wait(ctx context.Context) error { return a.cache.Wait(ctx) }
+
+// Version grows at every change of the catalog, and only then.
+func (a *Aggregator) Version() uint64 { return a.cache.Version() }
 
 // Query answers client:get_finder from the cache (no MCP round trip): the
 // request's filter and page applied by the organizer (see Organize). history
@@ -283,7 +336,11 @@ func (a *Aggregator) decodeDocument(server, uri string, contents []protocol.Reso
 	if raw == nil {
 		return nil, errNoText
 	}
-	if err := protocol.ValidateSchema("dpe_document.json", raw); err != nil {
+	// Only the metadata is checked: the catalog needs nothing else, and a
+	// server that sends a page index (or a rendering) it was not asked for
+	// must not lose the document over it (spec/finder.md, Reading the
+	// levels).
+	if err := protocol.ValidateSchema("dpe_document_meta.json", raw); err != nil {
 		return nil, fmt.Errorf("invalid Level 1: %w", err)
 	}
 	var d protocol.DPEDocument

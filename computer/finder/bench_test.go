@@ -178,6 +178,9 @@ func BenchmarkUpdate(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		a.ResourceUpdated(context.Background(), "bench", "dpe://bench.docs/doc-"+strconv.Itoa(i%1000))
+		if err := a.Wait(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 		i++
 	}
 	b.ReportMetric(float64(srv.Reads()-before)/float64(i), "reads/op")

@@ -209,19 +209,18 @@ func TestParseInstant(t *testing.T) {
 	}
 }
 
-// TestLimitAboveMax (issue 12, item 9) pins where the clamp of limit applies.
-// GetFinderReq's schema bounds limit to 1–100, as the protocol does
-// (spec/protocol.md, Routed requests), so a Server that validates requests
-// answers limit 500 with 400 before it reaches a Computer; the Computer's
-// clamp to MaxLimit covers requests that are not validated on the way
-// (Computer.Finder called in-process, smcp-computer finder --limit).
+// TestLimitAboveMax pins the limit rule of the user's spec (issue 27,
+// item 6): the schema accepts any limit ≥ 0, so a request with limit 0 or
+// 500 reaches the Computer, which reads 0 as DefaultLimit and clamps
+// anything above MaxLimit (spec/finder.md, client:get_finder).
 func TestLimitAboveMax(t *testing.T) {
+	for _, lim := range []string{"0", "100", "101", "500"} {
+		require.NoError(t, protocol.Validate(protocol.EventGetFinder, protocol.Request,
+			[]byte(`{"agent":"a","req_id":"r","computer":"c","limit":`+lim+`}`)), "limit %s", lim)
+	}
 	err := protocol.Validate(protocol.EventGetFinder, protocol.Request,
-		[]byte(`{"agent":"a","req_id":"r","computer":"c","limit":500}`))
-	require.Error(t, err)
+		[]byte(`{"agent":"a","req_id":"r","computer":"c","limit":-1}`))
 	assert.Equal(t, protocol.CodeBadRequest, protocol.CodeOf(err))
-	require.NoError(t, protocol.Validate(protocol.EventGetFinder, protocol.Request,
-		[]byte(`{"agent":"a","req_id":"r","computer":"c","limit":100}`)))
 
 	docs := make([]protocol.DPEDocumentSummary, 150)
 	for i := range docs {

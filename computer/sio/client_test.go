@@ -183,3 +183,24 @@ func TestDialRefused(t *testing.T) {
 	_, err = Dial(context.Background(), "ftp://x", "o", "pc", newHandler())
 	assert.Equal(t, protocol.CodeBadRequest, protocol.CodeOf(err))
 }
+
+// TestNoticeOnTheWireBeforeClose: a notice the Computer emits (no ack) is
+// written before Close returns, though the namespace DISCONNECT and the
+// connection's close follow right behind it: the Server receives every one
+// (issue 24).
+func TestNoticeOnTheWireBeforeClose(t *testing.T) {
+	f := siotest.Start(t, "127.0.0.1:0", "")
+	const rounds = 20
+	for i := range rounds {
+		c, err := Dial(context.Background(), f.URL(), "office-1", "pc", newHandler())
+		require.NoError(t, err)
+		require.True(t, c.Notify(protocol.EventUpdateConfig), "round %d", i)
+		require.NoError(t, c.Close())
+		select {
+		case ev := <-f.Events:
+			require.Equal(t, protocol.EventUpdateConfig, ev)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("round %d: the notice did not reach the server", i)
+		}
+	}
+}

@@ -206,7 +206,7 @@ func findDocument(catalog *protocol.GetFinderRet, file string) (protocol.DPEDocu
 
 // openDocument reads Level 1 of a document with its page index
 // (depth=pages): its metadata and one line per page.
-func openDocument(ctx context.Context, d *demo, entry protocol.DPEDocumentSummary) (*protocol.DPEDocument, error) {
+func openDocument(ctx context.Context, d *demo, entry protocol.DPEDocumentSummary) (*dpe.Document, error) {
 	section(3, "A document and its page index: Level 1, depth=pages")
 	say("read %s?depth=pages", entry.URI)
 	doc, err := d.agent.ReadDocument(ctx, computerName, entry.URI, agent.DocumentQuery{Pages: true})
@@ -228,7 +228,7 @@ func openDocument(ctx context.Context, d *demo, entry protocol.DPEDocumentSummar
 // readTables reads one page of the report (Level 2) keeping only its
 // tables, rendered as Markdown by the document server
 // (categories=table&format=markdown).
-func readTables(ctx context.Context, d *demo, doc *protocol.DPEDocument) error {
+func readTables(ctx context.Context, d *demo, doc *dpe.Document) error {
 	section(4, "One page, tables only, as Markdown: Level 2")
 	index := slices.IndexFunc(doc.Pages, func(p protocol.DPEPageSummary) bool { return p.Title == tablePage })
 	if index < 0 {
@@ -278,7 +278,7 @@ func readElement(ctx context.Context, d *demo, budget protocol.DPEDocumentSummar
 // readPastTheEnd asks for a page the document does not have. The document
 // server's error 4202 reaches the Agent through the Computer and the Server
 // as a *protocol.Error with its code, message and details.
-func readPastTheEnd(ctx context.Context, d *demo, doc *protocol.DPEDocument) error {
+func readPastTheEnd(ctx context.Context, d *demo, doc *dpe.Document) error {
 	section(6, "An error on purpose: a page past the end")
 	past := doc.PageCount
 	say("read %s/pages/%d (the document has pages 0 to %d)", doc.URI, past, doc.PageCount-1)

@@ -173,10 +173,18 @@ function pageView(computer, data) {
     setSanitized(h("div", { class: "rendered page" }), data.html),
     h("h2", {}, "Elements"),
     (p.elements || []).length === 0 ? h("p", {}, "No element of the chosen categories.") :
-      h("ul", { class: "elements" }, p.elements.map((e) => h("li", {},
+      h("ul", { class: "elements" }, p.elements.map((e, i) => h("li", {},
         dpeLink(computer, data.document + "/elements/" + encodeURIComponent(e.element_id), `${e.category} ${e.element_id}`),
-        e.summary ? ` — ${e.summary}` : ""))),
+        e.summary ? ` — ${e.summary}` : "",
+        problemOf(p.problems, `/elements/${i}`)))),
   ];
+}
+
+// problemOf shows the structural problem a tolerant reader reported on one
+// part of an answer (spec/finder.md, Reading the levels), if any.
+function problemOf(problems, path) {
+  const pr = (problems || []).find((x) => x.path === path);
+  return pr ? h("p", { class: "problem", role: "note" }, `Kept despite a problem: ${pr.message}`) : null;
 }
 
 function elementView(computer, data) {
@@ -186,6 +194,7 @@ function elementView(computer, data) {
     breadcrumbs(computer, data.document, `Element ${e.element_id}`),
     dl([["URI", data.uri], ["Category", e.category], ["Page", e.page_index ?? ""], ["Summary", e.summary]]),
     e.page_index !== undefined ? h("p", {}, dpeLink(computer, `${data.document}/pages/${e.page_index}`, `Open page ${e.page_index}`)) : null,
+    problemOf(e.problems, ""),
     h("h2", {}, "Content"),
     setSanitized(h("div", { class: "rendered element" }), data.html),
     h("h2", {}, "Metadata"),

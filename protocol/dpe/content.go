@@ -54,6 +54,17 @@ func listLen(v any) int {
 	return -1
 }
 
+// listValue returns item i of a list value (listLen(v) > i).
+func listValue(v any, i int) any {
+	switch x := v.(type) {
+	case []any:
+		return x[i]
+	case []string:
+		return x[i]
+	}
+	return nil
+}
+
 // listItem returns item i of a list value (listLen(v) > i) as text.
 func listItem(v any, i int) string {
 	switch x := v.(type) {

@@ -67,33 +67,38 @@
 //
 // The renderers implement spec/finder.md, Markdown rendering.
 //
-// Markdown follows the spec's table exactly:
+// Markdown follows the spec's table and templates literally: a field the
+// content lacks (or holds as null, a list or an object) is written as
+// nothing, a number or boolean as its JSON text:
 //
-//	heading      "#" × level (1..6, default 1) + " " + text
+//	heading      "#" × level (1..6; below 1 is 1, above 6 is 6) + " " + text
 //	text         the text as is (paragraph breaks kept; leading and trailing
 //	             line breaks dropped)
-//	table,       a Markdown table: '|' in a cell is written "\|", a line break
-//	pivot_table  "<br>"; rows shorter than the widest row (or the headers) are
-//	             padded; without headers the header row is empty
+//	table        a Markdown table: '|' in a cell is written "\|", a line break
+//	             "<br>"; rows shorter than the widest row (or the headers) are
+//	             padded; without headers the header row is empty; a cell that
+//	             is a number, boolean or null is its JSON text (null empty)
 //	list         "1. ", "2. ", … when ordered, "- " otherwise; continuation
-//	             lines of an item are indented under it
+//	             lines of an item are indented under it; an item that is a
+//	             list nests under the item before it; an object item is its
+//	             "text" with its own "items" nested under it
 //	code         a ``` fence with the language (a longer fence when the code
 //	             holds a run of three or more backticks)
-//	chart        "[图表: {title}] {data_summary}" (title falls back to the summary)
+//	chart        "[图表: {title}] {data_summary}"
 //	image        "![{alt}]({url})" with a url, else "[图片: {description}]"
-//	link         "[{text}]({url})" (text falls back to the url)
+//	link         "[{text}]({url})"
 //	formula      "$ {expression} $"
-//	any other    "[{category}: {summary}]"
+//	any other    "[{category}: {summary}]" (pivot_table included)
 //
-// An element whose content lacks what its rule needs (a heading without
-// text, a link without url, a table without rows or headers, …) falls back
-// to the last rule. Elements are separated by a blank line; an element that
-// renders to nothing is skipped.
+// A table with no cell and a list with no item fall back to the last rule.
+// Elements are separated by a blank line; a text element that renders to
+// nothing is skipped. conformance/dpe_render.json pins every byte.
 //
 // Plain text carries the same information without Markdown syntax: heading
 // and text as their text, tables as tab-separated lines (headers first; tabs
 // and line breaks in a cell become spaces), lists with the same "1. " / "- "
 // markers, code as is, charts and other categories as in Markdown, an image
 // as "[图片: {alt}] {url}", a link as "{text} ({url})" (just the url when the
-// text is empty or equal to it), a formula as its expression.
+// text is empty or equal to it, just the text without a url), a formula as
+// its expression.
 package dpe

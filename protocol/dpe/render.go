@@ -349,22 +349,30 @@ func writeOther(b *strings.Builder, cat protocol.DPEElementCategory, summary str
 	b.WriteByte('[')
 	writeOneLine(b, string(cat))
 	b.WriteString(": ")
-	if summary != "" {
-		writeOneLine(b, summary)
-	}
+	writeOneLine(b, summary)
 	b.WriteByte(']')
 }
 
+// field returns the text a template substitutes for content key k: a
+// string as it is, a number or boolean in its JSON form, anything else
+// (absent, null, an object, a list) as "" — the spec's templates are
+// literal (spec/finder.md, Markdown rendering), so a missing field is
+// written as nothing, never replaced by another.
+func templateField(c map[string]any, k string) string {
+	switch v := c[k].(type) {
+	case nil, map[string]any, []any, []string:
+		return ""
+	default:
+		return scalar(v)
+	}
+}
+
 // writeKnown renders the categories with a dedicated rule; false means "use
-// the generic rule" (another category, or content that lacks what the rule
-// needs). It writes nothing when it returns false.
+// the generic rule" (another category, or a table or list with nothing to
+// lay out). It writes nothing when it returns false.
 func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[string]any, summary string, m mode) bool {
 	switch cat {
 	case protocol.DPEElementCategoryHeading:
-		t, ok := contentString(c, "text")
-		if !ok {
-			return false
-		}
 		if m == markdown {
 			level, ok := contentInt(c, "level")
 			if !ok || level < 1 {
@@ -374,18 +382,14 @@ func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[strin
 			b.WriteString("######"[:level])
 			b.WriteByte(' ')
 		}
-		writeOneLine(b, t)
+		writeOneLine(b, templateField(c, "text"))
 		return true
 
 	case protocol.DPEElementCategoryText:
-		t, ok := contentString(c, "text")
-		if !ok {
-			return false
-		}
-		b.WriteString(strings.Trim(t, "\r\n"))
+		b.WriteString(strings.Trim(templateField(c, "text"), "\r\n"))
 		return true
 
-	case protocol.DPEElementCategoryTable, protocol.DPEElementCategoryPivotTable:
+	case protocol.DPEElementCategoryTable:
 		headers, hok := c["headers"]
 		if hok && headers != nil && listLen(headers) < 0 {
 			return false
@@ -399,34 +403,15 @@ func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[strin
 
 	case protocol.DPEElementCategoryList:
 		items := c["items"]
-		n := listLen(items)
-		if n <= 0 {
+		if listLen(items) <= 0 {
 			return false
 		}
 		ordered, _ := contentBool(c, "ordered")
-		var num [20]byte
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				b.WriteByte('\n')
-			}
-			width := 2
-			if ordered {
-				mark := strconv.AppendInt(num[:0], int64(i+1), 10)
-				b.Write(mark)
-				b.WriteString(". ")
-				width = len(mark) + 2
-			} else {
-				b.WriteString("- ")
-			}
-			writeIndented(b, strings.Trim(listItem(items, i), "\r\n"), width)
-		}
+		writeList(b, items, ordered, 0, 0)
 		return true
 
 	case protocol.DPEElementCategoryCode:
-		code, ok := contentString(c, "code")
-		if !ok {
-			return false
-		}
+		code := templateField(c, "code")
 		code = strings.TrimSuffix(strings.TrimSuffix(code, "\n"), "\r")
 		if m == text {
 			b.WriteString(code)
@@ -434,9 +419,7 @@ func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[strin
 		}
 		fence := max(3, longestRun(code, '`')+1)
 		writeRepeat(b, '`', fence)
-		if lang, ok := contentString(c, "language"); ok {
-			writeOneLine(b, strings.ReplaceAll(lang, "`", ""))
-		}
+		writeOneLine(b, strings.ReplaceAll(templateField(c, "language"), "`", ""))
 		b.WriteByte('\n')
 		if code != "" {
 			b.WriteString(code)
@@ -446,30 +429,16 @@ func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[strin
 		return true
 
 	case protocol.DPEElementCategoryChart:
-		title, ok := contentString(c, "title")
-		if (!ok || title == "") && summary != "" {
-			title = summary
-		}
 		b.WriteString("[图表: ")
-		writeOneLine(b, title)
-		b.WriteByte(']')
-		if data, _ := contentString(c, "data_summary"); data != "" {
-			b.WriteByte(' ')
-			b.WriteString(data)
-		}
+		writeOneLine(b, templateField(c, "title"))
+		b.WriteString("] ")
+		b.WriteString(templateField(c, "data_summary"))
 		return true
 
 	case protocol.DPEElementCategoryImage:
-		url, _ := contentString(c, "url")
-		alt, _ := contentString(c, "alt")
-		desc, _ := contentString(c, "description")
+		url := templateField(c, "url")
 		if url != "" {
-			if alt == "" {
-				alt = desc
-			}
-			if alt == "" && summary != "" {
-				alt = summary
-			}
+			alt := templateField(c, "alt")
 			if m == markdown {
 				b.WriteByte('!')
 				writeLink(b, alt, url)
@@ -481,45 +450,32 @@ func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[strin
 			b.WriteString(url)
 			return true
 		}
-		if desc == "" {
-			desc = alt
-		}
-		if desc == "" && summary != "" {
-			desc = summary
-		}
 		b.WriteString("[图片: ")
-		writeOneLine(b, desc)
+		writeOneLine(b, templateField(c, "description"))
 		b.WriteByte(']')
 		return true
 
 	case protocol.DPEElementCategoryLink:
-		url, _ := contentString(c, "url")
-		if url == "" {
-			return false
-		}
-		t, _ := contentString(c, "text")
+		url, t := templateField(c, "url"), templateField(c, "text")
 		if m == markdown {
-			if t == "" {
-				t = url
-			}
 			writeLink(b, t, url)
 			return true
 		}
-		if t != "" && t != url {
+		switch {
+		case t != "" && url != "" && t != url:
 			writeOneLine(b, t)
 			b.WriteString(" (")
 			b.WriteString(url)
 			b.WriteByte(')')
-			return true
+		case url != "":
+			b.WriteString(url)
+		default:
+			writeOneLine(b, t)
 		}
-		b.WriteString(url)
 		return true
 
 	case protocol.DPEElementCategoryFormula:
-		expr, ok := contentString(c, "expression")
-		if !ok || expr == "" {
-			return false
-		}
+		expr := templateField(c, "expression")
 		if m == markdown {
 			b.WriteString("$ ")
 			b.WriteString(expr)
@@ -530,6 +486,80 @@ func writeKnown(b *strings.Builder, cat protocol.DPEElementCategory, c map[strin
 		return true
 	}
 	return false
+}
+
+// maxListDepth bounds the nesting a list renders; deeper items are written
+// as compact JSON.
+const maxListDepth = 8
+
+// writeList writes the items of a list, one per line, "1. ", "2. ", … when
+// ordered, "- " otherwise, indented by indent spaces (spec/finder.md,
+// Markdown rendering). An item that is itself a list is a nested list
+// under the item before it; an object item is its "text", followed by its
+// own "items" as a nested list ("ordered" as in list content); another
+// object is compact JSON; numbers, booleans and null are their JSON text
+// ("" for null).
+func writeList(b *strings.Builder, items any, ordered bool, indent, depth int) {
+	n := listLen(items)
+	num, lastWidth, wrote := 0, 2, false
+	newLine := func() {
+		if wrote {
+			b.WriteByte('\n')
+		}
+		wrote = true
+	}
+	var mark [24]byte
+	for i := 0; i < n; i++ {
+		item := listValue(items, i)
+		if k := listLen(item); k >= 0 && depth < maxListDepth {
+			if k == 0 {
+				continue
+			}
+			newLine()
+			if num == 0 {
+				// Nothing to hang it under: an empty item of its own.
+				writeRepeat(b, ' ', indent)
+				num, lastWidth = 1, 2
+				if ordered {
+					b.WriteString("1.\n")
+					lastWidth = 3
+				} else {
+					b.WriteString("-\n")
+				}
+			}
+			writeList(b, item, ordered, indent+lastWidth, depth+1)
+			continue
+		}
+		newLine()
+		writeRepeat(b, ' ', indent)
+		num++
+		width := 2
+		if ordered {
+			m := strconv.AppendInt(mark[:0], int64(num), 10)
+			b.Write(m)
+			b.WriteString(". ")
+			width = len(m) + 2
+		} else {
+			b.WriteString("- ")
+		}
+		lastWidth = width
+		obj, isObj := item.(map[string]any)
+		_, hasText := obj["text"]
+		sub, hasSub := obj["items"]
+		if !isObj || depth >= maxListDepth || !hasText && !hasSub {
+			writeIndented(b, strings.Trim(scalar(item), "\r\n"), indent+width)
+			continue
+		}
+		writeIndented(b, strings.Trim(templateField(obj, "text"), "\r\n"), indent+width)
+		if listLen(sub) > 0 {
+			b.WriteByte('\n')
+			subOrdered, ok := obj["ordered"].(bool)
+			if !ok {
+				subOrdered = ordered
+			}
+			writeList(b, sub, subOrdered, indent+width, depth+1)
+		}
+	}
 }
 
 // writeIndented writes s indenting every line after the first by width spaces.

@@ -69,136 +69,48 @@ func TestPageMarkdownSpecExample(t *testing.T) {
 	assert.Equal(t, wantText, dpe.PageText(rendered))
 }
 
-func TestElementRendering(t *testing.T) {
-	tests := []struct {
-		name     string
-		element  string // JSON of a DPEElement
-		markdown string
-		text     string
-	}{
-		{"heading level 1",
-			`{"element_id":"h","category":"heading","content":{"level":1,"text":"Title"}}`,
-			"# Title", "Title"},
-		{"heading level 3",
-			`{"element_id":"h","category":"heading","content":{"level":3,"text":"Sub"}}`,
-			"### Sub", "Sub"},
-		{"heading without level is level 1",
-			`{"element_id":"h","category":"heading","content":{"text":"T"}}`,
-			"# T", "T"},
-		{"heading level clamped to 6",
-			`{"element_id":"h","category":"heading","content":{"level":9,"text":"Deep"}}`,
-			"###### Deep", "Deep"},
-		{"heading on one line",
-			`{"element_id":"h","category":"heading","content":{"level":2,"text":"a\nb"}}`,
-			"## a b", "a b"},
-		{"heading without text falls back",
-			`{"element_id":"h","category":"heading","summary":"S","content":{"level":2}}`,
-			"[heading: S]", "[heading: S]"},
-		{"text keeps paragraph breaks",
-			`{"element_id":"t","category":"text","content":{"text":"\nFirst paragraph,\nsame paragraph.\n\nSecond | paragraph.\n"}}`,
-			"First paragraph,\nsame paragraph.\n\nSecond | paragraph.",
-			"First paragraph,\nsame paragraph.\n\nSecond | paragraph."},
-		{"table escapes pipes and line breaks",
-			`{"element_id":"x","category":"table","content":{"headers":["a|b","c"],"rows":[["1|2","line1\nline2"],["x\r\ny",""]]}}`,
-			"| a\\|b | c |\n| --- | --- |\n| 1\\|2 | line1<br>line2 |\n| x<br>y |  |",
-			"a|b\tc\n1|2\tline1 line2\nx y\t"},
-		{"table without headers",
-			`{"element_id":"x","category":"table","content":{"rows":[["1","2"],["3","4"]]}}`,
-			"|  |  |\n| --- | --- |\n| 1 | 2 |\n| 3 | 4 |",
-			"1\t2\n3\t4"},
-		{"ragged rows are padded",
-			`{"element_id":"x","category":"table","content":{"headers":["a"],"rows":[["1","2","3"],[],["4"]]}}`,
-			"| a |  |  |\n| --- | --- | --- |\n| 1 | 2 | 3 |\n|  |  |  |\n| 4 |  |  |",
-			"a\n1\t2\t3\n\n4"},
-		{"table cells that are numbers or null",
-			`{"element_id":"x","category":"table","content":{"headers":["n","b","z"],"rows":[[1250,true,null],[1.5,false,"s"]]}}`,
-			"| n | b | z |\n| --- | --- | --- |\n| 1250 | true |  |\n| 1.5 | false | s |",
-			"n\tb\tz\n1250\ttrue\t\n1.5\tfalse\ts"},
-		{"table with headers only",
-			`{"element_id":"x","category":"table","content":{"headers":["a","b"],"rows":[]}}`,
-			"| a | b |\n| --- | --- |", "a\tb"},
-		{"empty table falls back",
-			`{"element_id":"x","category":"table","summary":"nothing","content":{"rows":[]}}`,
-			"[table: nothing]", "[table: nothing]"},
-		{"pivot_table renders as a table",
-			`{"element_id":"p","category":"pivot_table","content":{"headers":["k","sum"],"rows":[["a","3"]],"total_rows":1}}`,
-			"| k | sum |\n| --- | --- |\n| a | 3 |", "k\tsum\na\t3"},
-		{"ordered list",
-			`{"element_id":"l","category":"list","content":{"ordered":true,"items":["one","two","three"]}}`,
-			"1. one\n2. two\n3. three", "1. one\n2. two\n3. three"},
-		{"unordered list",
-			`{"element_id":"l","category":"list","content":{"ordered":false,"items":["a","b"]}}`,
-			"- a\n- b", "- a\n- b"},
-		{"list without ordered flag is unordered; item continuation indented",
-			`{"element_id":"l","category":"list","content":{"items":["a\nmore","b"]}}`,
-			"- a\n  more\n- b", "- a\n  more\n- b"},
-		{"long ordered list indents under the number",
-			`{"element_id":"l","category":"list","content":{"ordered":true,"items":["1","2","3","4","5","6","7","8","9","ten\nx"]}}`,
-			"1. 1\n2. 2\n3. 3\n4. 4\n5. 5\n6. 6\n7. 7\n8. 8\n9. 9\n10. ten\n    x",
-			"1. 1\n2. 2\n3. 3\n4. 4\n5. 5\n6. 6\n7. 7\n8. 8\n9. 9\n10. ten\n    x"},
-		{"code with language",
-			`{"element_id":"c","category":"code","content":{"language":"go","code":"fmt.Println(1)\n"}}`,
-			"```go\nfmt.Println(1)\n```", "fmt.Println(1)"},
-		{"code without language",
-			`{"element_id":"c","category":"code","content":{"code":"x = 1"}}`,
-			"```\nx = 1\n```", "x = 1"},
-		{"code holding a fence gets a longer fence",
-			`{"element_id":"c","category":"code","content":{"language":"markdown","code":"` + "```go\\nx\\n```" + `"}}`,
-			"````markdown\n```go\nx\n```\n````", "```go\nx\n```"},
-		{"chart",
-			`{"element_id":"g","category":"chart","content":{"chart_type":"bar","title":"Sales","data_summary":"up 10%"}}`,
-			"[图表: Sales] up 10%", "[图表: Sales] up 10%"},
-		{"chart without title uses the summary",
-			`{"element_id":"g","category":"chart","summary":"Trend","content":{"chart_type":"line"}}`,
-			"[图表: Trend]", "[图表: Trend]"},
-		{"image with url",
-			`{"element_id":"i","category":"image","content":{"alt":"Logo [v2]","url":"https://x.test/a b.png"}}`,
-			"![Logo \\[v2\\]](https://x.test/a%20b.png)", "[图片: Logo [v2]] https://x.test/a b.png"},
-		{"image without url",
-			`{"element_id":"i","category":"image","content":{"description":"A cat on a mat"}}`,
-			"[图片: A cat on a mat]", "[图片: A cat on a mat]"},
-		{"image without url or description uses alt",
-			`{"element_id":"i","category":"image","content":{"alt":"cat"}}`,
-			"[图片: cat]", "[图片: cat]"},
-		{"link",
-			`{"element_id":"k","category":"link","content":{"text":"Spec","url":"https://example.com/spec_(v1)"}}`,
-			"[Spec](https://example.com/spec_%28v1%29)", "Spec (https://example.com/spec_(v1))"},
-		{"link without text",
-			`{"element_id":"k","category":"link","content":{"url":"https://example.com"}}`,
-			"[https://example.com](https://example.com)", "https://example.com"},
-		{"link without url falls back",
-			`{"element_id":"k","category":"link","summary":"broken","content":{"text":"x"}}`,
-			"[link: broken]", "[link: broken]"},
-		{"formula",
-			`{"element_id":"f","category":"formula","content":{"expression":"=SUM(B2:B5)","value":"5610"}}`,
-			"$ =SUM(B2:B5) $", "=SUM(B2:B5)"},
-		{"annotation",
-			`{"element_id":"a","category":"annotation","summary":"Reviewer note","content":{"text":"check Q3"}}`,
-			"[annotation: Reviewer note]", "[annotation: Reviewer note]"},
-		{"separator without summary",
-			`{"element_id":"s","category":"separator","content":{}}`,
-			"[separator: ]", "[separator: ]"},
-		{"unknown category",
-			`{"element_id":"z","category":"hologram","summary":"3D","content":{}}`,
-			"[hologram: 3D]", "[hologram: 3D]"},
-	}
-	for _, other := range []string{"diagram", "header", "footer", "audio", "video", "form", "widget"} {
-		tests = append(tests, struct{ name, element, markdown, text string }{
-			other, `{"element_id":"o","category":"` + other + `","summary":"about ` + other + `","content":{"x":1}}`,
-			"[" + other + ": about " + other + "]", "[" + other + ": about " + other + "]",
-		})
-	}
+// renderVectors is conformance/dpe_render.json.
+type renderVectors struct {
+	Elements []struct {
+		Name     string          `json:"name"`
+		Element  json.RawMessage `json:"element"`
+		Markdown string          `json:"markdown"`
+		Text     string          `json:"text"`
+	} `json:"elements"`
+	Pages []struct {
+		Name     string          `json:"name"`
+		Page     json.RawMessage `json:"page"`
+		Markdown string          `json:"markdown"`
+		Text     string          `json:"text"`
+	} `json:"pages"`
+}
+
+// TestRenderVectors replays conformance/dpe_render.json: every element and
+// page renders to exactly the bytes given, and every category has a case.
+func TestRenderVectors(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "conformance", "dpe_render.json"))
+	require.NoError(t, err)
+	var v renderVectors
+	require.NoError(t, json.Unmarshal(raw, &v))
+	require.NotEmpty(t, v.Elements)
 	covered := map[protocol.DPEElementCategory]bool{}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := decodeJSON[protocol.DPEElement](t, tt.element)
+	for _, tt := range v.Elements {
+		t.Run(tt.Name, func(t *testing.T) {
+			e := decodeJSON[protocol.DPEElement](t, string(tt.Element))
 			covered[e.Category] = true
-			assert.Equal(t, tt.markdown, dpe.ElementMarkdown(e))
-			assert.Equal(t, tt.text, dpe.ElementText(e))
+			assert.Equal(t, tt.Markdown, dpe.ElementMarkdown(e))
+			assert.Equal(t, tt.Text, dpe.ElementText(e))
 		})
 	}
 	for _, c := range dpe.Categories() {
 		assert.True(t, covered[c], "category %s has no rendering case", c)
+	}
+	for _, tt := range v.Pages {
+		t.Run(tt.Name, func(t *testing.T) {
+			p := decodeJSON[protocol.DPEPage](t, string(tt.Page))
+			assert.Equal(t, tt.Markdown, dpe.PageMarkdown(p))
+			assert.Equal(t, tt.Text, dpe.PageText(p))
+		})
 	}
 }
 
@@ -221,6 +133,8 @@ func TestElementRenderingGoValues(t *testing.T) {
 	bad := protocol.DPEElement{ElementID: "b", Category: protocol.DPEElementCategoryTable, Summary: "s", Content: map[string]any{"headers": "a,b", "rows": 3}}
 	assert.Equal(t, "[table: s]", dpe.ElementMarkdown(bad))
 	assert.Equal(t, "[list: ]", dpe.ElementMarkdown(protocol.DPEElement{Category: protocol.DPEElementCategoryList}))
+	nested := protocol.DPEElement{ElementID: "l", Category: protocol.DPEElementCategoryList, Content: map[string]any{"items": []any{"a", []string{"b"}}}}
+	assert.Equal(t, "- a\n  - b", dpe.ElementMarkdown(nested))
 }
 
 func TestPageRendering(t *testing.T) {

@@ -241,8 +241,12 @@ func cmdOpen(ctx context.Context, e *env, args []string) error {
 	// The text rendering lists the page index as tab-separated lines: align
 	// them.
 	tw := tabwriter.NewWriter(e.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, dpe.DocumentText(*d))
-	return tw.Flush()
+	fmt.Fprintln(tw, dpe.DocumentText(d.DPEDocument))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	e.problems(d.Problems)
+	return nil
 }
 
 func cmdPage(ctx context.Context, e *env, args []string) error {
@@ -284,12 +288,13 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 	if e.g.json {
 		return e.printJSON(p)
 	}
+	defer e.problems(p.Problems)
 	switch format {
 	case dpe.FormatMarkdown:
 		// A server that ignores format sends elements: render them here.
-		fmt.Fprintln(e.out, dpe.PageMarkdown(*p))
+		fmt.Fprintln(e.out, dpe.PageMarkdown(p.DPEPage))
 	case dpe.FormatText:
-		fmt.Fprintln(e.out, dpe.PageText(*p))
+		fmt.Fprintln(e.out, dpe.PageText(p.DPEPage))
 	default:
 		fmt.Fprintf(e.out, "page %d: %s (%d elements)\n", p.PageIndex, p.Title, p.ElementCount)
 		tw := e.table("ELEMENT", "CATEGORY", "SUMMARY")
@@ -299,6 +304,15 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 		return tw.Flush()
 	}
 	return nil
+}
+
+// problems tells, on the error output, which parts of an answer a tolerant
+// reader kept despite a structural problem (spec/finder.md, Reading the
+// levels); the output itself stays what was read.
+func (e *env) problems(ps []dpe.Problem) {
+	for _, p := range ps {
+		fmt.Fprintf(e.errOut, "warning: %s\n", p)
+	}
 }
 
 // rawRendering reads the page as ReadPage does and returns its first text
@@ -345,7 +359,8 @@ func cmdElement(ctx context.Context, e *env, args []string) error {
 	if e.g.json {
 		return e.printJSON(d)
 	}
-	fmt.Fprintln(e.out, dpe.ElementDetailText(*d))
+	fmt.Fprintln(e.out, dpe.ElementDetailText(d.DPEElementDetail))
+	e.problems(d.Problems)
 	return nil
 }
 

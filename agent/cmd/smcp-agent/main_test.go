@@ -171,7 +171,7 @@ func TestCall(t *testing.T) {
 		// The cancel was written before the CLI closed its connection.
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		require.NoError(t, p.WaitCount(ctx, protocol.EventCancelToolCall, 1))
+		require.NoError(t, p.WaitCount(ctx, protocol.EventCancelToolCall, 1), "trace:\n%s", p.Trace())
 	})
 	t.Run("wire timeout", func(t *testing.T) {
 		calls := p.Received(protocol.EventToolCall)
@@ -239,7 +239,11 @@ func TestFinder(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.out), &ret))
 	require.Equal(t, 2, ret.TotalCount)
 
-	requireFail(t, cli(t, p, nil, "finder", "alpha", "--limit", "500"), 1, "error 400: client:get_finder request: /limit")
+	// The organizer's maximum (spec/finder.md, Organizer): 500 asks for 100.
+	requireOK(t, cli(t, p, nil, "finder", "alpha", "--limit", "500"))
+	reqs = p.Received(protocol.EventGetFinder)
+	require.Equal(t, 100.0, reqs[len(reqs)-1].Payload["limit"])
+	requireFail(t, cli(t, p, nil, "finder", "alpha", "--limit", "-1"), 1, "error 400: client:get_finder request: /limit")
 }
 
 const report = "dpe://com.example.docs/rpt-2026"

@@ -193,13 +193,19 @@ func (p *Peer) serve(ln net.Listener) {
 			p.disconnects = append(p.disconnects, string(s.Id())+": "+reason)
 			p.mu.Unlock()
 		})
-		for _, info := range protocol.Events() {
-			if info.Direction == protocol.DirectionNotify {
-				continue
+		// One catch-all listener, as the Server has: it runs with the
+		// packet on the socket's task queue. A listener per event name
+		// runs one task later, and the library drops that task when the
+		// connection closed meanwhile, so an event a client sends right
+		// before it closes (an Agent's last server:tool_call_cancel) was
+		// lost here though it was on the wire (spec/decisions.md,
+		// Socket.IO library defects).
+		s.OnAny(func(args ...any) {
+			name, _ := firstString(args)
+			if info, ok := protocol.Lookup(name); ok && info.Direction != protocol.DirectionNotify {
+				p.onEvent(sctx, s, name, args[1:])
 			}
-			name := info.Name
-			_ = s.On(name, func(args ...any) { p.onEvent(sctx, s, name, args) })
-		}
+		})
 	})
 	p.wg.Add(1)
 	go func() {

@@ -1,41 +1,60 @@
 // Package rescache keeps a per-server cache of MCP resources selected by URI
 // (dpe:// documents for the Finder, window:// windows for the Desktop) and
-// keeps it current from MCP change notifications.
+// keeps it current from MCP change notifications and, optionally, by
+// revalidating it on a period.
 //
 // It implements the change detection both features share (spec/finder.md,
-// Update mechanism; spec/desktop.md, Desktop):
+// Update mechanism; spec/desktop.md, Desktop). No MCP call holds another:
+// every resource is read on its own, and a listing never waits for reads.
 //
-//   - Add: list the server's resources, subscribe to and read every selected
-//     one with bounded concurrency; resources that cannot be read or decoded
-//     are skipped with a warning. After max(2 × Concurrency, 8) reads in a
-//     row time out, the rest are left unread (one warning): a server whose
-//     reads all hang costs a few ReadTimeouts, not one per resource. The
-//     whole build is bounded by a time budget (DefaultBudget, 2 minutes):
-//     what is not read by then is left unread (one warning), and what is
-//     read is published as it comes (every 250 ms), so a large or slow
-//     source shows its first documents at once and never holds its event
-//     goroutine longer than the budget. Resources left unread are read at
-//     the source's next re-list (or when it reports them updated).
-//   - ListChanged: re-list, diff the selected URI sets, read only the new
-//     resources and drop the removed ones; an unchanged set changes nothing
-//     and signals nothing.
-//   - Updated: re-read the one resource the notification names (one read);
-//     a matched URI the source has not listed (a resource it added without
-//     list_changed, or a catalog) re-lists as ListChanged does, in the
-//     background and coalesced: one re-list in flight and at most one
-//     pending per source, however many such updates arrive (a flood of
-//     updates for URIs never listed costs two re-lists, not one each); URIs
-//     the codec does not match are ignored.
-//   - Remove: withdraw every resource of the server.
+//   - Start (Add waits for it): list the server's resources, subscribe to
+//     and read every selected one with bounded concurrency; resources that
+//     cannot be read or decoded are skipped with a warning. After max(2 ×
+//     Concurrency, 8) reads in a row time out, the rest are left unread (one
+//     warning): a server whose reads all hang costs a few ReadTimeouts, not
+//     one per resource. The whole build is bounded by a time budget
+//     (DefaultBudget, 2 minutes): what is not read by then is left unread
+//     (one warning). What is read is published every 250 ms, and, with
+//     PublishEarly, the first resource at once. Resources left
+//     unread are read at the source's next re-list, or when it reports them
+//     updated.
+//   - Refresh (ListChanged waits for it): re-list, diff the selected URI
+//     sets, read the new resources (and those left unread) and drop the
+//     removed ones; an unchanged set changes nothing and signals nothing. A
+//     full refresh also re-reads every listed resource and publishes only
+//     those whose contents changed. Listings of one source are serialised
+//     and coalesced (one running, at most one pending covering every request
+//     made meanwhile); the reads of a refresh run after its listing, beside
+//     any other work.
+//   - Update (Updated waits for it): re-read the one resource the
+//     notification names, on its own: a resource that hangs delays only
+//     itself. Requests for one resource are coalesced (one read running, at
+//     most one more after it). A matched URI the source has not listed (a
+//     resource added without list_changed) refreshes the source; a URI the
+//     codec maps to the whole source (a catalog) refreshes it fully; URIs
+//     the codec does not match are ignored. At most MaxUpdateReads re-reads
+//     run at once per source.
+//   - Revalidate (Options.Revalidate): every period, a full refresh of
+//     every source, so that a change no notification announced is seen
+//     within the period plus one round (spec/finder.md, Update mechanism).
+//     A round's reads are spread over the period (never slower than 100 a
+//     second per source), so that it lasts about the period at most and a
+//     large catalog costs a steady trickle of reads rather than a burst.
+//   - Remove: withdraw every resource of the server and stop its work.
 //
-// Every change calls OnChange through a debouncer, once per burst. Readers
-// take an immutable Snapshot and never wait for a refresh.
+// When two reads of one resource overlap, the one that started last wins.
+// A read that times out keeps what the cache held (the resource is read
+// again at the next refresh); any other failure drops the resource.
+//
+// Every visible change calls OnChange through a debouncer, once per burst.
+// Readers take an immutable Snapshot and never wait for a refresh.
 package rescache
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sort"
 	"sync"
@@ -57,6 +76,9 @@ const (
 	// or of a re-list): what is not read by then is left unread, and
 	// published as it is read until then.
 	DefaultBudget = 2 * time.Minute
+	// DefaultMaxUpdateReads bounds the single-resource re-reads in flight
+	// per source.
+	DefaultMaxUpdateReads = 64
 	// maxDelayFactor bounds a burst: a stream of changes still signals at
 	// least every maxDelayFactor × Debounce.
 	maxDelayFactor = 10
@@ -72,8 +94,9 @@ type Codec[T any] struct {
 	Select func(uri string) (key string, ok bool)
 	// Match maps the URI of a resources/updated notification to the key of
 	// the cached resource it concerns; ok false ignores the notification. A
-	// key the source has not listed (such as "" for a catalog URI) makes
-	// the cache re-list the source.
+	// key the source has not listed makes the cache re-list the source; the
+	// empty key names every resource of the source (a catalog URI) and
+	// makes a full refresh.
 	Match func(uri string) (key string, ok bool)
 	// Decode turns the contents read from uri into an item. An error skips
 	// the resource with a warning.
@@ -87,11 +110,20 @@ type Codec[T any] struct {
 type Options struct {
 	Kind        string        // "finder", "desktop": names log records
 	Logger      *slog.Logger  // nil: slog.Default()
-	Concurrency int           // reads in flight per Add/ListChanged; ≤ 0: DefaultConcurrency
+	Concurrency int           // reads in flight per build or refresh; ≤ 0: DefaultConcurrency
 	ReadTimeout time.Duration // per subscribe/read; ≤ 0: DefaultReadTimeout
 	Debounce    time.Duration // < 0: 0; 0 is taken as DefaultDebounce only by callers
-	Budget      time.Duration // whole build (Add) or re-list; ≤ 0: DefaultBudget
-	OnChange    func()        // called once per burst of changes; may be nil
+	Budget      time.Duration // whole build or refresh; ≤ 0: DefaultBudget
+	// Revalidate is the period of the full refreshes of every source; ≤ 0:
+	// none (the cache then follows notifications only).
+	Revalidate time.Duration
+	// MaxUpdateReads bounds the single-resource re-reads in flight per
+	// source; ≤ 0: DefaultMaxUpdateReads.
+	MaxUpdateReads int
+	// PublishEarly publishes a build's or refresh's first change at once;
+	// the others are published every 250 ms and at the end.
+	PublishEarly bool
+	OnChange     func() // called once per burst of changes; may be nil
 }
 
 // Snapshot is an immutable view of the cache. Do not modify it.
@@ -106,52 +138,77 @@ type Snapshot[T any] struct {
 
 // Cache is a per-server resource cache. It is safe for concurrent use.
 type Cache[T any] struct {
-	codec  Codec[T]
-	kind   string
-	log    *slog.Logger
-	conc   int
-	rto    time.Duration
-	budget time.Duration
-	deb    *burst.Debouncer
+	codec      Codec[T]
+	kind       string
+	log        *slog.Logger
+	conc       int
+	rto        time.Duration
+	budget     time.Duration
+	maxUpdates int
+	early      bool          // Options.PublishEarly
+	period     time.Duration // Options.Revalidate
+	deb        *burst.Debouncer
 
 	ctx    context.Context // cancelled by Close; bounds every MCP call
 	cancel context.CancelFunc
 
-	mu      sync.Mutex // guards sources and publication
+	mu      sync.Mutex // guards sources, closed and the snapshot's replacement
 	sources map[string]*source[T]
 	closed  bool
 	snap    atomic.Pointer[Snapshot[T]]
 
-	bg sync.WaitGroup // background re-lists (see requestList)
+	version atomic.Uint64 // visible changes published (Version)
+	rounds  atomic.Uint64 // revalidation rounds completed (Rounds)
+
+	work  work           // background work in flight (Wait); Close waits for it
+	loops sync.WaitGroup // the revalidation loop; Close waits for it
 }
 
-type gate struct {
-	req  uint64 // last ticket handed out (guarded by source.gmu)
-	done uint64 // last ticket satisfied (guarded by source.op)
-}
-
+// source is one MCP server's part of the cache.
 type source[T any] struct {
 	src  mcpsource.Source
 	name string
 
-	op     sync.Mutex        // serialises MCP work on this source; guards below
-	order  []string          // selected keys in listing order
-	uris   map[string]string // key → URI as listed
-	items  map[string]T      // key → decoded item (readable resources only)
-	unread map[string]bool   // keys left unread by the last build (see load)
+	ctx    context.Context // ends when the source is removed or replaced, or the cache closed
+	cancel context.CancelFunc
 
-	// listed is uris as last stored, read without op: an update of a
-	// resource not listed never waits for a listing in progress.
-	listed atomic.Pointer[map[string]string]
+	list sync.Mutex // serialises this source's listings (never held across reads)
 
-	gmu     sync.Mutex
-	listG   gate
-	updateG map[string]*gate
+	mu      sync.Mutex        // guards the fields below; never held across an MCP call
+	order   []string          // selected keys in listing order
+	uris    map[string]string // key → URI as listed
+	items   map[string]T      // key → decoded item (readable resources only)
+	digests map[string]uint64 // key → digest of the contents items[key] was decoded from
+	unread  map[string]bool   // keys not read yet, or whose last read timed out
+	seq     uint64            // read tickets handed out
+	stored  map[string]uint64 // key → ticket of the read last applied
+	reads   map[string]*keyRead
+	refresh struct {
+		running bool
+		pending *request // the refresh asked for while one runs
+	}
 
-	rmu       sync.Mutex      // guards the background re-list below
-	relisting bool            // a background re-list runs
-	repeat    bool            // another one is asked for after it
-	rctx      context.Context // the context of the latest request
+	pub sync.Mutex // serialises publications of this source
+
+	updates chan struct{} // semaphore of the single-resource re-reads
+}
+
+// request is a refresh asked for; done is closed when it has ended, reads
+// included.
+type request struct {
+	full  bool
+	pace  bool            // a revalidation: its reads are paced (see paceFor)
+	build bool            // the cold aggregation (Start)
+	ctx   context.Context // values only (see detach)
+	done  chan struct{}
+	err   error // the listing's, set before done is closed
+}
+
+// keyRead is the single-resource read of one key in flight.
+type keyRead struct {
+	done chan struct{} // closed when the running read has been applied
+	next chan struct{} // non-nil: one more read after it, closed when applied
+	ctx  context.Context
 }
 
 // New returns an empty cache.
@@ -171,47 +228,66 @@ func New[T any](codec Codec[T], o Options) *Cache[T] {
 	if o.Budget <= 0 {
 		o.Budget = DefaultBudget
 	}
+	if o.MaxUpdateReads <= 0 {
+		o.MaxUpdateReads = DefaultMaxUpdateReads
+	}
 	c := &Cache[T]{
-		codec:   codec,
-		kind:    o.Kind,
-		log:     o.Logger,
-		conc:    o.Concurrency,
-		rto:     o.ReadTimeout,
-		budget:  o.Budget,
-		sources: map[string]*source[T]{},
+		codec:      codec,
+		kind:       o.Kind,
+		log:        o.Logger,
+		conc:       o.Concurrency,
+		rto:        o.ReadTimeout,
+		budget:     o.Budget,
+		maxUpdates: o.MaxUpdateReads,
+		early:      o.PublishEarly,
+		period:     max(o.Revalidate, 0),
+		sources:    map[string]*source[T]{},
 	}
 	if o.OnChange != nil {
 		c.deb = burst.New(o.Debounce, maxDelayFactor*o.Debounce, o.OnChange)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.snap.Store(&Snapshot[T]{Items: map[string][]T{}})
+	if o.Revalidate > 0 {
+		c.loops.Add(1)
+		go c.revalidate(o.Revalidate)
+	}
 	return c
 }
 
 // Snapshot returns the current view; it never blocks on a refresh.
 func (c *Cache[T]) Snapshot() *Snapshot[T] { return c.snap.Load() }
 
-// Close cancels in-flight MCP calls, drops a pending change signal and waits
-// for a running OnChange. The cache keeps answering Snapshot. Idempotent.
+// Version counts the visible changes published so far: it grows at every
+// change a Snapshot shows, and only then.
+func (c *Cache[T]) Version() uint64 { return c.version.Load() }
+
+// Rounds counts the revalidation rounds completed (Options.Revalidate): a
+// round is a full refresh of every source, its reads included.
+func (c *Cache[T]) Rounds() uint64 { return c.rounds.Load() }
+
+// Wait returns when no work of the cache is in flight (builds, refreshes,
+// re-reads; a revalidation loop counts only while a round runs), or when
+// ctx ends.
+func (c *Cache[T]) Wait(ctx context.Context) error { return c.work.wait(ctx) }
+
+// Close cancels in-flight MCP calls, waits for the work in flight to end,
+// drops a pending change signal and waits for a running OnChange. The cache
+// keeps answering Snapshot. Idempotent.
 func (c *Cache[T]) Close() {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
 	c.cancel()
-	c.bg.Wait()
+	c.loops.Wait()
+	_ = c.work.wait(context.Background())
 	if c.deb != nil {
 		c.deb.Close()
 	}
 }
 
-// opCtx bounds ctx by the cache's lifetime.
-func (c *Cache[T]) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(c.ctx, cancel)
-	return ctx, func() { stop(); cancel() }
-}
-
 func (c *Cache[T]) changed() {
+	c.version.Add(1)
 	if c.deb != nil {
 		c.deb.Trigger()
 	}
@@ -223,104 +299,248 @@ func (c *Cache[T]) current(name string) *source[T] {
 	return c.sources[name]
 }
 
-// Add performs the cold aggregation of src, replacing whatever the cache
-// held for a source of the same name (a restarted server). A listing failure
-// is returned; the source stays registered (empty) so that a later
-// ListChanged can fill it.
-func (c *Cache[T]) Add(ctx context.Context, src mcpsource.Source) error {
-	s := &source[T]{src: src, name: src.Name(), uris: map[string]string{}, items: map[string]T{}, updateG: map[string]*gate{}}
+// detach keeps ctx's values (such as mcpclient's marker of the Computer's
+// own reads) without its cancellation, bounded by the source's life:
+// background work outlives the notification that asked for it.
+func detach(ctx, life context.Context) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(life, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// Build is a cold aggregation started by Start.
+type Build struct{ r *request }
+
+// Done is closed when the build has ended, reads included.
+func (b Build) Done() <-chan struct{} { return b.r.done }
+
+// Err is the listing's error once Done is closed (ErrClosed after Close).
+func (b Build) Err() error {
+	select {
+	case <-b.r.done:
+		return b.r.err
+	default:
+		return nil
+	}
+}
+
+// Start begins the cold aggregation of src, replacing whatever the cache
+// held for a source of the same name (a restarted server), and returns at
+// once: the listing and the reads run in the background, and notifications
+// for the source are taken meanwhile. A listing failure leaves the source
+// registered (empty) so that a later refresh can fill it.
+func (c *Cache[T]) Start(ctx context.Context, src mcpsource.Source) Build {
+	r := &request{build: true, ctx: ctx, done: make(chan struct{})}
+	s := &source[T]{src: src, name: src.Name(), uris: map[string]string{}, items: map[string]T{},
+		digests: map[string]uint64{}, unread: map[string]bool{}, stored: map[string]uint64{},
+		reads: map[string]*keyRead{}, updates: make(chan struct{}, c.maxUpdates)}
+	// The build is the source's first refresh: a refresh asked for before
+	// it has listed lists after it.
+	s.refresh.running = true
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		r.err = ErrClosed
+		close(r.done)
+		return Build{r}
+	}
+	s.ctx, s.cancel = context.WithCancel(c.ctx)
+	if old := c.sources[s.name]; old != nil {
+		old.cancel()
 	}
 	c.sources[s.name] = s
+	c.work.add()
 	c.mu.Unlock()
-
-	ctx, cancel := c.opCtx(ctx)
-	defer cancel()
-	s.op.Lock()
-	defer s.op.Unlock()
-
-	res, err := src.ListResources(ctx)
-	if err != nil {
-		if _, visible := c.publish(s); visible {
-			c.changed()
-		}
-		return fmt.Errorf("%s: listing resources of %q: %w", c.kind, s.name, err)
-	}
-	s.order, s.uris = c.selectAll(res)
-	listed := s.uris // a copy of the map header: s.uris is replaced under s.op, listed read without it
-	s.listed.Store(&listed)
-	items, unread := c.load(ctx, s, s.order, c.progress(s))
-	for key, it := range items {
-		s.items[key] = it
-	}
-	s.unread = setOf(unread)
-	c.log.Debug(c.kind+": source aggregated", "server", s.name, "listed", len(s.order), "cached", len(s.items), "unread", len(unread))
-	if _, visible := c.publish(s); visible {
-		c.changed()
-	}
-	return nil
+	go c.runRefresh(s, r)
+	return Build{r}
 }
 
-// Remove withdraws every item of the named source (it stopped or crashed).
+// Add performs the cold aggregation of src (Start) and returns when it has
+// ended or ctx ends. A listing failure is returned.
+func (c *Cache[T]) Add(ctx context.Context, src mcpsource.Source) error {
+	b := c.Start(ctx, src)
+	select {
+	case <-b.Done():
+		return b.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Remove withdraws every item of the named source (it stopped or crashed)
+// and cancels its work.
 func (c *Cache[T]) Remove(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.sources[name]; !ok {
+	s, ok := c.sources[name]
+	if !ok {
 		return
 	}
+	s.cancel()
 	delete(c.sources, name)
 	if c.storeLocked(name, nil) {
 		c.changed()
 	}
 }
 
+// Refresh re-lists the named source in the background (see the package
+// documentation); full also re-reads every listed resource. The channel is
+// closed when a refresh covering this request has ended, reads included
+// (at once for an unknown source).
+func (c *Cache[T]) Refresh(ctx context.Context, name string, full bool) <-chan struct{} {
+	s := c.current(name)
+	if s == nil {
+		return closed
+	}
+	return c.requestRefresh(ctx, s, full)
+}
+
 // ListChanged handles notifications/resources/list_changed of the named
-// source. It returns when the cache is current. Concurrent calls for one
-// source are coalesced: a call made while a re-list is running is satisfied
-// by the next single re-list.
+// source and returns when the cache is current (Refresh, waited for).
 func (c *Cache[T]) ListChanged(ctx context.Context, name string) {
-	if s := c.current(name); s != nil {
-		c.listChanged(ctx, s)
+	waitCtx(ctx, c.Refresh(ctx, name, false))
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func waitCtx(ctx context.Context, done <-chan struct{}) {
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 
-func (c *Cache[T]) listChanged(ctx context.Context, s *source[T]) {
-	name := s.name
-	ctx, cancel := c.opCtx(ctx)
-	defer cancel()
+// requestRefresh asks for a refresh of s: it runs at once when none runs,
+// otherwise after the running one, folded with every request made
+// meanwhile (a full one if any was).
+func (c *Cache[T]) requestRefresh(ctx context.Context, s *source[T], full bool) <-chan struct{} {
+	return c.request(ctx, s, full, false)
+}
 
-	s.gmu.Lock()
-	s.listG.req++
-	ticket := s.listG.req
-	s.gmu.Unlock()
-
-	s.op.Lock()
-	defer s.op.Unlock()
-	if s.listG.done >= ticket {
-		return
+// request is requestRefresh; paced marks a revalidation, whose reads are
+// spread out (a request that is not paced, folded with it, is not).
+func (c *Cache[T]) request(ctx context.Context, s *source[T], full, paced bool) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refresh.running {
+		if p := s.refresh.pending; p != nil {
+			p.pace = p.pace && paced
+			p.full = p.full || full
+			p.ctx = ctx
+			return p.done
+		}
+		s.refresh.pending = &request{full: full, pace: paced, ctx: ctx, done: make(chan struct{})}
+		return s.refresh.pending.done
 	}
-	s.gmu.Lock()
-	start := s.listG.req
-	s.gmu.Unlock()
+	r := &request{full: full, pace: paced, ctx: ctx, done: make(chan struct{})}
+	if !c.begin() {
+		close(r.done)
+		return r.done
+	}
+	s.refresh.running = true
+	go c.runRefresh(s, r)
+	return r.done
+}
 
+// begin counts one more piece of background work; false after Close.
+func (c *Cache[T]) begin() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.work.add()
+	return true
+}
+
+// runRefresh runs r, then the refreshes pending after it, one at a time;
+// the reads of each run beside the next listing.
+func (c *Cache[T]) runRefresh(s *source[T], r *request) {
+	defer c.work.done()
+	for r != nil {
+		rctx, cancel := detach(r.ctx, s.ctx)
+		loaded, err := c.sync(rctx, s, r.full, r.build, r.pace)
+		next := c.endRefresh(s)
+		if err != nil {
+			if r.build {
+				if _, visible := c.publish(s); visible {
+					c.changed()
+				}
+				r.err = fmt.Errorf("%s: listing resources of %q: %w", c.kind, s.name, err)
+			} else if s.ctx.Err() == nil {
+				c.log.Warn(c.kind+": re-listing resources failed", "server", s.name, "err", err)
+			}
+			cancel()
+			close(r.done)
+		} else {
+			c.work.add()
+			go func(r *request) {
+				defer c.work.done()
+				defer cancel()
+				<-loaded
+				if r.build {
+					// Publish once more: a source that replaced another
+					// with fewer items must not show the old ones.
+					if _, visible := c.publish(s); visible {
+						c.changed()
+					}
+					s.mu.Lock()
+					listed, cached, unread := len(s.order), len(s.items), len(s.unread)
+					s.mu.Unlock()
+					c.log.Debug(c.kind+": source aggregated", "server", s.name, "listed", listed, "cached", cached, "unread", unread)
+				}
+				close(r.done)
+			}(r)
+		}
+		r = next
+		if r != nil && c.ctx.Err() != nil {
+			for ; r != nil; r = c.endRefresh(s) {
+				close(r.done)
+			}
+			return
+		}
+	}
+}
+
+// endRefresh releases the listing slot of s and returns the request pending
+// after it (which then holds the slot), or nil.
+func (c *Cache[T]) endRefresh(s *source[T]) *request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := s.refresh.pending
+	s.refresh.pending = nil
+	s.refresh.running = next != nil
+	return next
+}
+
+// sync lists s and applies the difference: removed keys are dropped at
+// once, new keys (and those left unread, and every key when full) are read
+// in the background. The channel is closed when those reads have ended.
+func (c *Cache[T]) sync(ctx context.Context, s *source[T], full, build, paced bool) (<-chan struct{}, error) {
+	s.list.Lock()
 	res, err := s.src.ListResources(ctx)
 	if err != nil {
-		c.log.Warn(c.kind+": re-listing resources failed", "server", name, "err", err)
-		return
+		s.list.Unlock()
+		return nil, err
 	}
-	s.listG.done = start
 	order, uris := c.selectAll(res)
-	var added []string
+	s.mu.Lock()
+	var read, fresh []string
 	retry := 0
 	for _, key := range order {
-		if _, ok := s.uris[key]; !ok {
-			added = append(added, key)
-		} else if s.unread[key] {
-			added = append(added, key) // left unread by an earlier build: read it now
+		_, known := s.uris[key]
+		switch {
+		case !known:
+			read = append(read, key)
+			fresh = append(fresh, key)
+		case s.unread[key]:
+			read = append(read, key) // left unread earlier: read it now
 			retry++
+		case full:
+			read = append(read, key)
 		}
 	}
 	removed := 0
@@ -328,157 +548,227 @@ func (c *Cache[T]) listChanged(ctx context.Context, s *source[T]) {
 		if _, ok := uris[key]; !ok {
 			removed++
 			delete(s.items, key)
-			s.gmu.Lock()
-			delete(s.updateG, key)
-			s.gmu.Unlock()
+			delete(s.digests, key)
+			delete(s.unread, key)
+			delete(s.stored, key)
 		}
 	}
 	// The listing order may change without the set changing; keep it.
-	s.order = order
-	if len(added) == 0 && removed == 0 {
-		c.log.Debug(c.kind+": resource list changed but the URI set did not; nothing to refresh", "server", name)
-		return
-	}
-	c.log.Info(c.kind+": URI set changed", "server", name, "added", len(added)-retry, "removed", removed, "unread_retried", retry)
-	s.uris = uris
-	s.listed.Store(&uris)
-	items, unread := c.load(ctx, s, added, c.progress(s))
-	for key, it := range items {
-		s.items[key] = it
-	}
-	s.unread = setOf(unread)
-	if published, _ := c.publish(s); published {
-		c.changed()
-	}
-}
+	s.order, s.uris = order, uris
+	s.mu.Unlock()
+	s.list.Unlock()
 
-// Updated handles notifications/resources/updated for uri from the named
-// source: the one resource it concerns is re-read (one read) and a change is
-// signalled before it returns. A resource the source has not listed
-// re-lists the source as ListChanged does (any update of a matched URI may
-// reveal a new resource), but in the background: Updated returns at once,
-// and the re-lists asked for while one runs are folded into one more after
-// it (requestList). URIs the codec does not match are ignored. Concurrent
-// calls for one resource are coalesced.
-func (c *Cache[T]) Updated(ctx context.Context, name, uri string) {
-	if !c.updated(ctx, name, uri) {
-		c.log.Debug(c.kind+": update of a resource not listed; re-listing", "server", name, "uri", uri)
-		if s := c.current(name); s != nil {
-			c.requestList(ctx, s)
-		}
+	switch {
+	case build:
+	case len(fresh) > 0 || removed > 0:
+		c.log.Info(c.kind+": URI set changed", "server", s.name, "added", len(fresh), "removed", removed, "unread_retried", retry)
+	case !full:
+		c.log.Debug(c.kind+": resource list changed but the URI set did not; nothing to refresh", "server", s.name)
 	}
-}
-
-// requestList re-lists s in the background: one re-list in flight, and at
-// most one pending, which starts when the running one ends and covers every
-// request made meanwhile (it lists after all of them arrived). The re-list
-// ends with ctx (the latest request's) or with the cache; Close waits for
-// it.
-func (c *Cache[T]) requestList(ctx context.Context, s *source[T]) {
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
-	s.rctx = ctx
-	if s.relisting {
-		s.repeat = true
-		return
-	}
-	c.mu.Lock()
-	closed := c.closed
-	if !closed {
-		c.bg.Add(1)
-	}
-	c.mu.Unlock()
-	if closed {
-		return
-	}
-	s.relisting = true
-	go func() {
-		defer c.bg.Done()
-		for {
-			s.rmu.Lock()
-			ctx := s.rctx
-			s.repeat = false
-			s.rmu.Unlock()
-			c.listChanged(ctx, s)
-			s.rmu.Lock()
-			if !s.repeat || c.ctx.Err() != nil {
-				s.relisting, s.repeat, s.rctx = false, false, nil
-				s.rmu.Unlock()
-				return
-			}
-			s.rmu.Unlock()
-		}
-	}()
-}
-
-// updated re-reads the listed resource uri concerns; it returns false when
-// the source has not listed it.
-func (c *Cache[T]) updated(ctx context.Context, name, uri string) bool {
-	key, ok := c.codec.Match(uri)
-	if !ok {
-		c.log.Debug(c.kind+": ignoring update of a resource it does not track", "server", name, "uri", uri)
-		return true
-	}
-	s := c.current(name)
-	if s == nil {
-		return true
-	}
-	if l := s.listed.Load(); l == nil || (*l)[key] == "" {
-		return false // not listed (or not yet): re-list, without waiting for s.op
-	}
-	ctx, cancel := c.opCtx(ctx)
-	defer cancel()
-
-	s.gmu.Lock()
-	g := s.updateG[key]
-	if g == nil {
-		g = &gate{}
-		s.updateG[key] = g
-	}
-	g.req++
-	ticket := g.req
-	s.gmu.Unlock()
-
-	s.op.Lock()
-	defer s.op.Unlock()
-	if g.done >= ticket {
-		return true
-	}
-	listed, ok := s.uris[key]
-	if !ok {
-		s.gmu.Lock()
-		delete(s.updateG, key)
-		s.gmu.Unlock()
-		return false
-	}
-	s.gmu.Lock()
-	start := g.req
-	s.gmu.Unlock()
-	g.done = start
-
-	delete(s.unread, key)
-	if it, err := c.read(ctx, s, listed); err != nil {
-		c.log.Warn(c.kind+": dropping resource after a failed re-read", "server", name, "uri", listed, "err", err)
-		delete(s.items, key)
-	} else {
-		s.items[key] = it
-	}
-	if published, _ := c.publish(s); published {
-		c.changed()
-	}
-	return true
-}
-
-// progress publishes the items of s read so far by a load in progress.
-func (c *Cache[T]) progress(s *source[T]) func(map[string]T) {
-	return func(got map[string]T) {
-		for key, it := range got {
-			s.items[key] = it
-		}
+	if removed > 0 {
 		if published, visible := c.publish(s); published && visible {
 			c.changed()
 		}
 	}
+	done := make(chan struct{})
+	if len(read) == 0 {
+		close(done)
+		return done, nil
+	}
+	if !c.begin() {
+		close(done)
+		return done, nil
+	}
+	subscribe := setOf(fresh)
+	var pace time.Duration
+	if paced {
+		pace = c.paceFor(len(read))
+	}
+	go func() {
+		defer c.work.done()
+		defer close(done)
+		c.load(ctx, s, read, subscribe, pace)
+	}()
+	return done, nil
+}
+
+// Update re-reads, in the background, the listed resource uri concerns
+// (see the package documentation). The channel is closed when a read
+// covering this request has been applied (at once when there is nothing to
+// read; a refresh it asks for is not waited for).
+func (c *Cache[T]) Update(ctx context.Context, name, uri string) <-chan struct{} {
+	key, ok := c.codec.Match(uri)
+	if !ok {
+		c.log.Debug(c.kind+": ignoring update of a resource it does not track", "server", name, "uri", uri)
+		return closed
+	}
+	s := c.current(name)
+	if s == nil {
+		return closed
+	}
+	if key == "" {
+		c.log.Debug(c.kind+": update of the whole source; refreshing every resource", "server", name, "uri", uri)
+		c.requestRefresh(ctx, s, true)
+		return closed
+	}
+	s.mu.Lock()
+	listed, ok := s.uris[key]
+	if !ok {
+		s.mu.Unlock()
+		c.log.Debug(c.kind+": update of a resource not listed; re-listing", "server", name, "uri", uri)
+		c.requestRefresh(ctx, s, false)
+		return closed
+	}
+	if r := s.reads[key]; r != nil {
+		r.ctx = ctx
+		if r.next == nil {
+			r.next = make(chan struct{})
+		}
+		next := r.next
+		s.mu.Unlock()
+		return next
+	}
+	if !c.begin() {
+		s.mu.Unlock()
+		return closed
+	}
+	r := &keyRead{done: make(chan struct{}), ctx: ctx}
+	done := r.done
+	s.reads[key] = r
+	s.mu.Unlock()
+	go c.runUpdate(s, key, listed, r)
+	return done
+}
+
+// Updated handles notifications/resources/updated for uri and returns when
+// the resource it names has been re-read (Update, waited for).
+func (c *Cache[T]) Updated(ctx context.Context, name, uri string) {
+	waitCtx(ctx, c.Update(ctx, name, uri))
+}
+
+// runUpdate reads key, then again while reads were asked for meanwhile.
+func (c *Cache[T]) runUpdate(s *source[T], key, uri string, r *keyRead) {
+	defer c.work.done()
+	for {
+		s.mu.Lock()
+		rctx := r.ctx
+		s.mu.Unlock()
+		ctx, cancel := detach(rctx, s.ctx)
+		select {
+		case s.updates <- struct{}{}:
+			if c.readOne(ctx, s, key, uri) {
+				if published, _ := c.publish(s); published {
+					c.changed()
+				}
+			}
+			<-s.updates
+		case <-ctx.Done():
+		}
+		cancel()
+		s.mu.Lock()
+		close(r.done)
+		if r.next == nil || s.ctx.Err() != nil {
+			if r.next != nil {
+				close(r.next)
+			}
+			delete(s.reads, key)
+			s.mu.Unlock()
+			return
+		}
+		r.done, r.next = r.next, nil
+		if u, ok := s.uris[key]; ok {
+			uri = u
+		}
+		s.mu.Unlock()
+	}
+}
+
+// readOne reads key on its own and applies the result; it reports whether
+// the cache changed.
+func (c *Cache[T]) readOne(ctx context.Context, s *source[T], key, uri string) bool {
+	ticket := s.ticket()
+	contents, err := c.fetch(ctx, s, uri)
+	changed, derr := c.apply(s, key, uri, ticket, contents, err)
+	if derr != nil && ctx.Err() == nil {
+		c.log.Warn(c.kind+": dropping resource after a failed re-read", "server", s.name, "uri", uri, "err", derr)
+	}
+	return changed
+}
+
+func (s *source[T]) ticket() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	return s.seq
+}
+
+// apply stores the result of the read of key that got ticket, unless a
+// read started later was applied already or the key is no longer listed.
+// A read that timed out (or was cancelled) keeps the item and marks the
+// key unread; another failure, or contents that do not decode, drops it
+// (the error is returned). Contents equal to those of the item held change
+// nothing. It reports whether the items changed.
+func (c *Cache[T]) apply(s *source[T], key, uri string, ticket uint64, contents []mcp.ResourceContents, err error) (bool, error) {
+	var it T
+	var d uint64
+	if err == nil {
+		pc := mcpsource.Contents(contents)
+		d = digest(pc)
+		s.mu.Lock()
+		old, had := s.digests[key]
+		_, present := s.items[key]
+		s.mu.Unlock()
+		if !(had && present && old == d) {
+			it, err = c.codec.Decode(s.name, uri, pc)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, listed := s.uris[key]; !listed || ticket < s.stored[key] {
+		return false, nil
+	}
+	s.stored[key] = ticket
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			s.unread[key] = true
+			return false, nil
+		}
+		delete(s.unread, key)
+		delete(s.digests, key)
+		if _, had := s.items[key]; had {
+			delete(s.items, key)
+			return true, err
+		}
+		return false, err
+	}
+	delete(s.unread, key)
+	if old, had := s.digests[key]; had && old == d {
+		if _, present := s.items[key]; present {
+			return false, nil
+		}
+	}
+	s.items[key] = it
+	s.digests[key] = d
+	return true, nil
+}
+
+// digest is a hash of the contents read: equal contents are not decoded
+// again and change nothing.
+func digest(contents []protocol.ResourceContents) uint64 {
+	h := fnv.New64a()
+	field := func(p *string) {
+		if p != nil {
+			h.Write([]byte{1})
+			h.Write([]byte(*p))
+		}
+		h.Write([]byte{0})
+	}
+	for _, rc := range contents {
+		field(&rc.MimeType) // a plain string: absent and "" hash alike
+		field(rc.Text)
+		field(rc.Blob)
+	}
+	return h.Sum64()
 }
 
 func setOf(keys []string) map[string]bool {
@@ -510,7 +800,7 @@ func (c *Cache[T]) selectAll(res []mcp.Resource) (order []string, uris map[strin
 // giveUpAfter is how many reads in a row must time out before load gives
 // up on the rest of a source's resources: a server whose every read hangs
 // would otherwise hold its aggregation for len(keys) × ReadTimeout /
-// Concurrency (hours for a large listing), and its event goroutine with it.
+// Concurrency (hours for a large listing).
 func giveUpAfter(workers int) int64 { return int64(max(2*workers, 8)) }
 
 // maxSkipWarnings is how many resources a load skips with a warning each;
@@ -518,39 +808,32 @@ func giveUpAfter(workers int) int64 { return int64(max(2*workers, 8)) }
 // a server whose every read fails does not write one warning per resource.
 const maxSkipWarnings = 10
 
-// progressEvery is how often a load in progress publishes what it has read
-// so far.
+// progressEvery is the longest a load in progress keeps what it has read
+// unpublished.
 const progressEvery = 250 * time.Millisecond
 
 var errBudget = errors.New("the build's time budget is spent")
 
-// load subscribes to and reads the given keys of s with bounded concurrency
-// and returns the items read and the keys left unread. Failures are logged
-// and left out. Every progressEvery the items read so far are handed to
-// progress (on the caller's goroutine), so that a long build is published as
-// it goes. The whole load is bounded by the Budget: the reads still in
-// flight then are abandoned and the keys not read are returned unread (one
-// warning). So is it when giveUpAfter reads in a row time out. Unread keys
-// are read at the source's next re-list, or when it reports them updated.
-func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, progress func(map[string]T)) (map[string]T, []string) {
-	type result struct {
-		i  int
-		it T
-		ok bool
-	}
-	out := make(map[string]T, len(keys))
-	if len(keys) == 0 {
-		return out, nil
-	}
+// load subscribes to (those in subscribe) and reads the given keys of s
+// with bounded concurrency, applying each result as it comes. What is read
+// is published every progressEvery and at the end, and with PublishEarly
+// the first change at once (a publication sorts the source's whole list:
+// publishing in growing batches made a 10,000-document build a third
+// slower). The whole load is bounded by the Budget: the
+// reads still in flight then are abandoned and the keys not read are left
+// unread (one warning), as they are when giveUpAfter reads in a row time
+// out. Unread keys are read at the source's next refresh, or when it
+// reports them updated.
+func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, subscribe map[string]bool, pace time.Duration) {
 	ctx, stop := context.WithTimeoutCause(ctx, c.budget, errBudget)
 	defer stop()
 	ctx, giveUp := context.WithCancel(ctx)
 	defer giveUp()
-	done := make([]bool, len(keys)) // read, or failed for a reason of its own
-	var mu sync.Mutex
-	var ready []result
 	var next, timeouts, failed atomic.Int64
 	var gaveUp atomic.Bool
+	results := make(chan bool, c.conc)
+	var slots pacer
+	slots.every = pace
 	var wg sync.WaitGroup
 	workers := min(c.conc, len(keys))
 	limit := giveUpAfter(workers)
@@ -562,82 +845,105 @@ func (c *Cache[T]) load(ctx context.Context, s *source[T], keys []string, progre
 					return
 				}
 				key := keys[i]
-				uri := s.uris[key]
-				if s.src.SupportsSubscribe() {
+				s.mu.Lock()
+				uri, listed := s.uris[key]
+				s.mu.Unlock()
+				if !listed {
+					continue // removed meanwhile
+				}
+				if !slots.wait(ctx) {
+					return
+				}
+				if subscribe[key] && s.src.SupportsSubscribe() {
 					c.subscribe(ctx, s, uri)
 				}
-				it, err := c.read(ctx, s, uri)
-				if err != nil {
-					if ctx.Err() != nil { // a shutdown, the budget, or given up: unread
-						continue
+				ticket := s.ticket()
+				contents, err := c.fetch(ctx, s, uri)
+				if err != nil && ctx.Err() != nil {
+					// A shutdown, the budget, or given up: unread.
+					s.mu.Lock()
+					if _, ok := s.uris[key]; ok && ticket >= s.stored[key] {
+						s.unread[key] = true
 					}
+					s.mu.Unlock()
+					continue
+				}
+				changed, derr := c.apply(s, key, uri, ticket, contents, err)
+				if err == nil {
+					err = derr
+				}
+				if err != nil {
 					if failed.Add(1) <= maxSkipWarnings {
 						c.log.Warn(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
 					} else {
 						c.log.Debug(c.kind+": skipping resource", "server", s.name, "uri", uri, "err", err)
 					}
-					mu.Lock()
-					ready = append(ready, result{i: i})
-					mu.Unlock()
 					if errors.Is(err, context.DeadlineExceeded) && timeouts.Add(1) >= limit && gaveUp.CompareAndSwap(false, true) {
 						c.log.Warn(c.kind+": reads of this MCP server keep timing out; leaving its other resources unread until it reports them updated or re-lists",
 							"server", s.name, "timeouts_in_a_row", limit, "unread", max(0, len(keys)-int(next.Load())))
 						giveUp()
 					}
-					continue
+				} else {
+					timeouts.Store(0)
 				}
-				timeouts.Store(0)
-				mu.Lock()
-				ready = append(ready, result{i: i, it: it, ok: true})
-				mu.Unlock()
+				results <- changed
 			}
 		})
 	}
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	take := func() int {
-		mu.Lock()
-		batch := ready
-		ready = nil
-		mu.Unlock()
-		fresh := 0
-		for _, r := range batch {
-			done[r.i] = true
-			if r.ok {
-				out[keys[r.i]] = r.it
-				fresh++
-			}
-		}
-		return fresh
-	}
+	go func() { wg.Wait(); close(results) }()
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
-	for wait := true; wait; {
+	published, pending := 0, 0
+	flush := func() {
+		if pending == 0 {
+			return
+		}
+		if ok, visible := c.publish(s); ok && visible {
+			c.changed()
+		}
+		published += pending
+		pending = 0
+	}
+	for open := true; open; {
 		select {
-		case <-finished:
-			wait = false
-		case <-tick.C:
-			if take() > 0 && progress != nil {
-				progress(out)
+		case changed, ok := <-results:
+			if !ok {
+				open = false
+				break
 			}
+			if changed {
+				pending++
+				if c.early && published == 0 {
+					flush()
+				}
+			}
+		case <-tick.C:
+			flush()
 		}
 	}
-	take()
-	var unread []string
-	for i, ok := range done {
-		if !ok {
-			unread = append(unread, keys[i])
+	flush()
+	// The keys never reached (given up, budget) are unread.
+	s.mu.Lock()
+	for _, key := range keys[min(int(next.Load()), len(keys)):] {
+		if _, ok := s.uris[key]; ok {
+			s.unread[key] = true
 		}
 	}
+	unread := 0
+	for _, key := range keys {
+		if s.unread[key] {
+			unread++
+		}
+	}
+	s.mu.Unlock()
 	if n := failed.Load(); n > maxSkipWarnings {
 		c.log.Warn(c.kind+": more resources skipped than logged one by one (the others at debug level)",
 			"server", s.name, "skipped", n, "logged", maxSkipWarnings)
 	}
-	if len(unread) > 0 && context.Cause(ctx) == errBudget && !gaveUp.Load() {
+	if unread > 0 && context.Cause(ctx) == errBudget && !gaveUp.Load() && s.ctx.Err() == nil {
 		c.log.Warn(c.kind+": the build's time budget is spent; leaving the resources not read yet unread until the MCP server re-lists or reports them updated",
-			"server", s.name, "budget", c.budget, "read", len(out), "unread", len(unread))
+			"server", s.name, "budget", c.budget, "unread", unread)
 	}
-	return out, unread
 }
 
 func (c *Cache[T]) subscribe(ctx context.Context, s *source[T], uri string) {
@@ -648,27 +954,27 @@ func (c *Cache[T]) subscribe(ctx context.Context, s *source[T], uri string) {
 	}
 }
 
-func (c *Cache[T]) read(ctx context.Context, s *source[T], uri string) (T, error) {
-	var zero T
+// fetch reads uri within the read timeout.
+func (c *Cache[T]) fetch(ctx context.Context, s *source[T], uri string) ([]mcp.ResourceContents, error) {
 	rctx, cancel := context.WithTimeout(ctx, c.rto)
 	defer cancel()
-	contents, err := s.src.ReadResource(rctx, uri)
-	if err != nil {
-		return zero, err
-	}
-	return c.codec.Decode(s.name, uri, mcpsource.Contents(contents))
+	return s.src.ReadResource(rctx, uri)
 }
 
 // publish stores s's items in a new snapshot unless s has been replaced or
 // removed meanwhile. It reports whether it published, and whether the server
 // had or now has items (a change visible to readers).
 func (c *Cache[T]) publish(s *source[T]) (published, visible bool) {
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	s.mu.Lock()
 	items := make([]T, 0, len(s.items))
 	for _, key := range s.order {
 		if it, ok := s.items[key]; ok {
 			items = append(items, it)
 		}
 	}
+	s.mu.Unlock()
 	if c.codec.Arrange != nil {
 		c.codec.Arrange(items)
 	}
@@ -706,4 +1012,140 @@ func (c *Cache[T]) storeLocked(name string, items []T) bool {
 	sort.Strings(next.Servers)
 	c.snap.Store(next)
 	return true
+}
+
+// minRevalidationRate is the read rate (per source) below which a
+// revalidation round is not slowed down: a small catalog is read at once.
+const minRevalidationRate = 100
+
+// paceFor is the least time between two reads of a revalidation round of
+// n resources: the round is spread over the period (or the build budget,
+// if shorter), unless that is faster than minRevalidationRate reads a
+// second. So a round lasts at most about the period, and a large catalog
+// costs a steady trickle of reads instead of a burst that would slow every
+// query.
+func (c *Cache[T]) paceFor(n int) time.Duration {
+	if c.period <= 0 || n <= 0 {
+		return 0
+	}
+	spread := min(c.period, c.budget) / time.Duration(n)
+	if spread < time.Second/minRevalidationRate {
+		return spread
+	}
+	return time.Second / minRevalidationRate
+}
+
+// pacer hands out read slots at most one per every.
+type pacer struct {
+	every time.Duration
+	mu    sync.Mutex
+	next  time.Time
+}
+
+// wait blocks until the next slot (at once when not pacing); false when
+// ctx ended first.
+func (p *pacer) wait(ctx context.Context) bool {
+	if p.every <= 0 {
+		return ctx.Err() == nil
+	}
+	p.mu.Lock()
+	now := time.Now()
+	at := p.next
+	if at.Before(now) {
+		at = now
+	}
+	p.next = at.Add(p.every)
+	p.mu.Unlock()
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// revalidate refreshes every source fully every period, one round at a
+// time: a round starts when the period has passed since the last one
+// started (or at once when the last one took longer) and ends when every
+// source's refresh, reads included, has ended. The loop counts as work
+// (Wait) only while a round runs.
+func (c *Cache[T]) revalidate(period time.Duration) {
+	defer c.loops.Done()
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if !c.begin() {
+			return
+		}
+		c.mu.Lock()
+		srcs := make([]*source[T], 0, len(c.sources))
+		for _, s := range c.sources {
+			srcs = append(srcs, s)
+		}
+		c.mu.Unlock()
+		dones := make([]<-chan struct{}, len(srcs))
+		for i, s := range srcs {
+			dones[i] = c.request(c.ctx, s, true, true)
+		}
+		for _, d := range dones {
+			waitCtx(c.ctx, d)
+		}
+		if c.ctx.Err() == nil {
+			c.rounds.Add(1)
+		}
+		c.work.done()
+	}
+}
+
+// work counts the background work in flight and lets Wait block until
+// there is none.
+type work struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed while n == 0
+}
+
+func (w *work) add() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == 0 || w.idle == nil {
+		w.idle = make(chan struct{})
+	}
+	w.n++
+}
+
+func (w *work) done() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n--
+	if w.n == 0 {
+		close(w.idle)
+	}
+}
+
+func (w *work) wait(ctx context.Context) error {
+	w.mu.Lock()
+	if w.n == 0 {
+		w.mu.Unlock()
+		return nil
+	}
+	ch := w.idle
+	w.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

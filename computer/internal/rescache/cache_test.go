@@ -161,17 +161,20 @@ func TestListChangedCoalesces(t *testing.T) {
 	f.mu.Lock()
 	f.blockList = block
 	f.mu.Unlock()
-	var wg sync.WaitGroup
-	wg.Go(func() { c.ListChanged(ctx(t), "s") }) // holds the source while blocked
+	first := c.Refresh(ctx(t), "s", false) // lists, and is held
 	require.Eventually(t, func() bool { return f.lists.Load() == 1 }, 10*time.Second, time.Millisecond)
+	// Refresh returns once the request is queued: all 50 are, before the
+	// listing is let go.
+	var later []<-chan struct{}
 	for range 50 {
-		wg.Go(func() { c.ListChanged(ctx(t), "s") })
+		later = append(later, c.Refresh(ctx(t), "s", false))
 	}
 	f.set("t://h/a", "t://h/b")
-	time.Sleep(50 * time.Millisecond) // not synchronisation: lets callers queue; the bound below holds either way
 	close(block)
-	wg.Wait()
-	assert.LessOrEqual(t, f.lists.Load(), int32(2), "one running re-list plus one for every caller that arrived during it")
+	for _, done := range append(later, first) {
+		waitCtx(ctx(t), done)
+	}
+	assert.EqualValues(t, 2, f.lists.Load(), "the running re-list plus one for every request that arrived during it")
 	assert.Equal(t, 2, c.Snapshot().Len)
 }
 
@@ -185,17 +188,17 @@ func TestUpdatedCoalescesPerResource(t *testing.T) {
 	f.mu.Lock()
 	f.block = block
 	f.mu.Unlock()
-	var wg sync.WaitGroup
-	wg.Go(func() { c.Updated(ctx(t), "s", "t://h/a") })
+	first := c.Update(ctx(t), "s", "t://h/a")
 	require.Eventually(t, func() bool { return f.reads.Load() == 1 }, 10*time.Second, time.Millisecond)
+	var later []<-chan struct{}
 	for range 30 {
-		wg.Go(func() { c.Updated(ctx(t), "s", "t://h/a") })
+		later = append(later, c.Update(ctx(t), "s", "t://h/a"))
 	}
-	time.Sleep(50 * time.Millisecond) // not synchronisation: lets callers queue
 	close(block)
-	wg.Wait()
-	assert.LessOrEqual(t, f.reads.Load(), int32(2))
-	assert.GreaterOrEqual(t, f.reads.Load(), int32(1))
+	for _, done := range append(later, first) {
+		waitCtx(ctx(t), done)
+	}
+	assert.EqualValues(t, 2, f.reads.Load(), "the running read plus one for every request that arrived during it")
 }
 
 func TestSnapshotNeverWaitsForRefresh(t *testing.T) {
@@ -232,7 +235,8 @@ func TestRemoveDuringAddDiscardsTheStaleResult(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Zero(t, c.Snapshot().Len)
 	c.ListChanged(ctx(t), "s") // unknown now
-	assert.Never(t, func() bool { return changes.Load() > 0 }, 100*time.Millisecond, time.Millisecond)
+	require.NoError(t, c.Wait(ctx(t)))
+	assert.Zero(t, c.Version(), "nothing was published")
 }
 
 func TestCloseCancelsAndLeaksNothing(t *testing.T) {
@@ -375,4 +379,17 @@ func TestFailingReadsWarnedInBounds(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, maxSkipWarnings, strings.Count(logs.String(), "skipping resource"))
 	assert.Contains(t, logs.String(), "skipped=500")
+}
+
+// A revalidation round is spread over the period, never slower than
+// minRevalidationRate reads a second.
+func TestRevalidationPace(t *testing.T) {
+	c := New(codec, Options{Revalidate: time.Minute})
+	defer c.Close()
+	assert.Equal(t, 6*time.Millisecond, c.paceFor(10_000), "10,000 reads over 60 s")
+	assert.Equal(t, time.Second/minRevalidationRate, c.paceFor(10), "a small catalog at the floor rate")
+	assert.Zero(t, c.paceFor(0))
+	none := New(codec, Options{})
+	defer none.Close()
+	assert.Zero(t, none.paceFor(10_000), "no revalidation, no pacing")
 }

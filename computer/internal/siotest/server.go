@@ -107,14 +107,23 @@ func (f *Server) Restart() {
 			ack([]any{true, nil}, nil)
 			f.Joined <- struct{}{}
 		})
-		for _, ev := range []string{protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder} {
-			_ = s.On(ev, func(args ...any) {
+		// One catch-all listener for the notices, as the Server has: it
+		// runs with the packet, where a listener per event name runs one
+		// task later, which the library drops when the connection closed
+		// meanwhile (a Computer's last notice before Close).
+		s.OnAny(func(args ...any) {
+			if len(args) == 0 {
+				return
+			}
+			ev, _ := args[0].(string)
+			switch ev {
+			case protocol.EventUpdateConfig, protocol.EventUpdateToolList, protocol.EventUpdateDesktop, protocol.EventUpdateFinder:
 				f.mu.Lock()
 				f.events = append(f.events, ev)
 				f.mu.Unlock()
 				f.Events <- ev
-			})
-		}
+			}
+		})
 	})
 	f.mu.Lock()
 	f.io, f.srv, f.cancel = io, srv, cancel

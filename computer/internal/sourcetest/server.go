@@ -34,6 +34,33 @@ type Server struct {
 	contents map[string][]mcp.ResourceContents // uri → what a read returns
 	fail     map[string]error                  // uri → error a read returns
 	perURI   map[string]int                    // uri → reads answered
+	blocks   map[string]*Block                 // uri → reads held until released
+}
+
+// Block holds the reads of one URI (see Server.Block).
+type Block struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+	enter   sync.Once
+}
+
+// Entered is closed when the first held read has arrived.
+func (b *Block) Entered() <-chan struct{} { return b.entered }
+
+// Release lets the held reads, and later ones, answer. Idempotent.
+func (b *Block) Release() { b.once.Do(func() { close(b.release) }) }
+
+// Block makes the reads of uri hang until the returned Block is released
+// or the request ends (a document whose reads hang); Release is also
+// called when the test ends.
+func (s *Server) Block(tb testing.TB, uri string) *Block {
+	b := &Block{entered: make(chan struct{}), release: make(chan struct{})}
+	s.mu.Lock()
+	s.blocks[uri] = b
+	s.mu.Unlock()
+	tb.Cleanup(b.Release)
+	return b
 }
 
 // ServerOption configures NewServer.
@@ -70,6 +97,7 @@ func NewServer(opts ...ServerOption) *Server {
 		contents: map[string][]mcp.ResourceContents{},
 		fail:     map[string]error{},
 		perURI:   map[string]int{},
+		blocks:   map[string]*Block{},
 	}
 }
 
@@ -162,9 +190,20 @@ func (s *Server) ReadsOf(uri string) int {
 	return s.perURI[uri]
 }
 
-func (s *Server) handle(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (s *Server) handle(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	s.reads.Add(1)
 	uri := req.Params.URI
+	s.mu.Lock()
+	b := s.blocks[uri]
+	s.mu.Unlock()
+	if b != nil {
+		b.enter.Do(func() { close(b.entered) })
+		select {
+		case <-b.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.perURI[uri]++

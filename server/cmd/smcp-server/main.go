@@ -83,6 +83,9 @@ type settings struct {
 	maxConns        int64
 	maxConnsPerIP   int64
 	maxPending      int64
+	maxPendingAddr  int64
+	trustedProxies  string
+	clientAddrHdr   string
 	maxEventRate    int64
 	connectTimeout  time.Duration
 	debugListen     string
@@ -113,6 +116,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	// The Redis URL's variable is read after parsing: it may hold a password.
 	fs.StringVar(&s.redisURL, "redis", "", "redis://[:password@]host:port/db of the cluster's Redis (≥ 7); this process is then one node of the cluster ("+envName("redis")+")")
 	str(&s.debugListen, "debug-listen", "", "address of a loopback listener serving /debug/pprof/ and /debug/vars (off when empty)")
+	str(&s.trustedProxies, "trusted-proxies", "", "comma-separated addresses or CIDR prefixes of the reverse proxies in front of the Server, whose --client-address-header names the client counted by the per-address bounds (empty: every client is its TCP peer)")
+	str(&s.clientAddrHdr, "client-address-header", "X-Forwarded-For", "with --trusted-proxies: X-Forwarded-For or Forwarded (the rightmost address that is not a trusted proxy), or a one-address header such as X-Real-IP")
 	str(&s.versions, "protocol-versions", defaultVersions(), "comma-separated protocol generations accepted in a client's a2c_version (MAJOR.MINOR); a client naming none speaks 0.2")
 
 	var errs []error
@@ -167,6 +172,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*settin
 	integer(&s.maxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "refused connects per connection before it is closed")
 	integer(&s.maxConns, "max-connections", server.DefaultMaxConnections, "connections held at once, joined or not (over it: HTTP 503 at the handshake)")
 	integer(&s.maxPending, "max-pending-connections", server.DefaultMaxPendingConnections, "connections held at once whose /smcp connect is not admitted yet (over it: HTTP 503 at the handshake)")
+	integer(&s.maxPendingAddr, "max-pending-per-address", -1, "connections awaiting admission one client address (an IPv6 /64) may hold (over it: HTTP 429; -1: an eighth of --max-pending-connections; 0: no bound)")
 	integer(&s.maxEventRate, "max-event-rate", server.DefaultMaxEventRate, "joins, leaves, room listings and cancels one session may send a second, in bursts of twice as many (over it: 429)")
 	integer(&s.maxConnsPerIP, "max-connections-per-ip", 0, "connections held at once from one remote address (over it: HTTP 429; 0: no bound; behind a proxy, bound it there)")
 	integer(&s.gcHeapFloor, "gc-heap-floor", defaultGCHeapFloor, "heap size below which the garbage collector does not start a cycle, while the Server routes 500+ requests a second and the live heap is small (0: Go's default pacing; ignored when GOGC is set)")
@@ -337,6 +343,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		server.WithConnectTimeout(s.connectTimeout),
 		server.WithProtocolGenerations(gens...),
 		server.WithStrictHandshake(s.strictHandshake),
+	}
+	if s.maxPendingAddr >= 0 {
+		opts = append(opts, server.WithMaxPendingPerAddress(int(min(s.maxPendingAddr, math.MaxInt32))))
+	}
+	if proxies := splitList(s.trustedProxies); len(proxies) > 0 {
+		opts = append(opts, server.WithTrustedProxies(s.clientAddrHdr, proxies...))
 	}
 	keys := splitList(s.apiKeys)
 	var scoped []server.Key

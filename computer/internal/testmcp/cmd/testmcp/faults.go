@@ -18,6 +18,7 @@ import (
 // server process (stdio mode).
 type faults struct {
 	hangInit    bool
+	holdInit    string
 	ignoreEOF   bool
 	readDelay   time.Duration
 	slowDocs    string
@@ -31,6 +32,7 @@ type faults struct {
 func registerFaults() *faults {
 	f := &faults{}
 	flag.BoolVar(&f.hangInit, "hang-initialize", false, "never read stdin: initialize is never answered")
+	flag.StringVar(&f.holdInit, "hold-initialize", "", "read nothing from stdin (initialize waits) until this file exists")
 	flag.BoolVar(&f.ignoreEOF, "ignore-stdin-eof", false, "keep running after stdin ends, ignoring SIGTERM, SIGINT and SIGPIPE")
 	flag.DurationVar(&f.readDelay, "read-delay", 0, "delay of every resources/read of a -slow-docs document")
 	flag.StringVar(&f.slowDocs, "slow-docs", "", "comma-separated document refs (e.g. doc-2) read with -read-delay")
@@ -88,6 +90,15 @@ func (f *faults) before() {
 	}
 	if f.exitAfter > 0 {
 		time.AfterFunc(f.exitAfter, func() { os.Exit(f.exitCode) })
+	}
+	if f.holdInit != "" {
+		fmt.Fprintln(os.Stderr, "holding initialize until", f.holdInit, "exists")
+		for {
+			if _, err := os.Stat(f.holdInit); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	if f.hangInit {
 		fmt.Fprintln(os.Stderr, "hanging before initialize")
