@@ -216,23 +216,7 @@ func matrixPythonAgent(t *testing.T, d *deployment, office string, a matrixPeer,
 	ag := startRefAgent(t, a.sdk, d.URL, d.APIKey, office, name)
 	require.Equal(t, []any{true, nil}, ag.ok(t, map[string]any{"op": "join"}))
 
-	listed := map[string]map[string]any{}
-	for _, s := range ag.ok(t, map[string]any{"op": "list_room"}).([]any) {
-		s := s.(map[string]any)
-		listed[s["name"].(string)] = s
-	}
-	for _, c := range computers {
-		s := listed[c.name]
-		require.NotNil(t, s, "%s not listed: %v", c.name, listed)
-		require.Equal(t, c.peer.gen, s["a2c_version"], "%v", s)
-
-		require.Equal(t, wantTools(a, c), toolsByName(t, ag.ok(t, map[string]any{"op": "get_tools", "computer": c.name})), "%s", c.name)
-		res := ag.ok(t, map[string]any{"op": "tool_call", "computer": c.name, "tool": c.peer.exposed("echo"),
-			"params": map[string]any{"text": "hi"}}).(map[string]any)
-		require.Equal(t, "echo: hi", firstText(res), "%s: %v", c.name, res)
-		require.NotEqual(t, true, res["isError"], "%v", res)
-		tab.pair(a, c.peer, fmt.Sprintf("listed as %s; tools %s; call `%s` ok", c.peer.gen, bundles(wantTools(a, c)), c.peer.exposed("echo")))
-	}
+	matrixBasics(t, ag, a, computers, tab)
 
 	// A refusal of the Server in the Agent's shape.
 	raw := ag.ok(t, map[string]any{"op": "raw_call", "event": protocol.EventGetTools,
@@ -298,15 +282,10 @@ func matrixPythonAgent(t *testing.T, d *deployment, office string, a matrixPeer,
 	res := m["result"].(map[string]any)
 	require.Equal(t, true, res["isError"], "the cancelled call ends: %v", res)
 	tab.pair(a, target.peer, "cancel: the call ends isError ("+cancelMarker(res)+")")
+
 	// Updates: the Computers' announcements reach the Agent's handler.
 	for _, c := range []*matrixComputer{byPeer[mPy012], byPeer[mPy042]} {
-		c.proc.send(t, "update_config")
-		require.Equal(t, true, c.proc.next(t)["ok"])
-		ag.note(t, "update_config", func(m map[string]any) bool {
-			d, _ := m["data"].(map[string]any)
-			return m["notify"] == "update_config" && d["computer"] == c.name
-		})
-		tab.pair(a, c.peer, "notify:update_config reaches the handler")
+		matrixUpdateConfig(t, ag, a, c, tab)
 	}
 	if a.flat() {
 		src := byPeer[mPy042]
@@ -319,6 +298,43 @@ func matrixPythonAgent(t *testing.T, d *deployment, office string, a matrixPeer,
 	require.Equal(t, []any{true, nil}, ag.ok(t, map[string]any{"op": "leave"}))
 	ag.send(t, `{"op":"quit"}`)
 	ag.exited(t)
+}
+
+// matrixBasics has the Agent ag list the room, in which it finds every
+// Computer with its version, list each Computer's tools and call its echo
+// by the name it got; it returns the room's sessions by name.
+func matrixBasics(t *testing.T, ag *refAgent, a matrixPeer, computers []*matrixComputer, tab *matrix) map[string]map[string]any {
+	t.Helper()
+	listed := map[string]map[string]any{}
+	for _, s := range ag.ok(t, map[string]any{"op": "list_room"}).([]any) {
+		s := s.(map[string]any)
+		listed[s["name"].(string)] = s
+	}
+	for _, c := range computers {
+		s := listed[c.name]
+		require.NotNil(t, s, "%s not listed: %v", c.name, listed)
+		require.Equal(t, c.peer.gen, s["a2c_version"], "%v", s)
+		require.Equal(t, wantTools(a, c), toolsByName(t, ag.ok(t, map[string]any{"op": "get_tools", "computer": c.name})), "%s", c.name)
+		res := ag.ok(t, map[string]any{"op": "tool_call", "computer": c.name, "tool": c.peer.exposed("echo"),
+			"params": map[string]any{"text": "hi"}}).(map[string]any)
+		require.Equal(t, "echo: hi", firstText(res), "%s: %v", c.name, res)
+		require.NotEqual(t, true, res["isError"], "%v", res)
+		tab.pair(a, c.peer, fmt.Sprintf("listed as %s; tools %s; call `%s` ok", c.peer.gen, bundles(wantTools(a, c)), c.peer.exposed("echo")))
+	}
+	return listed
+}
+
+// matrixUpdateConfig has c announce a config change and waits until ag's
+// SDK hands the notification to its handler.
+func matrixUpdateConfig(t *testing.T, ag *refAgent, a matrixPeer, c *matrixComputer, tab *matrix) {
+	t.Helper()
+	c.proc.send(t, "update_config")
+	require.Equal(t, true, c.proc.next(t)["ok"])
+	ag.note(t, "update_config", func(m map[string]any) bool {
+		d, _ := m["data"].(map[string]any)
+		return m["notify"] == "update_config" && d["computer"] == c.name
+	})
+	tab.pair(a, c.peer, "notify:update_config reaches the handler")
 }
 
 // bundles renders a tool list's bundle ids for the table.
@@ -357,22 +373,8 @@ func cancelMarker(res map[string]any) string {
 func matrixRustAgent(t *testing.T, d *deployment, office string, a matrixPeer, computers []*matrixComputer, byPeer map[matrixPeer]*matrixComputer, tab *matrix) {
 	ag := startRefAgent(t, a.sdk, d.URL, d.APIKey, office, "a-rs041", "SMCP_TOOL_TIMEOUT=3")
 	ag.ok(t, map[string]any{"op": "join"})
-	listed := map[string]map[string]any{}
-	for _, s := range ag.ok(t, map[string]any{"op": "list_room"}).([]any) {
-		s := s.(map[string]any)
-		listed[s["name"].(string)] = s
-	}
+	listed := matrixBasics(t, ag, a, computers, tab)
 	require.Equal(t, "0.4.0", listed["a-rs041"]["a2c_version"])
-	for _, c := range computers {
-		s := listed[c.name]
-		require.NotNil(t, s, "%s not listed: %v", c.name, listed)
-		require.Equal(t, c.peer.gen, s["a2c_version"], "%v", s)
-		require.Equal(t, wantTools(a, c), toolsByName(t, ag.ok(t, map[string]any{"op": "get_tools", "computer": c.name})), "%s", c.name)
-		res := ag.ok(t, map[string]any{"op": "tool_call", "computer": c.name, "tool": c.peer.exposed("echo"),
-			"params": map[string]any{"text": "hi"}}).(map[string]any)
-		require.Equal(t, "echo: hi", firstText(res), "%s: %v", c.name, res)
-		tab.pair(a, c.peer, fmt.Sprintf("listed as %s; tools %s; call `%s` ok", c.peer.gen, bundles(wantTools(a, c)), c.peer.exposed("echo")))
-	}
 	m := ag.do(t, map[string]any{"op": "tool_call", "computer": "nobody", "tool": "x"})
 	require.Equal(t, false, m["ok"], "%v", m)
 	require.Contains(t, m["error"], "[404] Computer with name 'nobody' not found", "%v", m)
@@ -395,14 +397,7 @@ func matrixRustAgent(t *testing.T, d *deployment, office string, a matrixPeer, c
 		require.Equal(t, refSkill, skills[0].(map[string]any)["name"], "%v", skills)
 		tab.pair(a, c.peer, "get_skills ok")
 	}
-	c = byPeer[mPy012]
-	c.proc.send(t, "update_config")
-	require.Equal(t, true, c.proc.next(t)["ok"])
-	ag.note(t, "update_config", func(m map[string]any) bool {
-		d, _ := m["data"].(map[string]any)
-		return m["notify"] == "update_config" && d["computer"] == c.name
-	})
-	tab.pair(a, c.peer, "notify:update_config reaches the handler")
+	matrixUpdateConfig(t, ag, a, byPeer[mPy012], tab)
 	ag.ok(t, map[string]any{"op": "leave"})
 	ag.send(t, `{"op":"quit"}`)
 	ag.exited(t)
