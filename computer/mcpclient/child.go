@@ -478,10 +478,14 @@ func (ch *child) stop() error {
 	// Grandchildren left in the group go too; they may hold the pipes.
 	killGroup(ch.pid())
 	ch.waitReaders(time.Second)
-	// Unblock readers still held by a process outside the group.
+	// Unblock readers still held by a process outside the group. The pipe
+	// mcp-go reads is ended from its write side: that unblocks a filter
+	// still writing into it, and mcp-go's reader sees io.EOF, the end of a
+	// server. Closing the read side instead made that reader fail with
+	// io.ErrClosedPipe, which mcp-go logs at ERROR on every ordinary stop.
 	_ = ch.stdout.Close()
 	_ = ch.stderr.Close()
-	_ = ch.out.Close()
+	_ = ch.outW.Close()
 	ch.wg.Wait()
 	return err
 }
