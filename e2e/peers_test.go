@@ -31,6 +31,9 @@ type refSDK struct {
 }
 
 var (
+	// a2c-smcp 0.1.2, protocol 0.2.0 (names no version): the drivers run
+	// on it too, for the Go Server's interop matrix (generations_test.go).
+	refPy01   = refSDK{"python", "0.1.2"}
 	refPy03   = refSDK{"python", "0.3.3"} // a2c-smcp 0.3.3, protocol 0.3.1
 	refPy04   = refSDK{"python", "0.4.2"} // a2c-smcp 0.4.2, protocol 0.4.0
 	refRust04 = refSDK{"rust", "0.4.1"}   // smcp* 0.4.1, protocol 0.4.0
@@ -40,7 +43,10 @@ func (s refSDK) String() string { return s.Lang + " " + s.Version }
 
 // Protocol is the version string the SDK's peers send as a2c_version.
 func (s refSDK) Protocol() string {
-	if s == refPy03 {
+	switch s {
+	case refPy01:
+		return "" // none
+	case refPy03:
 		return "0.3.1"
 	}
 	return "0.4.0"
@@ -49,6 +55,8 @@ func (s refSDK) Protocol() string {
 // refPeerEnv names the variable that tells the tests where sdk's peers are.
 func refPeerEnv(sdk refSDK) string {
 	switch sdk {
+	case refPy01:
+		return "SMCP_INTEROP_PYTHON"
 	case refPy03:
 		return "SMCP_INTEROP_PYTHON_03"
 	case refPy04:

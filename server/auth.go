@@ -117,7 +117,10 @@ func (f AuthFunc) Authenticate(ctx context.Context, req *AuthRequest) error { re
 
 // APIKeyAuth is the default provider: it reads an API key from the header
 // named header (case-insensitive; "x-api-key" when empty) or, when the header
-// is absent, from the auth payload's "api_key" string, and admits the
+// is absent, from the auth payload's "api_key" string (0.2.0) or, when that
+// is absent too, its "token" string (0.3.0 and 0.4.0 clients send the key
+// there alone): the first credential present is the one checked, so a
+// client cannot try several keys with one CONNECT. It admits the
 // connection when it equals one of keys, for any office and role. The
 // comparison is constant-time over SHA-256 digests, so neither the key's
 // content nor its length leaks through timing, and every configured key is
@@ -194,10 +197,11 @@ type apiKeyAuth struct {
 
 func (p *apiKeyAuth) Authenticate(_ context.Context, req *AuthRequest) error {
 	key := req.Header.Get(p.header)
-	if key == "" {
-		if v, ok := req.Auth["api_key"].(string); ok {
-			key = v
+	for _, member := range []string{protocol.AuthAPIKey, protocol.AuthToken} {
+		if key != "" {
+			break
 		}
+		key, _ = req.Auth[member].(string)
 	}
 	if key == "" {
 		return protocol.NewUnauthorized("missing API key")

@@ -27,21 +27,30 @@ func dialRaw(t testing.TB, url string) *rawConn { return dialRawAuth(t, url, nil
 // when nil), retrying an attempt whose CONNECT went unanswered.
 func dialRawAuth(t testing.TB, url string, auth map[string]any) *rawConn {
 	t.Helper()
+	r, _ := dialRawWith(t, url, "", http.Header{"X-Api-Key": {testKey}}, auth)
+	return r
+}
+
+// dialRawWith is dialRawAuth with query added to the handshake's and the
+// request headers header; it also returns the headers of the upgrade's
+// answer.
+func dialRawWith(t testing.TB, url, query string, header http.Header, auth map[string]any) (*rawConn, http.Header) {
+	t.Helper()
 	for range 5 {
-		if r := dialRawOnce(t, url, auth); r != nil {
-			return r
+		if r, h := dialRawOnce(t, url, query, header, auth); r != nil {
+			return r, h
 		}
 		t.Logf("namespace connect lost; retrying") // see connect in helpers_test.go
 	}
 	t.Fatal("could not connect")
-	return nil
+	return nil, nil
 }
 
 // dialRawOnce sends the namespace CONNECT as soon as the engine's OPEN
 // arrives; it returns nil when the CONNECT goes unanswered.
-func dialRawOnce(t testing.TB, url string, auth map[string]any) *rawConn {
-	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/socket.io/?EIO=4&transport=websocket"
-	ws, resp, err := websocket.DefaultDialer.Dial(wsURL, http.Header{"X-Api-Key": {testKey}})
+func dialRawOnce(t testing.TB, url, query string, header http.Header, auth map[string]any) (*rawConn, http.Header) {
+	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/socket.io/?EIO=4&transport=websocket" + query
+	ws, resp, err := websocket.DefaultDialer.Dial(wsURL, header)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	r := &rawConn{t: t, ws: ws}
@@ -57,11 +66,11 @@ func dialRawOnce(t testing.TB, url string, auth map[string]any) *rawConn {
 	_, b, err := ws.ReadMessage()
 	if err != nil {
 		_ = ws.Close()
-		return nil
+		return nil, nil
 	}
 	require.True(t, strings.HasPrefix(string(b), "40"+protocol.Namespace+",{\"sid\""), "namespace connect: %s", b)
 	t.Cleanup(func() { _ = ws.Close() })
-	return r
+	return r, resp.Header
 }
 
 func (r *rawConn) send(s string) {

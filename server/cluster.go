@@ -127,12 +127,35 @@ type entry struct {
 	Role   protocol.Role `json:"role"`
 	Name   string        `json:"name"`
 	Office string        `json:"office"`
+	// Version is the protocol version the session shows in
+	// server:list_room (session.displayVersion): its generation is the
+	// session's. Ext are a Computer's declared extensions, nil when it
+	// declared none (generation.go).
+	Version string   `json:"version,omitempty"`
+	Ext     []string `json:"ext,omitzero"`
 }
+
+// gen is the generation of the entry's session.
+func (e *entry) gen() protocol.Generation {
+	if v, err := protocol.ParseVersion(e.Version); err == nil {
+		if g, ok := protocol.GenerationOf(v); ok {
+			return g
+		}
+	}
+	return protocol.DefaultGeneration
+}
+
+// maxEntryLen bounds an entry read from Redis: four fields of maxFieldLen
+// and 64 declared extensions of 64 bytes, with room for the JSON.
+const maxEntryLen = 4*maxFieldLen + 64*(64+3) + 256
+
+// extensionPattern is what a declared extension is (schema/enter_office_req.json).
+var extensionPattern = regexp.MustCompile(`^client:[a-z_]{1,57}$`)
 
 // decodeEntry validates an entry read from Redis as strictly as a client's
 // request: another node is trusted no more than a client.
 func decodeEntry(raw string) (*entry, error) {
-	if len(raw) > 4*maxFieldLen {
+	if len(raw) > maxEntryLen {
 		return nil, errors.New("entry too long")
 	}
 	var e entry
@@ -148,6 +171,18 @@ func decodeEntry(raw string) (*entry, error) {
 		return nil, errors.New("bad role")
 	case e.Name == "" || len(e.Name) > maxFieldLen || e.Office == "" || len(e.Office) > maxFieldLen:
 		return nil, errors.New("bad name or office")
+	case len(e.Version) > 64 || len(e.Ext) > 64:
+		return nil, errors.New("bad version or extensions")
+	}
+	if e.Version != "" {
+		if _, err := protocol.ParseVersion(e.Version); err != nil {
+			return nil, errors.New("bad version")
+		}
+	}
+	for _, x := range e.Ext {
+		if !extensionPattern.MatchString(x) {
+			return nil, errors.New("bad extension")
+		}
 	}
 	return &e, nil
 }
@@ -787,10 +822,14 @@ func (cl *cluster) reap(ctx context.Context, node string, self bool) {
 }
 
 // join runs the atomic admission; it returns the refusal or nil.
-func (cl *cluster) join(sess *session, role protocol.Role, name, office, oldOffice, oldName string) *protocol.Error {
+func (cl *cluster) join(sess *session, role protocol.Role, name, office, oldOffice, oldName string, ext []string) *protocol.Error {
 	ctx, cancel := cl.op()
 	defer cancel()
-	res, err := joinScript.Run(ctx, cl.rdb, []string{keyPrefix + "name:" + name}, keyPrefix, cl.node, sess.id, string(role), name, office, cl.s.cfg.maxOfficeSize, oldOffice, oldName).Text()
+	raw, err := json.Marshal(entry{Node: cl.node, Sid: sess.id, Role: role, Name: name, Office: office, Version: sess.displayVersion(), Ext: ext})
+	if err != nil {
+		return protocol.NewInternal("cluster entry: %v", err)
+	}
+	res, err := joinScript.Run(ctx, cl.rdb, []string{keyPrefix + "name:" + name}, keyPrefix, cl.node, sess.id, string(role), name, office, cl.s.cfg.maxOfficeSize, oldOffice, oldName, string(raw)).Text()
 	if cl.note(err) != nil {
 		return protocol.NewUnavailable("cluster state unreachable; try again")
 	}
@@ -929,11 +968,11 @@ func (cl *cluster) resync(context.Context) {
 	for _, sess := range local {
 		sess.opMu.Lock() // not while the session joins, leaves or goes
 		s.mu.Lock()
-		role, name, office, closed := sess.role, sess.name, sess.office, sess.closed
+		role, name, office, closed, ext := sess.role, sess.name, sess.office, sess.closed, sess.extensions
 		s.mu.Unlock()
 		var err *protocol.Error
 		if !closed && office != "" {
-			err = cl.join(sess, role, name, office, "", "")
+			err = cl.join(sess, role, name, office, "", "", ext)
 		}
 		sess.opMu.Unlock()
 		if err != nil {
@@ -1082,7 +1121,7 @@ func (cl *cluster) onMessage(args ...any) {
 		return
 	}
 	cl.s.failRemote(matchTarget(node, sid, name, office), func(c *call) *protocol.Error {
-		return protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected")
+		return computerGone(c)
 	})
 }
 

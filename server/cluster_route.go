@@ -22,7 +22,7 @@ var errElsewhere = &protocol.Error{Code: protocol.CodeNotFound, Message: "elsewh
 
 // joinCluster is join for a cluster node: the session checks here, the
 // name, one-Agent and office-size checks in one Redis script.
-func (s *Server) joinCluster(sess *session, role protocol.Role, name, office string) (bool, *protocol.Error) {
+func (s *Server) joinCluster(sess *session, role protocol.Role, name, office string, ext []string) (bool, *protocol.Error) {
 	sess.opMu.Lock()
 	defer sess.opMu.Unlock()
 	s.mu.Lock()
@@ -36,12 +36,12 @@ func (s *Server) joinCluster(sess *session, role protocol.Role, name, office str
 	}
 	oldOffice, oldName := sess.office, sess.name
 	s.mu.Unlock()
-	if err := s.cl.join(sess, role, name, office, oldOffice, oldName); err != nil {
+	if err := s.cl.join(sess, role, name, office, oldOffice, oldName, ext); err != nil {
 		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.applyJoinLocked(sess, role, name, office)
+	s.applyJoinLocked(sess, role, name, office, ext)
 	return false, nil
 }
 
@@ -97,7 +97,7 @@ func (s *Server) roomSessionsCluster(sess *session, agent, office string) (*prot
 		if m.Office != office {
 			continue
 		}
-		ret.Sessions = append(ret.Sessions, protocol.SessionInfo{Sid: m.Sid, Name: m.Name, Role: m.Role, OfficeID: office})
+		ret.Sessions = append(ret.Sessions, sessionInfo(m.Sid, m.Name, m.Role, office, m.Version, m.Ext))
 	}
 	slices.SortFunc(ret.Sessions, func(a, b protocol.SessionInfo) int {
 		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
@@ -111,6 +111,13 @@ func (s *Server) roomSessionsCluster(sess *session, agent, office string) (*prot
 // depend on a lookup. The lengths make the name unambiguous.
 func computerRoom(office, name string) socket.Room {
 	return socket.Room(fmt.Sprintf("computer:%d:%s:%d:%s", len(office), office, len(name), name))
+}
+
+// computerEventRoom is the room a Computer joins on a cluster node for one
+// client:* event that not every generation's Computers answer, when it
+// answers it (computerRooms, generation.go).
+func computerEventRoom(office, name, event string) socket.Room {
+	return computerRoom(office, name) + socket.Room(":"+event)
 }
 
 // remoteWait is how long a request sent to another node waits for a node
@@ -157,7 +164,7 @@ func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, forward an
 		s.refuse(sess, info.Name, reqID, r, notForwarded(perr))
 		return
 	}
-	room := computerRoom(c.office, computer)
+	room := routeRoom(c.office, computer, info.Name)
 	packet := &parser.Packet{Type: parser.EVENT, Data: []any{info.Name, forward}}
 	if err := s.cl.adapter.publishRequest(c.remoteID, packet, room); err != nil {
 		s.finish(c, notForwarded(protocol.NewUnavailable("cluster state unreachable; try again")))
@@ -271,7 +278,10 @@ func (s *Server) remoteMissed(c *call, all bool) {
 		case lerr != nil:
 			s.finish(c, protocol.NewUnavailable("cluster state unreachable; try again"))
 		case e == nil || e.Office != c.office || e.Role != protocol.RoleComputer:
-			s.finish(c, protocol.NewNotFound("no computer named %q in this office", clip(c.computerName, 64)))
+			s.finish(c, protocol.ComputerNotFound(c.agent.gen, clip(c.computerName, 64)))
+		case alive && !answersEvent(e.gen(), e.Ext, c.event):
+			// Not in the event's room on any node: it does not answer it.
+			s.finish(c, notSupported(c.event, c.computerName, e.gen()))
 		case !alive:
 			if s.finish(c, protocol.NewUnavailable("computer %q is on a node that stopped answering", c.computerName).With("reason", "node_down")) {
 				s.log.Warn("request failed: the computer's node lease has expired", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "node", e.Node)
@@ -318,7 +328,7 @@ func (s *Server) failRemote(match func(*call) bool, fail func(*call) *protocol.E
 	for _, c := range failed {
 		e := fail(c)
 		s.log.Warn("request failed", "event", c.event, "req_id", c.reqID, "computer", c.computerName, "code", int(e.Code), "reason", e.Message)
-		c.reply.send(e)
+		c.reply.fail(e)
 		s.m.routedOutcome(c.event, e, c.started)
 	}
 	s.settled()

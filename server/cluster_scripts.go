@@ -9,8 +9,8 @@ import "github.com/redis/go-redis/v9"
 //
 //	{smcp}:nodes              set of node ids that registered
 //	{smcp}:lease:<node>       the node's lease, expires unless renewed
-//	{smcp}:name:<name>        {"node","sid","role","office"} of the session holding name
-//	{smcp}:office:<office>    hash sid → {"node","sid","role","name","office"}
+//	{smcp}:name:<name>        {"node","sid","role","name","office","version","ext"} of the session holding name
+//	{smcp}:office:<office>    hash sid → the same entry
 //	{smcp}:held:<node>        hash sid → same entry, the sessions a node holds
 //
 // A session of a node whose lease has expired counts as gone in every
@@ -22,7 +22,9 @@ import "github.com/redis/go-redis/v9"
 // Computer switching offices leaves its old office in the same step.
 //
 // ARGV: prefix, node, sid, role, name, office, max office size, old office
-// ("" when none), old name. Returns "ok" or the refusal's kind.
+// ("" when none), old name, the entry as JSON (the same node, sid, role,
+// name and office, and the session's version and extensions; cluster.go,
+// entry). Returns "ok" or the refusal's kind.
 var joinScript = redis.NewScript(`
 local p, node, sid, role, name, office = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local maxSize, oldOffice, oldName = tonumber(ARGV[7]), ARGV[8], ARGV[9]
@@ -59,7 +61,7 @@ if oldOffice ~= '' then
     if e and e.sid == sid then redis.call('DEL', p .. 'name:' .. oldName) end
   end
 end
-local entry = cjson.encode({node = node, sid = sid, role = role, name = name, office = office})
+local entry = ARGV[10]
 redis.call('SET', p .. 'name:' .. name, entry)
 redis.call('HSET', p .. 'office:' .. office, sid, entry)
 redis.call('HSET', p .. 'held:' .. node, sid, entry)

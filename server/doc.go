@@ -21,13 +21,30 @@
 // Every connection to /smcp goes through an AuthProvider, which sees the
 // handshake headers, the Socket.IO auth payload and the remote address. The
 // default provider, APIKeyAuth, accepts a key from the header x-api-key (the
-// name is configurable) or from the auth payload's "api_key" string (browsers
-// cannot set headers on websockets), compared in constant time with every
+// name is configurable), from the auth payload's "api_key" string (browsers
+// cannot set headers on websockets) or from its "token" string (where 0.3/0.4
+// clients send it), the first present, compared in constant time with every
 // configured key. A refusal is a Socket.IO connect error whose data is
 // {"code": 401|403|429|500, "message"} (429: the key's Key.MaxSessions are
 // all in use). New refuses to build a Server without
 // authentication; InsecureNoAuth must be chosen explicitly. Keys and auth
 // payloads are never logged. The default namespace "/" refuses everyone.
+//
+// # Protocol generations (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md)
+//
+// Every request under the Socket.IO path passes a version gate before
+// Engine.IO sees it: the client names its version in a2c_version (none means
+// 0.2.0), and a version of a generation the Server does not accept
+// (WithProtocolGenerations; default 0.2, 0.3 and 0.4) is refused with HTTP
+// 400 and the 0.4 references' flat body (4008 with the accepted range, or 400
+// for a version that is not one, or for none under WithStrictHandshake). The
+// accepted handshake names the generation in the response header
+// X-A2C-Version. Each session is then answered in its generation: requests
+// validated against it, errors in its shape (nested for 0.2.0, flat from
+// 0.3.0 on), its events routed, notifications it lacks not sent; a request
+// for an event the target Computer does not answer is 4106 at once, and a
+// Computer's error reaches an Agent of another generation in the Agent's
+// shape (spec/decisions.md, Server: generations).
 //
 // # Offices (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#offices)
 //
@@ -60,8 +77,9 @@
 // for a Computer) inside an office (4103), the agent field is the sender's
 // registered name (403), the Computer exists in the sender's office (404,
 // the same answer for a name that exists elsewhere, so that nothing is
-// learnt about other offices), the in-flight caps (429), neither side is
-// congested (503). It is then emitted to that Computer's socket only, under a timer of
+// learnt about other offices), it answers the event in its generation or
+// declared it (4106), the in-flight caps (429), neither side is congested
+// (503). It is then emitted to that Computer's socket only, under a timer of
 // the Server's own: the request's timeout plus WithToolCallMargin (5 s) for
 // client:tool_call, WithRequestTimeout (30 s) for the others; expiry answers
 // 408. The Computer's single ack value goes back unchanged; any other number
@@ -73,7 +91,7 @@
 //
 // # Updates and cancellation
 //
-// server:update_{config,tool_list,desktop,finder} are accepted from a
+// server:update_{config,tool_list,desktop,finder,skills} are accepted from a
 // Computer inside an office naming itself, and broadcast as notify:update_*
 // {computer} to its office, skipping it. server:tool_call_cancel is accepted
 // from the Agent named in it, inside an office, and its agent and req_id are

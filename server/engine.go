@@ -106,6 +106,10 @@ type conn struct {
 	place        *place      // its place among the connections (connlimit.go)
 	posting      atomic.Bool // a long-polling POST of it is being served (Server.boundPolling)
 	poll         pollWait    // the GET being served, ended when the connection closes
+	// The generation its handshake negotiated and the version its client
+	// named, "" for none (generation.go).
+	gen     protocol.Generation
+	version string
 	// Under Server.mu: the grant its session is counted against
 	// (countKeySession), and whether the connection has closed.
 	keyGrant   *Grant
@@ -272,7 +276,10 @@ func (s *Server) onEngineConnection(args ...any) {
 			return
 		}
 	}
-	c := &conn{gate: newConnGate(), eio: ec, place: pl}
+	c := &conn{gate: newConnGate(), eio: ec, place: pl, gen: protocol.DefaultGeneration}
+	if req != nil {
+		c.gen, c.version = s.negotiated(req.URL.Query())
+	}
 	c.out.limit = s.cfg.maxOutgoing
 	c.out.stall = s.cfg.stallTimeout
 	c.out.closeConn = func(reason string) {

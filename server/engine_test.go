@@ -18,7 +18,7 @@ import (
 func TestFirstPacketsAreNotLost(t *testing.T) {
 	ts := startServer(t)
 	for i := range 200 {
-		r := dialRawOnce(t, ts.url, nil) // CONNECT sent on OPEN; nil when unanswered
+		r, _ := dialRawOnce(t, ts.url, "", keyHeader, nil) // CONNECT sent on OPEN; nil when unanswered
 		require.NotNil(t, r, "connection %d: no answer to the namespace CONNECT", i)
 		r.send(fmt.Sprintf(`42/smcp,1["server:join_office",{"role":"agent","name":"a%d","office_id":"o%d"}]`, i, i))
 		require.Equal(t, `43/smcp,1[true,null]`, r.read(), "connection %d: answer to the join", i)

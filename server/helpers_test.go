@@ -65,6 +65,7 @@ type dialOpts struct {
 	noKey   bool
 	polling bool
 	nsp     string // default /smcp
+	version string // a2c_version of the handshake; "" names none
 }
 
 // peer is a Go Socket.IO client on /smcp that records every event it
@@ -141,7 +142,11 @@ func connectOnce(t testing.TB, url string, o dialOpts) (*peer, error) {
 	if nsp == "" {
 		nsp = protocol.Namespace
 	}
-	sock, err := client.Connect(url+nsp, co)
+	target := url + nsp
+	if o.version != "" {
+		target += "?" + protocol.VersionParam + "=" + o.version
+	}
+	sock, err := client.Connect(target, co)
 	if err != nil {
 		return nil, err
 	}

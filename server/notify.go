@@ -15,13 +15,14 @@ import (
 	"github.com/zishang520/socket.io/servers/socket/v3"
 )
 
-// update handles server:update_{config,tool_list,desktop,finder}: only a
+// update handles server:update_{config,tool_list,desktop,finder,skills}
+// (server:update_skills from 0.3.0 on): only a
 // Computer inside an office may send them, naming itself; the Server
 // broadcasts the matching notify:update_* {computer} to that office, skipping
 // the sender (spec/protocol.md, Updates and notifications), folding updates
 // of one kind closer together than updateInterval into one (ratelimit.go).
 func (s *Server) update(sess *session, info *protocol.EventInfo, payload any, r *reply) {
-	if err := protocol.ValidateValue(info.Name, protocol.Request, payload); err != nil {
+	if err := sess.gen.ValidateValue(info.Name, protocol.Request, payload); err != nil {
 		s.refuse(sess, info.Name, "", r, protocol.AsError(err))
 		return
 	}
@@ -56,7 +57,7 @@ func (s *Server) broadcastUpdate(sess *session, info *protocol.EventInfo, comput
 // sender (spec/protocol.md, Updates and notifications).
 func (s *Server) cancelToolCall(sess *session, payload any, r *reply) {
 	const ev = protocol.EventCancelToolCall
-	if err := protocol.ValidateValue(ev, protocol.Request, payload); err != nil {
+	if err := sess.gen.ValidateValue(ev, protocol.Request, payload); err != nil {
 		s.refuse(sess, ev, reqIDOf(payload), r, protocol.AsError(err))
 		return
 	}

@@ -21,6 +21,15 @@ type session struct {
 
 	opMu sync.Mutex // cluster mode: orders this session's join, leave and disconnect
 
+	// gen is the generation its handshake negotiated, version the version
+	// its client named ("" for none): fixed for the session's life.
+	gen     protocol.Generation
+	version string
+	// extensions are the client:* events a Computer declared it answers
+	// beyond its generation's core events, sorted; nil when it declared
+	// none (generation.go, answers). Set by each join.
+	extensions []string
+
 	role   protocol.Role // fixed by the first successful join
 	name   string        // registered while the session is in an office
 	office string        // "" when in no office
@@ -50,10 +59,14 @@ func (sess *session) identity(s *Server) (string, protocol.Role) {
 type reply struct {
 	ack   socket.Ack
 	arity int
+	gen   protocol.Generation // the sender's: the shape of its errors
+	event string
 	once  sync.Once
 }
 
-func newReply(ack socket.Ack, arity int) *reply { return &reply{ack: ack, arity: arity} }
+func newReply(ack socket.Ack, arity int, gen protocol.Generation, event string) *reply {
+	return &reply{ack: ack, arity: arity, gen: gen, event: event}
+}
 
 func (r *reply) asked() bool { return r != nil && r.ack != nil }
 
@@ -75,25 +88,33 @@ func (r *reply) ok() {
 }
 
 // fail answers a refusal: (false, "<code> <Name>: message") for the
-// two-value office acks (spec/protocol.md keeps (bool, reason) there), the flat
-// ErrorPayload otherwise.
+// two-value office acks (spec/protocol.md keeps (bool, reason) there, in
+// every generation), the error payload in the sender's generation's shape
+// otherwise (ackError).
 func (r *reply) fail(e *protocol.Error) {
 	if r.arity == 2 {
 		r.send(false, e.Error())
 		return
 	}
-	r.send(e)
+	if !r.asked() {
+		return
+	}
+	r.send(ackError(r.gen, r.event, e))
 }
 
 // joinOffice handles server:join_office (spec/protocol.md, Offices).
 func (s *Server) joinOffice(sess *session, payload any, r *reply) {
 	const ev = protocol.EventJoinOffice
-	if err := protocol.ValidateValue(ev, protocol.Request, payload); err != nil {
+	if err := sess.gen.ValidateValue(ev, protocol.Request, payload); err != nil {
 		s.refuse(sess, ev, "", r, protocol.AsError(err))
 		return
 	}
 	m := payload.(map[string]any)
 	role := protocol.Role(m["role"].(string))
+	var ext []string
+	if role == protocol.RoleComputer {
+		ext = declaredExtensions(m) // an Agent's are not recorded: nothing is routed to it
+	}
 	name := m["name"].(string)
 	office := m["office_id"].(string)
 	if err := printable(ev, "name", name); err != nil {
@@ -105,7 +126,7 @@ func (s *Server) joinOffice(sess *session, payload any, r *reply) {
 		return
 	}
 
-	noop, err := s.join(sess, role, name, office)
+	noop, err := s.join(sess, role, name, office, ext)
 	if err != nil {
 		s.refuse(sess, ev, "", r, err)
 		return
@@ -121,14 +142,14 @@ func (s *Server) joinOffice(sess *session, payload any, r *reply) {
 // join applies the office rules under the lock: fixed role, one office per
 // Agent, one Agent per office, a name held by one live session, and the
 // Computer's office switch (leave broadcast to the old office first).
-func (s *Server) join(sess *session, role protocol.Role, name, office string) (noop bool, _ *protocol.Error) {
+func (s *Server) join(sess *session, role protocol.Role, name, office string, ext []string) (noop bool, _ *protocol.Error) {
 	if s.cl != nil {
-		return s.joinCluster(sess, role, name, office)
+		return s.joinCluster(sess, role, name, office, ext)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if noop, err := s.sessionChecksLocked(sess, role, name, office); noop || err != nil {
-		return noop, err
+		return noop, err // a no-op join changes nothing, its extensions included
 	}
 	if role == protocol.RoleAgent {
 		for m := range s.offices[office] {
@@ -143,7 +164,7 @@ func (s *Server) join(sess *session, role protocol.Role, name, office string) (n
 	if err := s.allowOfficeEventLocked(office, protocol.EventJoinOffice); err != nil {
 		return false, err
 	}
-	s.applyJoinLocked(sess, role, name, office)
+	s.applyJoinLocked(sess, role, name, office, ext)
 	return false, nil
 }
 
@@ -179,11 +200,11 @@ func (s *Server) sessionChecksLocked(sess *session, role protocol.Role, name, of
 }
 
 // apply registers a checked join on this node and tells the office.
-func (s *Server) applyJoinLocked(sess *session, role protocol.Role, name, office string) {
+func (s *Server) applyJoinLocked(sess *session, role protocol.Role, name, office string, ext []string) {
 	if sess.office != "" { // a Computer switching offices
 		s.leaveLocked(sess)
 	}
-	sess.role, sess.name, sess.office = role, name, office
+	sess.role, sess.name, sess.office, sess.extensions = role, name, office, ext
 	s.names[name] = sess
 	s.namesPeak.grew(len(s.names))
 	members := s.offices[office]
@@ -195,7 +216,7 @@ func (s *Server) applyJoinLocked(sess *session, role protocol.Role, name, office
 	members[sess] = struct{}{}
 	sess.sock.Join(socket.Room(office))
 	if s.cl != nil && role == protocol.RoleComputer {
-		sess.sock.Join(computerRoom(office, name)) // the address of routed requests from other nodes
+		sess.sock.Join(computerRooms(sess)...) // the addresses of routed requests from other nodes
 	}
 	s.broadcastLocked(office, sess, protocol.NotifyEnterOffice, presence(sess))
 }
@@ -203,7 +224,7 @@ func (s *Server) applyJoinLocked(sess *session, role protocol.Role, name, office
 // leaveOffice handles server:leave_office.
 func (s *Server) leaveOffice(sess *session, payload any, r *reply) {
 	const ev = protocol.EventLeaveOffice
-	if err := protocol.ValidateValue(ev, protocol.Request, payload); err != nil {
+	if err := sess.gen.ValidateValue(ev, protocol.Request, payload); err != nil {
 		s.refuse(sess, ev, "", r, protocol.AsError(err))
 		return
 	}
@@ -274,7 +295,9 @@ func (s *Server) leaveLocked(sess *session) {
 	}
 	sess.sock.Leave(socket.Room(office))
 	if s.cl != nil && sess.role == protocol.RoleComputer {
-		sess.sock.Leave(computerRoom(office, sess.name))
+		for _, room := range computerRooms(sess) {
+			sess.sock.Leave(room)
+		}
 	}
 	sess.office, sess.name = "", ""
 }
@@ -310,6 +333,9 @@ func (s *Server) broadcastLocked(office string, skip *session, event string, pay
 	if skip != nil {
 		op = op.Except(socket.Room(skip.sock.Id()))
 	}
+	if except := notifyExcept(event); len(except) > 0 {
+		op = op.Except(except...) // the generations that lack it (generation.go)
+	}
 	if err := op.Emit(event, payload); err != nil {
 		s.log.Error("broadcast failed", "event", event, "office_id", office, "error", err.Error())
 	}
@@ -319,7 +345,7 @@ func (s *Server) broadcastLocked(office string, skip *session, event string, pay
 // list it.
 func (s *Server) listRoom(sess *session, payload any, r *reply) {
 	const ev = protocol.EventListRoom
-	if err := protocol.ValidateValue(ev, protocol.Request, payload); err != nil {
+	if err := sess.gen.ValidateValue(ev, protocol.Request, payload); err != nil {
 		s.refuse(sess, ev, reqIDOf(payload), r, protocol.AsError(err))
 		return
 	}
@@ -348,7 +374,7 @@ func (s *Server) roomSessions(sess *session, agent, office string) (*protocol.Li
 	}
 	ret := &protocol.ListRoomRet{Sessions: []protocol.SessionInfo{}}
 	for m := range s.offices[office] {
-		ret.Sessions = append(ret.Sessions, protocol.SessionInfo{Sid: m.id, Name: m.name, Role: m.role, OfficeID: office})
+		ret.Sessions = append(ret.Sessions, sessionInfo(m.id, m.name, m.role, office, m.displayVersion(), m.extensions))
 	}
 	slices.SortFunc(ret.Sessions, func(a, b protocol.SessionInfo) int {
 		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
@@ -404,8 +430,8 @@ func (s *Server) disconnected(sess *session, reason string) {
 
 	for _, c := range failed {
 		s.log.Warn("request failed: computer disconnected", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
-		e := protocol.NewNotFound("computer %q disconnected before answering", c.computerName).With("reason", "computer_disconnected")
-		c.reply.send(e)
+		e := computerGone(c)
+		c.reply.fail(e)
 		s.m.routedOutcome(c.event, e, c.started)
 	}
 	s.settled()

@@ -114,6 +114,7 @@ type config struct {
 	metrics         prometheus.Registerer
 	redis           *redis.Options // cluster mode (cluster.go)
 	nodeLease       time.Duration
+	versions        protocol.VersionPolicy // the handshake gate (generation.go)
 	// testHook runs at the start of every dispatched event (tests only).
 	testHook func(event string)
 	// pollingLinger bounds how long a closed connection's long-polling
@@ -185,7 +186,8 @@ func WithKeys(keys ...Key) Option {
 }
 
 // WithAPIKeyHeader changes the header the default provider reads the API key
-// from (default "x-api-key"; the auth payload key "api_key" is read too).
+// from (default "x-api-key"; the auth payload's "api_key" and "token" are
+// read too, APIKeyAuth).
 func WithAPIKeyHeader(name string) Option {
 	return func(c *config) error {
 		if name == "" {
@@ -245,9 +247,12 @@ func WithMaxPayloadBytes(n int64) Option {
 	}
 }
 
-// WithValidateAnswers makes the Server validate every Computer answer against
-// the event's ack schema before relaying it; an invalid answer becomes a 500
-// listing the failing paths. Requests are always validated.
+// WithValidateAnswers makes the Server validate every Computer answer, as the
+// Agent receives it (in the Agent's generation, after what crosses
+// generations is translated), against the event's ack schema of the
+// Agent's generation before relaying it; an invalid answer becomes a 500
+// listing the failing paths. Requests are always validated, against the
+// sender's generation.
 func WithValidateAnswers(on bool) Option {
 	return func(c *config) error {
 		c.validateAnswers = on
@@ -450,6 +455,46 @@ func WithMaxEventRate(n int) Option {
 			return fmt.Errorf("WithMaxEventRate: %d is not positive", n)
 		}
 		c.maxEventRate = n
+		return nil
+	}
+}
+
+// WithProtocolGenerations sets the protocol generations the Server speaks,
+// and so accepts in a handshake (default: every generation of
+// protocol.Generations(), 0.2.0, 0.3.0 and 0.4.0). A client that names a
+// version of another generation in a2c_version is refused with HTTP 400
+// and the 4008 body naming the accepted range; one that names none speaks
+// 0.2.0, and is refused with 400 when 0.2.0 is not accepted
+// (spec/generations.md, Versions and negotiation).
+func WithProtocolGenerations(gens ...protocol.Generation) Option {
+	return func(c *config) error {
+		if len(gens) == 0 {
+			return errors.New("WithProtocolGenerations: no generation")
+		}
+		seen := map[protocol.Generation]bool{}
+		for _, g := range gens {
+			if !g.Valid() {
+				return fmt.Errorf("WithProtocolGenerations: %v is not a generation of this module", g)
+			}
+			if seen[g] {
+				return fmt.Errorf("WithProtocolGenerations: %v given twice", g)
+			}
+			seen[g] = true
+		}
+		c.versions.Accept = slices.Clone(gens)
+		return nil
+	}
+}
+
+// WithStrictHandshake makes the handshake gate answer exactly as the 0.4
+// reference Servers do: a request under the Socket.IO path that names no
+// a2c_version is refused with HTTP 400 {"code":400,"message":"Missing
+// a2c_version query parameter"}, instead of speaking 0.2.0 (default off).
+// With WithProtocolGenerations(protocol.Gen04) the Server then accepts
+// and refuses exactly what a 0.4 reference Server does.
+func WithStrictHandshake(on bool) Option {
+	return func(c *config) error {
+		c.versions.Strict = on
 		return nil
 	}
 }

@@ -119,7 +119,7 @@ type sessionRates struct {
 	unlogged atomic.Int64                 // refusals not logged since the last line
 
 	// updates, under Server.mu, one per server:update_* kind.
-	updates [4]updateThrottle
+	updates [5]updateThrottle
 }
 
 // updateThrottle is the folding of one kind of update of one Computer.
@@ -185,6 +185,8 @@ func updateKind(event string) int {
 		return 1
 	case protocol.EventUpdateDesktop:
 		return 2
+	case protocol.EventUpdateSkills:
+		return 4
 	default: // protocol.EventUpdateFinder
 		return 3
 	}

@@ -44,7 +44,7 @@ type call struct {
 // their sender wrote when they came from the wire (wireParser): raw holds the
 // request's bytes, payload their decoded value, which the checks read.
 func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw json.RawMessage, r *reply) {
-	if err := protocol.ValidateValue(info.Name, protocol.Request, payload); err != nil {
+	if err := sess.gen.ValidateValue(info.Name, protocol.Request, payload); err != nil {
 		s.refuse(sess, info.Name, reqIDOf(payload), r, protocol.AsError(err))
 		return
 	}
@@ -130,7 +130,12 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 		return nil, errElsewhere // not on this node: Redis knows (cluster_route.go)
 	}
 	if target == nil || target.role != protocol.RoleComputer || target.office != sess.office {
-		return nil, protocol.NewNotFound("no computer named %q in this office", clip(computer, 64))
+		return nil, protocol.ComputerNotFound(sess.gen, clip(computer, 64))
+	}
+	if !target.answers(event) {
+		// At once: relayed, it would wait for an answer that never comes
+		// (spec/generations.md, Confirmation and extensions).
+		return nil, notSupported(event, computer, target.gen)
 	}
 	if len(sess.outbound) >= s.cfg.maxInFlight {
 		return nil, protocol.NewTooManyRequests("this agent already has %d requests in flight", len(sess.outbound))
@@ -189,8 +194,9 @@ func (s *Server) answered(c *call, args []any) {
 		s.finishLogged(c, protocol.NewInternal("computer %q answered %s with %d values; the protocol expects one", c.computerName, c.event, len(args)))
 		return
 	}
-	if s.cfg.validateAnswers {
-		busy, err := s.validateAnswer(c.event, args[0])
+	answer := s.forAgent(c, args[0])
+	if _, relayed := answer.(json.RawMessage); s.cfg.validateAnswers && relayed {
+		busy, err := s.validateAnswer(c.agent.gen, c.event, answer)
 		if busy != nil {
 			s.finishLogged(c, busy)
 			return
@@ -205,7 +211,7 @@ func (s *Server) answered(c *call, args []any) {
 			return
 		}
 	}
-	first := s.finish(c, args[0])
+	first := s.finish(c, answer)
 	// Checked first: the arguments of a disabled Debug call are still
 	// built (a slice, boxed strings, the elapsed time formatted) on every
 	// routed request.
@@ -219,10 +225,11 @@ func (s *Server) answered(c *call, args []any) {
 	}
 }
 
-// validateAnswer checks a Computer's answer against its ack schema, decoding
+// validateAnswer checks a Computer's answer, as the Agent receives it
+// (forAgent), against the ack schema of the Agent's generation g, decoding
 // it within the bound on large decodes (decode.go): busy is the 503 when no
 // place came in time, err what the check found.
-func (s *Server) validateAnswer(event string, arg any) (busy *protocol.Error, err error) {
+func (s *Server) validateAnswer(g protocol.Generation, event string, arg any) (busy *protocol.Error, err error) {
 	raw, _ := arg.(json.RawMessage)
 	release, busy := s.acquireDecode(len(raw))
 	if busy != nil {
@@ -233,7 +240,7 @@ func (s *Server) validateAnswer(event string, arg any) (busy *protocol.Error, er
 	if err != nil {
 		return nil, err
 	}
-	return nil, protocol.ValidateValue(event, protocol.Ack, v)
+	return nil, g.ValidateValue(event, protocol.Ack, v)
 }
 
 func (s *Server) finishLogged(c *call, e *protocol.Error) {
@@ -252,7 +259,11 @@ func (s *Server) finish(c *call, value any) bool {
 	}
 	s.removeCallLocked(c)
 	s.mu.Unlock()
-	c.reply.send(value)
+	if e, ok := value.(*protocol.Error); ok {
+		c.reply.fail(e) // in the Agent's shape
+	} else {
+		c.reply.send(value)
+	}
 	s.m.routedOutcome(c.event, value, c.started)
 	s.settled()
 	return true
@@ -316,7 +327,7 @@ func (s *Server) failAll(e *protocol.Error) {
 	s.mu.Unlock()
 	for _, c := range pending {
 		s.log.Warn("request failed: server closing", "event", c.event, "req_id", c.reqID, "computer", c.computerName)
-		c.reply.send(e.With("req_id", c.reqID))
+		c.reply.fail(e.With("req_id", c.reqID))
 		s.m.routedOutcome(c.event, e, c.started)
 	}
 }

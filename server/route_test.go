@@ -165,7 +165,7 @@ func TestRouteRefusals(t *testing.T) {
 		require.Equal(t, nowhere.Details, elsewhere.Details)
 	})
 	t.Run("schema errors list every failing path", func(t *testing.T) {
-		e := requireError(t, a.call(protocol.EventGetFinder, map[string]any{"agent": "a1", "req_id": "r", "limit": 0.0, "offset": -2.0}), protocol.CodeBadRequest)
+		e := requireError(t, a.call(protocol.EventGetFinder, map[string]any{"agent": "a1", "req_id": "r", "limit": -1.0, "offset": -2.0}), protocol.CodeBadRequest)
 		require.Contains(t, e.Message, "/limit")
 		require.Contains(t, e.Message, "/offset")
 		require.Contains(t, e.Message, "computer")

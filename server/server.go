@@ -95,8 +95,10 @@ func New(opts ...Option) (*Server, error) {
 		limits: connLimits{max: int64(cfg.maxConns), perIP: cfg.maxConnsPerIP,
 			maxPending: int64(cfg.maxPending), pendingPerAddr: cfg.maxPendingAddr},
 	}
-	for _, info := range protocol.Events() {
-		s.known[info.Name] = info
+	for _, g := range protocol.Generations() { // newest last: its entry wins
+		for _, info := range g.Events() {
+			s.known[info.Name] = info
+		}
 	}
 	s.refusalLogs.every, s.refusalLogs.burst = serverRefusalLogRate, serverRefusalLogBurst
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -142,6 +144,9 @@ func New(opts ...Option) (*Server, error) {
 	if err := s.io.Engine().On("connection", s.onEngineConnection); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	if err := s.confirmGenerations(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.stopped.Load() {
 			http.Error(w, "smcp server closed", http.StatusServiceUnavailable)
@@ -154,6 +159,9 @@ func New(opts ...Option) (*Server, error) {
 		}
 		// Read once here: the query and the upgrade header decide the path.
 		query := r.URL.Query()
+		if !s.versionGate(w, r, query) {
+			return
+		}
 		_, hasSid := query["sid"] // a request without one opens a new Engine.IO connection
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 		if !upgrade {
@@ -449,6 +457,13 @@ func (s *Server) onConnection(args ...any) {
 		grant:  grant,
 		remote: sock.Handshake().Address,
 		gone:   make(chan struct{}),
+		gen:    protocol.DefaultGeneration,
+	}
+	if sess.conn != nil {
+		sess.gen, sess.version = sess.conn.gen, sess.conn.version
+	}
+	if lacksNotifications[sess.gen] {
+		sock.Join(lacksRoom(sess.gen)) // notifyExcept: the notifications it lacks pass it by
 	}
 	forgetHandshake(sock)
 	s.mu.Lock()
@@ -465,7 +480,7 @@ func (s *Server) onConnection(args ...any) {
 	if sess.conn != nil {
 		sess.conn.smcp.Store(sess) // the reader counts its messages from here on (backlog.go)
 	}
-	attrs := []any{"sid", sess.id, "remote", sess.remote}
+	attrs := []any{"sid", sess.id, "remote", sess.remote, "a2c_version", sess.gen.String()}
 	if sess.conn != nil && sess.conn.place != nil {
 		attrs = append(attrs, "client", sess.conn.place.addr)
 	}
@@ -480,7 +495,7 @@ func (s *Server) onConnection(args ...any) {
 	// memory per connection).
 	sock.OnAny(func(args ...any) {
 		ev, _ := firstString(args)
-		if info, ok := s.known[ev]; ok {
+		if info, ok := sess.gen.Lookup(ev); ok {
 			s.dispatch(sess, info, args[1:])
 			return
 		}
@@ -526,7 +541,7 @@ func (s *Server) onConnection(args ...any) {
 // ack, recovers any panic into a 500, and hands the event to its handler.
 func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 	payloads, ack := splitAck(args)
-	r := newReply(ack, info.AckArity)
+	r := newReply(ack, info.AckArity, sess.gen, info.Name)
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("handler panicked", "sid", sess.id, "event", info.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -596,12 +611,20 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 	}
 }
 
-// unknownEvent logs an event that is not in the manifest and, when the
-// sender asked for an ack, answers 400.
+// unknownEvent logs an event that the session's generation does not have
+// and, when the sender asked for an ack, answers 400 in the sender's shape:
+// an event of another generation (a 0.2.0 session's client:get_skills)
+// with its ack arity, naming the generation, anything else as an unknown
+// event.
 func (s *Server) unknownEvent(sess *session, ev string, args []any) {
 	_, ack := splitAck(args)
 	ev = clip(ev, 64)
-	s.refuse(sess, ev, "", newReply(ack, 1), protocol.NewBadRequest("unknown event %q", ev))
+	if info, ok := anyEvent(ev); ok {
+		s.refuse(sess, ev, "", newReply(ack, info.AckArity, sess.gen, ev),
+			protocol.NewBadRequest("event %q is not part of protocol %s, which this session speaks", ev, sess.gen).With("event", ev))
+		return
+	}
+	s.refuse(sess, ev, "", newReply(ack, 1, sess.gen, ev), protocol.NewBadRequest("unknown event %q", ev))
 }
 
 // refuse logs a refusal and answers it when the sender asked for an ack.

@@ -1,5 +1,5 @@
-"""A scripted A2C-SMCP Agent on the Python reference SDK (a2c-smcp 0.3.3 or
-0.4.2, whichever the interpreter has), driven by the Go interop harness
+"""A scripted A2C-SMCP Agent on the Python reference SDK (a2c-smcp 0.1.2, 0.3.3
+or 0.4.2, whichever the interpreter has), driven by the Go interop harness
 (e2e/peers_test.go).
 
 Configuration comes from the environment: SMCP_URL, SMCP_API_KEY (sent the

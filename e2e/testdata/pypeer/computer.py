@@ -1,5 +1,5 @@
-"""An A2C-SMCP Computer on the Python reference SDK (a2c-smcp 0.3.3 or 0.4.2,
-whichever the interpreter has), driven by the Go interop harness
+"""An A2C-SMCP Computer on the Python reference SDK (a2c-smcp 0.1.2, 0.3.3 or
+0.4.2, whichever the interpreter has), driven by the Go interop harness
 (e2e/peers_test.go).
 
 Usage: computer.py PEER.json, with SMCP_URL, SMCP_API_KEY (sent the SDK's
@@ -20,6 +20,7 @@ log goes to standard error.
 """
 
 import asyncio
+import inspect
 import json
 import logging
 import os
@@ -45,6 +46,9 @@ async def main() -> int:
         kwargs["skill_home"] = Path(peer["skill_home"])
     if peer.get("settings"):
         kwargs["flag_settings_path"] = Path(peer["settings"])
+    # a2c-smcp 0.1.2 (protocol 0.2.0) has neither skills nor settings files.
+    accepted = inspect.signature(Computer).parameters
+    kwargs = {k: v for k, v in kwargs.items() if k in accepted}
     office = os.environ["SMCP_OFFICE"]
     timeout = int(os.environ.get("SMCP_TIMEOUT", "20"))
     computer = Computer(name=os.environ["SMCP_COMPUTER"], mcp_servers=servers, auto_connect=True, **kwargs)

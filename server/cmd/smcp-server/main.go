@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -92,6 +93,8 @@ type settings struct {
 	redisURL        string
 	nodeLease       time.Duration
 	gcHeapFloor     int64
+	versions        string
+	strictHandshake bool
 }
 
 // helpOutput receives -h's usage: standard output, as for every smcp
@@ -111,7 +114,7 @@ func parse(args []string, getenv func(string) string, help io.Writer) (*settings
 	}
 	str(&s.listen, "listen", "127.0.0.1:8080", "listen address")
 	// The keys' variable is read after parsing so that -h never prints them.
-	fs.StringVar(&s.apiKeys, "api-keys", "", "comma-separated API keys accepted from the x-api-key header or the auth payload's api_key ("+envName("api-keys")+")")
+	fs.StringVar(&s.apiKeys, "api-keys", "", "comma-separated API keys accepted from the x-api-key header or the auth payload's api_key or token ("+envName("api-keys")+")")
 	str(&s.apiKeyHeader, "api-key-header", server.DefaultAPIKeyHeader, "header carrying the API key")
 	str(&s.corsOrigins, "cors-origins", "", `comma-separated origins allowed to connect from a browser ("*" for any)`)
 	str(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -122,6 +125,7 @@ func parse(args []string, getenv func(string) string, help io.Writer) (*settings
 	str(&s.debugListen, "debug-listen", "", "address of a loopback listener serving /debug/pprof/ and /debug/vars (off when empty)")
 	str(&s.trustedProxies, "trusted-proxies", "", "comma-separated addresses or CIDR prefixes of the reverse proxies in front of the Server, whose --client-address-header names the client counted by the per-address bounds (empty: every client is its TCP peer)")
 	str(&s.clientAddrHdr, "client-address-header", "X-Forwarded-For", "with --trusted-proxies: X-Forwarded-For or Forwarded (the rightmost address that is not a trusted proxy), or a one-address header such as X-Real-IP")
+	str(&s.versions, "protocol-versions", defaultVersions(), "comma-separated protocol generations accepted in a client's a2c_version (MAJOR.MINOR); a client naming none speaks 0.2")
 
 	var errs []error
 	boolean := func(p *bool, name string, usage string) {
@@ -136,7 +140,8 @@ func parse(args []string, getenv func(string) string, help io.Writer) (*settings
 		fs.BoolVar(p, name, def, usage+" ("+envName(name)+")")
 	}
 	boolean(&s.insecureNoAuth, "insecure-no-auth", "accept every connection without an API key (development only)")
-	boolean(&s.validateAnswers, "validate-answers", "validate Computer answers against the ack schemas")
+	boolean(&s.validateAnswers, "validate-answers", "validate Computer answers, as each Agent receives them, against the ack schemas of its generation")
+	boolean(&s.strictHandshake, "strict-handshake", "refuse a handshake without a2c_version (HTTP 400), as the 0.4 reference Servers do; with --protocol-versions 0.4 the Server answers exactly as they do")
 
 	duration := func(p *time.Duration, name string, def time.Duration, usage string) {
 		if v := getenv(envName(name)); v != "" {
@@ -222,6 +227,40 @@ func readKeysFile(path string) ([]server.Key, error) {
 	return keys, nil
 }
 
+// defaultVersions is --protocol-versions' default: every generation the
+// Server speaks, as MAJOR.MINOR.
+func defaultVersions() string {
+	var out []string
+	for _, g := range protocol.Generations() {
+		v := g.Version()
+		out = append(out, fmt.Sprintf("%d.%d", v.Major, v.Minor))
+	}
+	return strings.Join(out, ",")
+}
+
+// parseGenerations reads --protocol-versions: MAJOR.MINOR or a full
+// version per entry, each naming a generation the Server speaks.
+func parseGenerations(v string) ([]protocol.Generation, error) {
+	var gens []protocol.Generation
+	for _, p := range splitList(v) {
+		name := p
+		if strings.Count(p, ".") == 1 {
+			name += ".0"
+		}
+		g, err := protocol.ParseGeneration(name)
+		if err != nil {
+			return nil, fmt.Errorf("--protocol-versions: %q: %s", p, protocol.AsError(err).Message)
+		}
+		if !slices.Contains(gens, g) {
+			gens = append(gens, g)
+		}
+	}
+	if len(gens) == 0 {
+		return nil, errors.New("--protocol-versions: no generation")
+	}
+	return gens, nil
+}
+
 func envName(flagName string) string {
 	return "SMCP_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
@@ -279,6 +318,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	gens, err := parseGenerations(s.versions)
+	if err != nil {
+		return err
+	}
 	if s.debugListen == "" {
 		// Heap profiles are served only by the debug listener. Without it
 		// the runtime's sampling would only cost: its records are never
@@ -310,6 +353,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		server.WithMaxPendingConnections(int(min(s.maxPending, math.MaxInt32))),
 		server.WithMaxEventRate(int(min(s.maxEventRate, math.MaxInt32))),
 		server.WithConnectTimeout(s.connectTimeout),
+		server.WithProtocolGenerations(gens...),
+		server.WithStrictHandshake(s.strictHandshake),
 	}
 	if s.maxPendingAddr >= 0 {
 		opts = append(opts, server.WithMaxPendingPerAddress(int(min(s.maxPendingAddr, math.MaxInt32))))
@@ -394,7 +439,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("smcp-server listening", "addr", ln.Addr().String(), "cluster", s.redisURL != "")
+	log.Info("smcp-server listening", "addr", ln.Addr().String(), "cluster", s.redisURL != "",
+		"protocol_versions", fmt.Sprint(gens), "strict_handshake", s.strictHandshake)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

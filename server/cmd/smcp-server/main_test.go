@@ -322,3 +322,53 @@ func TestBinarySignals(t *testing.T) {
 		}
 	})
 }
+
+// TestProtocolVersionFlags: --protocol-versions and --strict-handshake (and
+// their variables) choose the generations the handshake gate accepts; run
+// with 0.4 alone and strict, the binary answers as a 0.4 reference Server.
+func TestProtocolVersionFlags(t *testing.T) {
+	s, err := parse(nil, env(nil), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "0.2,0.3,0.4", s.versions)
+	require.False(t, s.strictHandshake)
+	s, err = parse([]string{"--protocol-versions", "0.4"}, env(map[string]string{"SMCP_PROTOCOL_VERSIONS": "0.2", "SMCP_STRICT_HANDSHAKE": "true"}), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "0.4", s.versions)
+	require.True(t, s.strictHandshake)
+	for _, bad := range []string{"0.9", "x", " , ", "0.4.0.1"} {
+		_, err := parseGenerations(bad)
+		require.Error(t, err, bad)
+	}
+	gens, err := parseGenerations("0.4.2, 0.3,0.4")
+	require.NoError(t, err)
+	require.Len(t, gens, 2)
+	err = run(context.Background(), []string{"--listen", "127.0.0.1:0", "--api-keys", "k", "--protocol-versions", "0.5"}, env(nil), io.Discard, nil)
+	require.ErrorContains(t, err, "--protocol-versions")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--protocol-versions", "0.4", "--strict-handshake"}, env(map[string]string{"SMCP_API_KEYS": "k1"}), io.Discard, ready)
+	}()
+	addr := <-ready
+	for q, want := range map[string]string{
+		"":                   `{"code":400,"message":"Missing a2c_version query parameter"}`,
+		"&a2c_version=0.2.0": `{"code":4008,"message":"Protocol version mismatch","server_version":"0.4.0","client_version":"0.2.0","min_supported":"0.4.0","max_supported":"0.4.999"}`,
+	} {
+		resp, err := http.Get("http://" + addr + "/socket.io/?EIO=4&transport=polling" + q)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		require.Equal(t, want, string(body))
+	}
+	resp, err := http.Get("http://" + addr + "/socket.io/?EIO=4&transport=polling&a2c_version=0.4.0")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "0.4.0", resp.Header.Get("X-A2C-Version"))
+	cancel()
+	require.NoError(t, <-done)
+}
