@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/server"
+	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/stretchr/testify/require"
+	"github.com/zishang520/socket.io/servers/socket/v3"
 )
 
 // logCapture records the server's log lines as JSON objects.
@@ -224,4 +227,41 @@ func TestClientCannotSendNotify(t *testing.T) {
 		cs[0].emit(ev, map[string]any{"computer": "c1"})
 		a.noEvent(ev)
 	}
+}
+
+// TestAbandonedToolCallCancelled: an Agent whose connection goes while one
+// of its tool calls is in flight can no longer receive the answer, and may
+// have had no time to cancel it: the Computers of its office get
+// notify:tool_call_cancel for the call all the same, so the tool stops
+// instead of running for an Agent that is gone.
+func TestAbandonedToolCallCancelled(t *testing.T) {
+	ts := startServer(t)
+	a, cs := office(t, ts, "o1", "a1", "c1")
+	c := cs[0]
+	started := make(chan string, 1)
+	_ = c.sock.On(types.EventName(protocol.EventToolCall), func(args ...any) {
+		if len(args) > 0 {
+			if req, ok := args[0].(map[string]any); ok {
+				started <- fmt.Sprint(req["req_id"])
+			}
+		}
+		// never answers: the tool runs on
+	})
+	a.emit(protocol.EventToolCall, map[string]any{"agent": "a1", "req_id": "call-1", "computer": "c1",
+		"tool_name": "slow", "params": map[string]any{}, "timeout": 60}, socket.Ack(func([]any, error) {}))
+	select {
+	case id := <-started:
+		require.Equal(t, "call-1", id)
+	case <-time.After(wait):
+		t.Fatal("the tool call did not reach the Computer")
+	}
+	a.sock.Disconnect()
+	c.next(protocol.NotifyLeaveOffice)
+	require.Equal(t, map[string]any{"agent": "a1", "req_id": "call-1"}, c.next(protocol.NotifyCancelToolCall))
+
+	// An Agent that leaves with nothing in flight cancels nothing.
+	b := dial(t, ts.url).mustJoin(protocol.RoleAgent, "a2", "o1")
+	b.sock.Disconnect()
+	c.next(protocol.NotifyLeaveOffice)
+	c.noEvent(protocol.NotifyCancelToolCall)
 }

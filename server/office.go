@@ -420,8 +420,16 @@ func (s *Server) disconnected(sess *session, reason string) {
 	}
 	name, office, role := sess.name, sess.office, sess.role
 	sess.closedOffice, sess.closedName = office, name
+	abandoned := abandonedToolCallsLocked(sess)
 	if sess.office != "" {
 		s.leaveLocked(sess)
+	}
+	for _, reqID := range abandoned {
+		// The Agent can no longer receive the answer, and may have had no
+		// time to send its own cancel: the Computers of its office stop
+		// the calls it abandoned, as if it had (spec/protocol.md, Updates
+		// and notifications). A Computer ignores a req_id it does not run.
+		s.broadcastLocked(office, sess, protocol.NotifyCancelToolCall, map[string]any{"agent": name, "req_id": reqID})
 	}
 	delete(s.sessions, sess.sock.Id())
 	s.sessions = shrunk(s.sessions, &s.sessionsPeak)
@@ -439,6 +447,22 @@ func (s *Server) disconnected(sess *session, reason string) {
 		s.clusterGone(sess, role, name, office)
 	}
 	s.log.Info("session disconnected", "sid", sess.id, "reason", reason, "name", name, "office_id", office)
+}
+
+// abandonedToolCallsLocked returns the req_ids of the tool calls an Agent
+// session made that are still in flight, once its connection is gone. The
+// caller holds s.mu.
+func abandonedToolCallsLocked(sess *session) []string {
+	if sess.role != protocol.RoleAgent || sess.office == "" {
+		return nil
+	}
+	var ids []string
+	for c := range sess.outbound {
+		if c.event == protocol.EventToolCall && !c.done {
+			ids = append(ids, c.reqID)
+		}
+	}
+	return ids
 }
 
 func reqIDOf(payload any) string {
