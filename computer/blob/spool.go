@@ -1,0 +1,410 @@
+package blob
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// The references' thresholds (spec/capabilities.md, Blobs).
+const (
+	// DefaultInlineBudget is the largest binary item that travels inline.
+	DefaultInlineBudget = 32 << 10
+	// DefaultMintCap is the largest binary item moved to the spool; a
+	// bigger one stays inline.
+	DefaultMintCap = 100 << 20
+	// MaxChunkBytes is the largest chunk of a client:get_blob answer.
+	MaxChunkBytes = 256 << 10
+	// DefaultSpoolBytes bounds the bytes a Spool keeps on disk.
+	DefaultSpoolBytes = 1 << 30
+	// DefaultLifetime is how long a minted handle is served.
+	DefaultLifetime = 15 * time.Minute
+)
+
+// Keys of a content item's metadata that carry a blob sideband.
+const (
+	MetaBlobHandle = "a2c_blob_handle"
+	MetaTotalSize  = "a2c_total_size"
+	MetaSHA256     = "a2c_sha256"
+)
+
+// handlePrefix starts every handle this package mints; the rest is 43
+// characters of unpadded base64url (32 random bytes).
+const handlePrefix = "sp1."
+
+// markerName marks a directory as a spool's own, so that opening a spool
+// never empties a directory that is not one.
+const markerName = ".smcp-spool"
+
+// Clock returns the current time; WithClock injects one in tests.
+type Clock func() time.Time
+
+// SpoolOption configures a Spool.
+type SpoolOption func(*spoolConfig)
+
+type spoolConfig struct {
+	inline, mintCap, maxBytes int64
+	lifetime                  time.Duration
+	now                       Clock
+}
+
+// WithInlineBudget sets the largest binary item kept inline (default
+// DefaultInlineBudget); n ≤ 0 keeps the default.
+func WithInlineBudget(n int64) SpoolOption {
+	return func(c *spoolConfig) {
+		if n > 0 {
+			c.inline = n
+		}
+	}
+}
+
+// WithMintCap sets the largest binary item moved to the spool (default
+// DefaultMintCap); n ≤ 0 keeps the default.
+func WithMintCap(n int64) SpoolOption {
+	return func(c *spoolConfig) {
+		if n > 0 {
+			c.mintCap = n
+		}
+	}
+}
+
+// WithMaxBytes bounds the spool's bytes on disk (default
+// DefaultSpoolBytes); n ≤ 0 keeps the default.
+func WithMaxBytes(n int64) SpoolOption {
+	return func(c *spoolConfig) {
+		if n > 0 {
+			c.maxBytes = n
+		}
+	}
+}
+
+// WithLifetime sets how long a handle is served after it was minted
+// (default DefaultLifetime); d ≤ 0 keeps the default.
+func WithLifetime(d time.Duration) SpoolOption {
+	return func(c *spoolConfig) {
+		if d > 0 {
+			c.lifetime = d
+		}
+	}
+}
+
+// WithClock sets the clock lifetimes are measured with (default
+// time.Now).
+func WithClock(now Clock) SpoolOption {
+	return func(c *spoolConfig) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
+
+// Spool keeps the blobs minted from tool results until they are read,
+// expire or are evicted. It is safe for concurrent use.
+type Spool struct {
+	cfg  spoolConfig
+	dir  string
+	root *os.Root
+
+	mu      sync.Mutex
+	entries map[string]*entry
+	total   int64
+	seq     uint64
+	closed  bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+type entry struct {
+	office, mime, sha string
+	size              int64
+	minted, expires   time.Time
+	seq               uint64
+	file              string
+}
+
+// OpenSpool opens a spool in dir, which it creates when missing and owns:
+// a directory that is not empty and not a spool's (it has no
+// ".smcp-spool" marker) is refused, and what a previous process left in a
+// spool's directory is removed. dir "" makes a new directory under
+// os.TempDir. Close removes the directory.
+func OpenSpool(dir string, opts ...SpoolOption) (*Spool, error) {
+	cfg := spoolConfig{inline: DefaultInlineBudget, mintCap: DefaultMintCap, maxBytes: DefaultSpoolBytes, lifetime: DefaultLifetime, now: time.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "smcp-spool-")
+		if err != nil {
+			return nil, fmt.Errorf("blob: spool: %w", err)
+		}
+		dir = d
+	} else if err := claimDir(dir); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, markerName), []byte("smcp-go blob spool; removed when the Computer stops\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("blob: spool: %w", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("blob: spool: %w", err)
+	}
+	s := &Spool{cfg: cfg, dir: dir, root: root, entries: map[string]*entry{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go s.janitor()
+	return s, nil
+}
+
+// claimDir makes dir a spool directory: created when missing, emptied when
+// it is a spool's, refused otherwise.
+func claimDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("blob: spool: %w", err)
+	}
+	names, err := readNames(dir)
+	if err != nil {
+		return fmt.Errorf("blob: spool: %w", err)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if _, err := os.Lstat(filepath.Join(dir, markerName)); err != nil {
+		return fmt.Errorf("blob: spool: %s is not empty and not a spool directory (no %s)", dir, markerName)
+	}
+	for _, n := range names {
+		if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
+			return fmt.Errorf("blob: spool: removing what a previous run left: %w", err)
+		}
+	}
+	return nil
+}
+
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// Dir returns the spool's directory.
+func (s *Spool) Dir() string { return s.dir }
+
+// InlineBudget returns the largest binary item Mint keeps inline.
+func (s *Spool) InlineBudget() int64 { return s.cfg.inline }
+
+// Bytes returns the bytes the spool holds on disk.
+func (s *Spool) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
+// Close removes every blob and the spool's directory and stops its
+// goroutine; later calls answer gone. It is idempotent.
+func (s *Spool) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.entries = map[string]*entry{}
+	s.total = 0
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.done
+	s.root.Close()
+	return os.RemoveAll(s.dir)
+}
+
+// janitor removes expired blobs while the spool is open, so that disk is
+// given back even when nobody calls the spool.
+func (s *Spool) janitor() {
+	defer close(s.done)
+	every := sweepEvery(s.cfg.lifetime)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.mu.Lock()
+			if !s.closed {
+				s.expireLocked(s.cfg.now())
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// sweepEvery is how often an owner goroutine looks for what expired: a
+// quarter of the lifetime, between 1 and 30 seconds.
+func sweepEvery(lifetime time.Duration) time.Duration {
+	return min(max(lifetime/4, time.Second), 30*time.Second)
+}
+
+func (s *Spool) expireLocked(now time.Time) {
+	for h, e := range s.entries {
+		if !now.Before(e.expires) {
+			s.dropLocked(h, e)
+		}
+	}
+}
+
+func (s *Spool) dropLocked(h string, e *entry) {
+	delete(s.entries, h)
+	s.total -= e.size
+	_ = s.root.Remove(e.file)
+}
+
+// errSpoolFull is Put's refusal of a blob larger than the whole spool.
+var errSpoolFull = errors.New("blob: larger than the spool")
+
+// Put stores data for office and returns its handle and SHA-256 (hex).
+// Expired blobs are dropped first, then the oldest ones until data fits
+// the spool's bound; data larger than the bound is refused.
+func (s *Spool) Put(office string, data []byte, mime string) (handle, sha string, err error) {
+	size := int64(len(data))
+	if size > s.cfg.maxBytes {
+		return "", "", errSpoolFull
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", "", err
+	}
+	handle = handlePrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	sum := sha256.Sum256(data)
+	sha = hex.EncodeToString(sum[:])
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", "", errors.New("blob: spool closed")
+	}
+	now := s.cfg.now()
+	s.expireLocked(now)
+	if s.total+size > s.cfg.maxBytes {
+		old := make([]string, 0, len(s.entries))
+		for h := range s.entries {
+			old = append(old, h)
+		}
+		sort.Slice(old, func(i, j int) bool { return s.entries[old[i]].seq < s.entries[old[j]].seq })
+		for _, h := range old {
+			if s.total+size <= s.cfg.maxBytes {
+				break
+			}
+			s.dropLocked(h, s.entries[h])
+		}
+	}
+	// Written under the lock so that the bytes on disk never pass the
+	// bound, even with concurrent Puts.
+	file := fmt.Sprintf("%d.blob", s.seq+1)
+	f, err := s.root.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", "", err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr != nil || cerr != nil {
+		_ = s.root.Remove(file)
+		return "", "", errors.Join(werr, cerr)
+	}
+	s.seq++
+	s.entries[handle] = &entry{office: office, mime: mime, sha: sha, size: size, minted: now, expires: now.Add(s.cfg.lifetime), seq: s.seq, file: file}
+	s.total += size
+	return handle, sha, nil
+}
+
+// blobError is the references' 4018 with its reason.
+func blobError(reason string) *protocol.Error {
+	return protocol.NewBlobNotAccessible("Blob not accessible").With("reason", reason)
+}
+
+// Read answers client:get_blob for a request from office: one chunk of at
+// most min(req.MaxChunkBytes, MaxChunkBytes) bytes from req.ChunkOffset.
+// An offset equal to the size answers an empty chunk with eof. Refusals are
+// *protocol.Error 4018 with details.reason.
+func (s *Spool) Read(office string, req protocol.GetBlobReq) (protocol.GetBlobRet, error) {
+	h := req.BlobHandle
+	if !wellFormed(h) {
+		return protocol.GetBlobRet{}, blobError("invalid_handle")
+	}
+	if req.ChunkOffset < 0 {
+		return protocol.GetBlobRet{}, blobError("range")
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return protocol.GetBlobRet{}, blobError("gone")
+	}
+	e, ok := s.entries[h]
+	if ok && !s.cfg.now().Before(e.expires) {
+		s.dropLocked(h, e)
+		ok = false
+	}
+	if !ok {
+		s.mu.Unlock()
+		return protocol.GetBlobRet{}, blobError("gone")
+	}
+	if e.office != office {
+		s.mu.Unlock()
+		return protocol.GetBlobRet{}, blobError("forbidden")
+	}
+	// The file is opened under the lock: once open it can be read even if
+	// the blob is dropped meanwhile.
+	f, err := s.root.Open(e.file)
+	ent := *e
+	s.mu.Unlock()
+	if err != nil {
+		return protocol.GetBlobRet{}, blobError("gone")
+	}
+	defer f.Close()
+
+	off := int64(req.ChunkOffset)
+	if off > ent.size {
+		return protocol.GetBlobRet{}, blobError("range")
+	}
+	n := int64(MaxChunkBytes)
+	if req.MaxChunkBytes > 0 && int64(req.MaxChunkBytes) < n {
+		n = int64(req.MaxChunkBytes)
+	}
+	n = min(n, ent.size-off)
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return protocol.GetBlobRet{}, blobError("gone")
+	}
+	return protocol.GetBlobRet{
+		Blob:        base64.StdEncoding.EncodeToString(buf),
+		BlobHandle:  h,
+		ChunkOffset: req.ChunkOffset,
+		Eof:         off+n == ent.size,
+		MimeType:    ent.mime,
+		ReqID:       req.ReqID,
+		Sha256:      ent.sha,
+		TotalSize:   int(ent.size),
+	}, nil
+}
+
+// wellFormed reports whether h has the form of this package's handles.
+func wellFormed(h string) bool {
+	rest, ok := strings.CutPrefix(h, handlePrefix)
+	if !ok || len(rest) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(rest)
+	return err == nil
+}
