@@ -8,6 +8,7 @@ require (
 	github.com/sosodev/duration v1.4.0
 	github.com/stretchr/testify v1.12.1
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.5
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/term v0.47.0
 )
 
@@ -36,7 +37,6 @@ require (
 	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.5 // indirect
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5 // indirect
 	github.com/zishang520/socket.io/v3 v3.0.5 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

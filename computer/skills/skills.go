@@ -1,0 +1,572 @@
+// Package skills offers a Computer's skills over protocol 0.4
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/capabilities.md#skills):
+// client:get_skills lists them, client:get_skill returns one file of one.
+//
+// # Sources
+//
+// As the reference Computers lay them out: a skill home's user folder,
+// <home>/user/<skill>/SKILL.md, gives the skill "<skill>" (source "user");
+// a plugin directory, <plugin dir>/skills/<skill>/SKILL.md, gives
+// "<plugin>:<skill>" (source "marketplace"). A skill and a plugin name are
+// strict kebab case (a-z, 0-9 and single inner hyphens, at most 64
+// characters); a folder with another name, or whose SKILL.md has no
+// front-matter description, is skipped. The first skill of a name wins.
+// The front matter (YAML between two "---" lines) gives description,
+// license, compatibility, allowed-tools, tags and metadata
+// (skill_metadata). Names "mcp:<bundle_id>:<skill>", the MCP servers'
+// skills, are valid names this package does not yet serve (4014).
+//
+// # Files
+//
+// Get returns SKILL.md (its body, front matter stripped, as text/markdown)
+// or another file named by a relative POSIX path inside the skill's
+// folder, opened through os.Root so that neither ".." nor a symlink leads
+// outside it. Text up to the inline budget (32 KiB) is the answer's body;
+// anything larger or binary is put in the blob spool and the answer
+// carries its blob_handle. Refusals: 4016 "Invalid skill name" (details
+// name), 4014 "Skill not found" (details name), 4017 "Skill resource not
+// accessible" with details reason traversal, forbidden (".skillenv", the
+// references' secret file), not_found or too_large (above
+// WithMaxFileBytes, 100 MiB), rel_path and, for too_large, total_size.
+//
+// # Changes
+//
+// Rescan compares a digest of every skill's folder (names, sizes and
+// modification times of its files) with the previous one and calls the
+// WithOnChange callback when it differs; Watch rescans periodically. The
+// Computer sends server:update_skills from that callback.
+package skills
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/a2c-smcp/smcp-go/computer/blob"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// Defaults as the references'.
+const (
+	// DefaultMaxFileBytes is the largest skill file served.
+	DefaultMaxFileBytes = 100 << 20
+	// SkillFile is the file a request without rel_path names.
+	SkillFile = "SKILL.md"
+	// maxFrontMatter bounds the YAML parsed from a SKILL.md.
+	maxFrontMatter = 1 << 20
+	// maxEntries bounds the files walked per skill for the digest.
+	maxEntries = 10000
+)
+
+// forbidden are file names never served, compared case-insensitively.
+var forbidden = []string{".skillenv"}
+
+// Option configures a Set.
+type Option func(*Set)
+
+// WithHome adds a skill home: its user folder's skills.
+func WithHome(dir string) Option { return func(s *Set) { s.home = dir } }
+
+// WithPlugin adds the skills of a plugin directory under the plugin's name.
+func WithPlugin(name, dir string) Option {
+	return func(s *Set) { s.plugins = append(s.plugins, plugin{name, dir}) }
+}
+
+// WithSpool sets the spool large or binary files are served from; without
+// one they are refused as too_large.
+func WithSpool(sp *blob.Spool) Option { return func(s *Set) { s.spool = sp } }
+
+// WithInlineBudget sets the largest text returned as body (default
+// blob.DefaultInlineBudget).
+func WithInlineBudget(n int64) Option {
+	return func(s *Set) {
+		if n > 0 {
+			s.inline = n
+		}
+	}
+}
+
+// WithMaxFileBytes sets the largest file served (default
+// DefaultMaxFileBytes).
+func WithMaxFileBytes(n int64) Option {
+	return func(s *Set) {
+		if n > 0 {
+			s.maxFile = n
+		}
+	}
+}
+
+// WithOnChange sets the function Rescan calls when the skills changed.
+func WithOnChange(fn func()) Option { return func(s *Set) { s.onChange = fn } }
+
+type plugin struct{ name, dir string }
+
+// Set is a Computer's skills. It is safe for concurrent use.
+type Set struct {
+	home     string
+	plugins  []plugin
+	spool    *blob.Spool
+	inline   int64
+	maxFile  int64
+	onChange func()
+
+	mu     sync.Mutex
+	digest string
+}
+
+// New returns the skills of the given sources.
+func New(opts ...Option) *Set {
+	s := &Set{inline: blob.DefaultInlineBudget, maxFile: DefaultMaxFileBytes}
+	for _, o := range opts {
+		o(s)
+	}
+	s.digest, _ = s.scan()
+	return s
+}
+
+var kebab = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// ValidName reports whether name follows the skill naming rules: <skill>,
+// <plugin>:<skill> or mcp:<bundle_id>:<skill>.
+func ValidName(name string) bool {
+	seg := strings.Split(name, ":")
+	ok := func(s string) bool { return len(s) <= 64 && kebab.MatchString(s) }
+	switch len(seg) {
+	case 1:
+		return ok(seg[0])
+	case 2:
+		return ok(seg[0]) && ok(seg[1])
+	case 3:
+		return seg[0] == "mcp" && protocol.ValidateBundleID(seg[1]) == nil && ok(seg[2])
+	}
+	return false
+}
+
+type found struct {
+	ref protocol.A2CSkillRef
+	dir string
+}
+
+// skills lists the skills of every source, the first of a name winning.
+func (s *Set) skills() []found {
+	var out []found
+	seen := map[string]bool{}
+	add := func(source, prefix, dir string) {
+		names, _ := readDirNames(dir)
+		for _, n := range names {
+			if len(n) > 64 || !kebab.MatchString(n) || seen[prefix+n] {
+				continue
+			}
+			d := filepath.Join(dir, n)
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				continue
+			}
+			ref, ok := readRef(d)
+			if !ok {
+				continue
+			}
+			ref.Name, ref.Source = prefix+n, source
+			seen[ref.Name] = true
+			out = append(out, found{ref, d})
+		}
+	}
+	if s.home != "" {
+		add("user", "", filepath.Join(s.home, "user"))
+	}
+	for _, p := range s.plugins {
+		if len(p.name) <= 64 && kebab.MatchString(p.name) {
+			add("marketplace", p.name+":", filepath.Join(p.dir, "skills"))
+		}
+	}
+	return out
+}
+
+func readDirNames(dir string) ([]string, error) {
+	es, err := os.ReadDir(dir)
+	names := make([]string, 0, len(es))
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names, err
+}
+
+// readRef reads a skill folder's SKILL.md front matter; a skill without a
+// description is not one.
+func readRef(dir string) (protocol.A2CSkillRef, bool) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return protocol.A2CSkillRef{}, false
+	}
+	defer root.Close()
+	f, err := root.Open(SkillFile)
+	if err != nil {
+		return protocol.A2CSkillRef{}, false
+	}
+	defer f.Close()
+	head, _ := io.ReadAll(io.LimitReader(f, maxFrontMatter+8))
+	fm := frontMatter(head)
+	desc := scalar(fm["description"])
+	if desc == "" {
+		return protocol.A2CSkillRef{}, false
+	}
+	abs, _ := filepath.Abs(dir)
+	ref := protocol.A2CSkillRef{Path: abs, Description: desc, License: scalar(fm["license"]), Compatibility: scalar(fm["compatibility"])}
+	at, has := fm["allowed-tools"]
+	if !has {
+		at, has = fm["allowed_tools"]
+	}
+	if has && at != nil {
+		if l, ok := at.([]any); ok {
+			for _, v := range l {
+				ref.AllowedTools = append(ref.AllowedTools, scalar(v))
+			}
+		} else {
+			ref.AllowedTools = []string{scalar(at)}
+		}
+	}
+	if l, ok := fm["tags"].([]any); ok {
+		tags := []string{}
+		for _, v := range l {
+			t, ok := v.(string)
+			if !ok {
+				tags = nil
+				break
+			}
+			tags = append(tags, t)
+		}
+		ref.Tags = tags
+	}
+	if m, ok := fm["metadata"].(map[string]any); ok {
+		ref.SkillMetadata = m
+	}
+	return ref, true
+}
+
+func scalar(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// frontMatter parses the YAML between a first line "---" and the next one;
+// nil when there is none or it is not a mapping.
+func frontMatter(text []byte) map[string]any {
+	block, _, ok := splitFrontMatter(text)
+	if !ok || len(block) > maxFrontMatter {
+		return nil
+	}
+	var m map[string]any
+	if yaml.Unmarshal(block, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// splitFrontMatter returns the front matter's YAML and the body after it.
+func splitFrontMatter(text []byte) (block, body []byte, ok bool) {
+	line, rest, _ := bytes.Cut(text, []byte("\n"))
+	if !bytes.HasPrefix(text, []byte("---")) || string(bytes.TrimSpace(line)) != "---" {
+		return nil, text, false
+	}
+	off := len(line) + 1
+	for len(rest) > 0 {
+		l, r, _ := bytes.Cut(rest, []byte("\n"))
+		if string(bytes.TrimSpace(l)) == "---" {
+			end := off + len(l) + 1
+			return text[len(line)+1 : off], text[min(end, len(text)):], true
+		}
+		off += len(l) + 1
+		rest = r
+	}
+	return nil, text, false
+}
+
+// List answers client:get_skills: the skills as the sources hold them now.
+func (s *Set) List() []protocol.A2CSkillRef {
+	out := []protocol.A2CSkillRef{}
+	for _, f := range s.skills() {
+		out = append(out, f.ref)
+	}
+	return out
+}
+
+func resourceError(reason, rel string) *protocol.Error {
+	return protocol.NewSkillResourceNotAccessible("Skill resource not accessible").With("reason", reason).With("rel_path", rel)
+}
+
+// Get answers client:get_skill for a request from office (the office a
+// blob handle is minted for).
+func (s *Set) Get(office string, req protocol.GetSkillReq) (protocol.GetSkillRet, error) {
+	if !ValidName(req.Name) {
+		return protocol.GetSkillRet{}, protocol.NewSkillNameInvalid("Invalid skill name").With("name", req.Name)
+	}
+	var dir string
+	for _, f := range s.skills() {
+		if f.ref.Name == req.Name {
+			dir = f.dir
+			break
+		}
+	}
+	if dir == "" {
+		return protocol.GetSkillRet{}, protocol.NewMCPServerNotFound("Skill not found").With("name", req.Name)
+	}
+	rel := req.RelPath
+	if rel == "" {
+		rel = SkillFile
+	}
+	clean, err := cleanRel(rel)
+	if err != nil {
+		return protocol.GetSkillRet{}, resourceError("traversal", rel)
+	}
+	if isForbidden(clean) {
+		return protocol.GetSkillRet{}, resourceError("forbidden", rel)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return protocol.GetSkillRet{}, resourceError("not_found", rel)
+	}
+	defer root.Close()
+	// A symlink is followed only within the skill's folder; its target's
+	// name is checked as the name asked for is.
+	if target, err := resolveInRoot(root, clean); err != nil {
+		if errors.Is(err, errEscapes) {
+			return protocol.GetSkillRet{}, resourceError("traversal", rel)
+		}
+		return protocol.GetSkillRet{}, resourceError("not_found", rel)
+	} else if isForbidden(target) {
+		return protocol.GetSkillRet{}, resourceError("forbidden", rel)
+	}
+	f, err := root.Open(clean)
+	if err != nil {
+		if isEscape(err) {
+			return protocol.GetSkillRet{}, resourceError("traversal", rel)
+		}
+		return protocol.GetSkillRet{}, resourceError("not_found", rel)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return protocol.GetSkillRet{}, resourceError("not_found", rel)
+	}
+	if fi.Size() > s.maxFile {
+		return protocol.GetSkillRet{}, resourceError("too_large", rel).With("total_size", fi.Size())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, s.maxFile+1))
+	if err != nil {
+		return protocol.GetSkillRet{}, resourceError("not_found", rel)
+	}
+	if int64(len(data)) > s.maxFile {
+		return protocol.GetSkillRet{}, resourceError("too_large", rel).With("total_size", len(data))
+	}
+	mt := mimeOf(clean)
+	if path.Base(clean) == SkillFile {
+		_, data, _ = splitFrontMatter(data)
+		mt = "text/markdown"
+	}
+	sum := sha256.Sum256(data)
+	ret := protocol.GetSkillRet{Name: req.Name, RelPath: rel, MimeType: mt, TotalSize: len(data), Sha256: hex.EncodeToString(sum[:]), ReqID: req.ReqID}
+	if isText(mt) && int64(len(data)) <= s.inline && utf8.Valid(data) {
+		body := string(data)
+		ret.Body = &body
+		return ret, nil
+	}
+	if s.spool == nil {
+		return protocol.GetSkillRet{}, resourceError("too_large", rel).With("total_size", len(data))
+	}
+	h, _, err := s.spool.Put(office, data, mt)
+	if err != nil {
+		return protocol.GetSkillRet{}, resourceError("too_large", rel).With("total_size", len(data))
+	}
+	ret.BlobHandle = &h
+	return ret, nil
+}
+
+// cleanRel checks a request's relative POSIX path lexically: no
+// backslash, no absolute path, no "..", no ":" in a segment.
+func cleanRel(rel string) (string, error) {
+	if strings.ContainsAny(rel, "\\\x00") || strings.HasPrefix(rel, "/") {
+		return "", errEscapes
+	}
+	var segs []string
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == "" || seg == "." {
+			continue
+		}
+		if seg == ".." || strings.Contains(seg, ":") {
+			return "", errEscapes
+		}
+		segs = append(segs, seg)
+	}
+	if len(segs) == 0 {
+		return "", errEscapes
+	}
+	return strings.Join(segs, "/"), nil
+}
+
+var errEscapes = errors.New("skills: path escapes the skill")
+
+// isEscape reports whether err is os.Root's refusal of a path leading
+// outside it.
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// resolveInRoot follows the symlinks of rel inside root and returns the
+// final path, relative; errEscapes when one leads outside.
+func resolveInRoot(root *os.Root, rel string) (string, error) {
+	segs := strings.Split(rel, "/")
+	var cur []string
+	for hops := 0; len(segs) > 0; {
+		seg := segs[0]
+		segs = segs[1:]
+		if seg == "" || seg == "." {
+			continue
+		}
+		if seg == ".." {
+			if len(cur) == 0 {
+				return "", errEscapes
+			}
+			cur = cur[:len(cur)-1]
+			continue
+		}
+		p := strings.Join(append(cur, seg), "/")
+		fi, err := root.Lstat(p)
+		if err != nil {
+			if isEscape(err) {
+				return "", errEscapes
+			}
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = append(cur, seg)
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", errEscapes
+		}
+		target, err := root.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if strings.HasPrefix(target, "/") || filepath.IsAbs(target) {
+			return "", errEscapes
+		}
+		segs = append(strings.Split(filepath.ToSlash(target), "/"), segs...)
+	}
+	return strings.Join(cur, "/"), nil
+}
+
+func isForbidden(rel string) bool {
+	base := strings.ToLower(path.Base(rel))
+	for _, f := range forbidden {
+		if base == f {
+			return true
+		}
+	}
+	return false
+}
+
+func mimeOf(rel string) string {
+	switch strings.ToLower(path.Ext(rel)) {
+	case ".md", ".markdown":
+		return "text/markdown"
+	case ".txt", "":
+		return "text/plain"
+	case ".json":
+		return "application/json"
+	case ".yaml", ".yml":
+		return "application/yaml"
+	case ".py":
+		return "text/x-python"
+	case ".sh":
+		return "text/x-shellscript"
+	}
+	if t := mime.TypeByExtension(path.Ext(rel)); t != "" {
+		t, _, _ = strings.Cut(t, ";")
+		return t
+	}
+	return "application/octet-stream"
+}
+
+func isText(mt string) bool {
+	switch mt {
+	case "application/json", "application/yaml", "application/xml", "application/javascript", "application/toml":
+		return true
+	}
+	return strings.HasPrefix(mt, "text/")
+}
+
+// digestNow is the digest of every skill's folder: names, sizes and
+// modification times of its files.
+func (s *Set) scan() (string, []found) {
+	h := sha256.New()
+	list := s.skills()
+	for _, f := range list {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", f.ref.Name, f.ref.Path, f.ref.Description)
+		n := 0
+		_ = filepath.WalkDir(f.dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if n++; n > maxEntries {
+				return filepath.SkipAll
+			}
+			if info, err := d.Info(); err == nil {
+				fmt.Fprintf(h, "%s\x00%d\x00%d\x00", p, info.Size(), info.ModTime().UnixNano())
+			}
+			return nil
+		})
+	}
+	return hex.EncodeToString(h.Sum(nil)), list
+}
+
+// Rescan reports whether the skills changed since New or the previous
+// Rescan, and then calls the WithOnChange callback.
+func (s *Set) Rescan() bool {
+	d, _ := s.scan()
+	s.mu.Lock()
+	changed := d != s.digest
+	s.digest = d
+	s.mu.Unlock()
+	if changed && s.onChange != nil {
+		s.onChange()
+	}
+	return changed
+}
+
+// Watch rescans every interval until ctx ends.
+func (s *Set) Watch(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.Rescan()
+		}
+	}
+}
