@@ -176,6 +176,7 @@ type cand struct {
 
 type entry struct {
 	server   string
+	bundle   string // the server's bundle_id, the mcp_server of 4006 and 4007
 	original string
 	meta     *protocol.ToolMeta
 	caller   Caller
@@ -230,7 +231,7 @@ func (s *Set) SetServer(name string, cfg protocol.MCPServerConfigBase, caller Ca
 			sv.forbidden = append(sv.forbidden, display)
 			continue
 		}
-		e := &entry{server: name, original: t.Name, meta: meta, caller: caller, tool: Convert(t, meta), order: i}
+		e := &entry{server: name, bundle: bundleOf(cfg, name), original: t.Name, meta: meta, caller: caller, tool: Convert(t, meta), order: i}
 		unnamed := e.tool
 		unnamed.Name = "" // sized without its name, which rebuild chooses
 		if e.size = answer.Size(unnamed); e.size > MaxToolBytes {
@@ -687,6 +688,9 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 			return errorResult(protocol.NewToolTimeout("tool call %s cancelled by the agent", req.ReqID))
 		case cause == errTimeout:
 			return errorResult(protocol.NewToolTimeout("tool %q did not finish within %d s", req.ToolName, req.Timeout))
+		}
+		if res, ok := AuthErrorResult(e.bundle, err); ok {
+			return res
 		}
 		var rpc *mcpsource.RPCError
 		if errors.As(err, &rpc) {
