@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +34,7 @@ func TestRetAcceptedByPythonSDK(t *testing.T) {
 	  {"name":"old","type":"sse","server_parameters":{"url":"http://127.0.0.1:9/sse","headers":null}}
 	]`))
 	require.NoError(t, err)
-	b, err := json.Marshal(c.Ret())
+	b, err := json.Marshal(c.Ret(protocol.Gen02))
 	require.NoError(t, err)
 	const check = `import json, sys
 from pydantic import TypeAdapter

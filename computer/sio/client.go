@@ -37,15 +37,28 @@ import (
 )
 
 // Handler answers the routed requests. Each call runs on its own goroutine;
-// ctx ends when the Client closes. Errors should be *protocol.Error (others
-// become 500).
+// ctx ends when the Client closes. g is the protocol generation of the
+// session the request arrived in (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
+// a Handler answers in its shapes (bundle ids and exposed tool names,
+// result meta, config keys) and the Client writes an error in its error
+// shape. Errors should be *protocol.Error (others become 500).
+//
+// GetResources, GetSkills, GetSkill, GetBlob and PutBlob answer the events
+// 0.4.0 added (GetResources, GetSkills, GetSkill and GetBlob are in 0.3.0
+// too); a session of a generation that lacks the event never reaches them:
+// the Client answers it 4106 itself.
 type Handler interface {
-	GetTools(ctx context.Context, req protocol.GetToolsReq) (protocol.GetToolsRet, error)
-	ToolCall(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult
-	GetConfig(ctx context.Context, req protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error)
-	GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error)
-	GetFinder(ctx context.Context, req protocol.GetFinderReq) (protocol.GetFinderRet, error)
-	ReadResource(ctx context.Context, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error)
+	GetTools(ctx context.Context, g protocol.Generation, req protocol.GetToolsReq) (protocol.GetToolsRet, error)
+	ToolCall(ctx context.Context, g protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult
+	GetConfig(ctx context.Context, g protocol.Generation, req protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error)
+	GetDesktop(ctx context.Context, g protocol.Generation, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error)
+	GetFinder(ctx context.Context, g protocol.Generation, req protocol.GetFinderReq) (protocol.GetFinderRet, error)
+	ReadResource(ctx context.Context, g protocol.Generation, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error)
+	GetResources(ctx context.Context, g protocol.Generation, req protocol.GetResourcesReq) (protocol.GetResourcesRet, error)
+	GetSkills(ctx context.Context, g protocol.Generation, req protocol.GetSkillsReq) (protocol.GetSkillsRet, error)
+	GetSkill(ctx context.Context, g protocol.Generation, req protocol.GetSkillReq) (protocol.GetSkillRet, error)
+	GetBlob(ctx context.Context, g protocol.Generation, req protocol.GetBlobReq) (protocol.GetBlobRet, error)
+	PutBlob(ctx context.Context, g protocol.Generation, req protocol.PutBlobReq) (protocol.PutBlobRet, error)
 	CancelToolCall(req protocol.CancelToolCallReq)
 }
 
@@ -110,9 +123,13 @@ type Client struct {
 // Server answered: transient, the reconnection retries.
 var errConnectionLost = errors.New("connection lost before the answer")
 
-// routed are the client:* events a Computer answers.
+// routed are the client:* events a Computer answers, in any generation that
+// has them (0.2.0's, the Finder's and client:read_resource, and those 0.3.0
+// and 0.4.0 added).
 var routed = []string{protocol.EventToolCall, protocol.EventGetTools, protocol.EventGetConfig,
-	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource}
+	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource,
+	protocol.EventGetResources, protocol.EventGetSkills, protocol.EventGetSkill,
+	protocol.EventGetBlob, protocol.EventPutBlob}
 
 // Dial connects to serverURL (http[s]://host:port, with or without the
 // /smcp path), joins office as name and returns once joined. Its errors
@@ -447,93 +464,188 @@ func (c *Client) onRequest(event string, args []any) {
 		c.log.Warn("request without ack ignored", "event", event)
 		return
 	}
+	g, confirmed := c.session()
+	a := answerer{g: g, limit: messageLimit(confirmed), name: c.name, h: c.h, log: c.log}
 	reply := func(v any) {
-		data, err := toJSONValue(v)
-		if err != nil {
-			data, _ = toJSONValue(protocol.AsError(err))
-		}
+		data := a.encode(event, v)
 		c.emitMu.Lock()
 		ack([]any{data}, nil)
 		c.emitMu.Unlock()
 	}
-	if len(args) != 1 {
-		reply(protocol.NewBadRequest("%s: want one payload, got %d", event, len(args)))
-		return
-	}
-	if err := protocol.ValidateValue(event, protocol.Request, args[0]); err != nil {
+	if err := a.check(event, args); err != nil {
 		reply(err)
 		return
+	}
+	payload := args[0]
+	if !c.goOwned(func() { reply(a.dispatch(c.ctx, event, payload)) }) {
+		reply(protocol.NewInternal("computer %q is shutting down", c.name))
+	}
+}
+
+// messageLimit is the largest answer the Client sends: the reference
+// Servers' limit when the Server did not confirm it is smcp-go, else none
+// (the Handler bounds its answers by WithMaxPayloadBytes, which matches an
+// smcp-go Server's setting).
+func messageLimit(confirmed bool) int64 {
+	if confirmed {
+		return 0
+	}
+	return protocol.ReferenceMaxMessageBytes
+}
+
+// answerer answers the requests of one session: its generation, and the
+// largest answer its Server accepts (0: unbounded here).
+type answerer struct {
+	g     protocol.Generation
+	limit int64
+	name  string
+	h     Handler
+	log   *slog.Logger
+}
+
+// check validates a request before it is dispatched (in g: its schema, that
+// g has the event, and that it is addressed to this Computer); the error is
+// the ack value, nil when the request may be dispatched.
+func (a answerer) check(event string, args []any) *protocol.Error {
+	if len(args) != 1 {
+		return protocol.NewBadRequest("%s: want one payload, got %d", event, len(args))
+	}
+	if _, ok := a.g.Lookup(event); !ok {
+		// The Server routes no event the session's generation lacks
+		// (spec/generations.md, Confirmation and extensions); one that
+		// arrives all the same is refused as it would be.
+		return protocol.NewNotSupported("%s is not an event of protocol %s", event, a.g).With("event", event)
+	}
+	if err := a.g.ValidateValue(event, protocol.Request, args[0]); err != nil {
+		return protocol.AsError(err)
 	}
 	var target struct {
 		Computer string `json:"computer"`
 	}
 	if err := decode(args[0], &target); err != nil {
-		reply(protocol.NewBadRequest("%s: %v", event, err))
-		return
+		return protocol.NewBadRequest("%s: %v", event, err)
 	}
-	if target.Computer != c.name {
-		reply(protocol.NewNotFound("computer %q is not this computer (%q)", target.Computer, c.name).With("computer", target.Computer))
-		return
+	if target.Computer != a.name {
+		return protocol.ComputerNotFound(a.g, target.Computer)
 	}
-	payload := args[0]
-	if !c.goOwned(func() { reply(c.dispatch(event, payload)) }) {
-		reply(protocol.NewInternal("computer %q is shutting down", c.name))
+	return nil
+}
+
+// encode turns the ack value v (a result, or a *protocol.Error) into what
+// is sent: an error in g's shape, and an answer over the message limit
+// replaced by a 413 (a tool call's by an error CallToolResult) rather than
+// sent for the Server to close the connection.
+func (a answerer) encode(event string, v any) any {
+	if e, ok := v.(*protocol.Error); ok {
+		v = e.In(a.g)
 	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(protocol.NewInternal("%s: encode the answer: %v", event, err).In(a.g))
+	}
+	if a.limit > 0 && int64(len(b))+envelope > a.limit {
+		e := protocol.NewPayloadTooLarge("%s: the answer of %d bytes exceeds the %d bytes the Server accepts in one message; narrow the request",
+			event, len(b), a.limit).With("bytes", len(b)).With("limit", a.limit)
+		a.log.Warn("answer over the Server's message limit refused", "event", event, "bytes", len(b), "limit", a.limit)
+		if event == protocol.EventToolCall {
+			b, _ = json.Marshal(errorResult(e))
+		} else {
+			b, _ = json.Marshal(e.In(a.g))
+		}
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return map[string]any{}
+	}
+	return out
+}
+
+// envelope is the room kept in a message for the Socket.IO framing of an
+// ack (its packet type, namespace, ack id and brackets).
+const envelope = 256
+
+// errorResult is the CallToolResult of a tool call refused by the Client
+// itself, in the shape package tools writes.
+func errorResult(e *protocol.Error) protocol.CallToolResult {
+	t := true
+	text := e.Message
+	return protocol.CallToolResult{
+		Content:           []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &text}},
+		IsError:           &t,
+		StructuredContent: map[string]any{"error": e.Message, "error_type": e.Code.String(), "code": int(e.Code)},
+	}
+}
+
+// call decodes the request into a value of type Req and calls fn.
+func call[Req, Ret any](ctx context.Context, event string, payload any, fn func(context.Context, Req) (Ret, error)) any {
+	var req Req
+	if err := decode(payload, &req); err != nil {
+		return protocol.NewBadRequest("%s: %v", event, err)
+	}
+	v, err := fn(ctx, req)
+	if err != nil {
+		return protocol.AsError(err)
+	}
+	return v
 }
 
 // dispatch decodes the request and calls the Handler; it returns the ack
 // value (result or *protocol.Error).
-func (c *Client) dispatch(event string, payload any) (out any) {
+func (a answerer) dispatch(ctx context.Context, event string, payload any) (out any) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("handler panicked", "event", event, "panic", r)
+			a.log.Error("handler panicked", "event", event, "panic", r)
 			out = protocol.NewInternal("%s: internal error", event)
 		}
 	}()
-	ctx := c.ctx
-	res := func(v any, err error) any {
-		if err != nil {
-			return protocol.AsError(err)
-		}
-		return v
-	}
+	g, h := a.g, a.h
 	switch event {
 	case protocol.EventToolCall:
 		var req protocol.ToolCallReq
 		if err := decode(payload, &req); err != nil {
 			return protocol.NewBadRequest("%s: %v", event, err)
 		}
-		return c.h.ToolCall(ctx, req)
+		return h.ToolCall(ctx, g, req)
 	case protocol.EventGetTools:
-		var req protocol.GetToolsReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.GetTools(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetToolsReq) (protocol.GetToolsRet, error) {
+			return h.GetTools(ctx, g, r)
+		})
 	case protocol.EventGetConfig:
-		var req protocol.GetComputerConfigReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.GetConfig(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
+			return h.GetConfig(ctx, g, r)
+		})
 	case protocol.EventGetDesktop:
-		var req protocol.GetDesktopReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.GetDesktop(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
+			return h.GetDesktop(ctx, g, r)
+		})
 	case protocol.EventGetFinder:
-		var req protocol.GetFinderReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.GetFinder(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetFinderReq) (protocol.GetFinderRet, error) {
+			return h.GetFinder(ctx, g, r)
+		})
 	case protocol.EventReadResource:
-		var req protocol.ReadResourceReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.ReadResource(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
+			return h.ReadResource(ctx, g, r)
+		})
+	case protocol.EventGetResources:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetResourcesReq) (protocol.GetResourcesRet, error) {
+			return h.GetResources(ctx, g, r)
+		})
+	case protocol.EventGetSkills:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetSkillsReq) (protocol.GetSkillsRet, error) {
+			return h.GetSkills(ctx, g, r)
+		})
+	case protocol.EventGetSkill:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetSkillReq) (protocol.GetSkillRet, error) {
+			return h.GetSkill(ctx, g, r)
+		})
+	case protocol.EventGetBlob:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetBlobReq) (protocol.GetBlobRet, error) {
+			return h.GetBlob(ctx, g, r)
+		})
+	case protocol.EventPutBlob:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.PutBlobReq) (protocol.PutBlobRet, error) {
+			return h.PutBlob(ctx, g, r)
+		})
 	}
 	return protocol.NewBadRequest("unknown event %q", event)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,28 +20,44 @@ type handler struct {
 	cancelled chan string
 }
 
-func (h *handler) GetTools(_ context.Context, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
+func (h *handler) GetTools(_ context.Context, _ protocol.Generation, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
 	return protocol.GetToolsRet{ReqID: req.ReqID, Tools: []protocol.SMCPTool{}}, nil
 }
-func (h *handler) ToolCall(_ context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
+func (h *handler) ToolCall(_ context.Context, _ protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult {
 	text := req.ToolName
 	return protocol.CallToolResult{Content: []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &text}}}
 }
-func (h *handler) GetConfig(context.Context, protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
+func (h *handler) GetConfig(context.Context, protocol.Generation, protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
 	return protocol.GetComputerConfigRet{}, protocol.NewNotFound("no config")
 }
-func (h *handler) GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
+func (h *handler) GetDesktop(ctx context.Context, _ protocol.Generation, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
 	select {
 	case <-h.block:
 	case <-ctx.Done():
 	}
 	return protocol.GetDesktopRet{ReqID: req.ReqID, Desktops: []string{"window://a/b"}}, nil
 }
-func (h *handler) GetFinder(context.Context, protocol.GetFinderReq) (protocol.GetFinderRet, error) {
+func (h *handler) GetFinder(context.Context, protocol.Generation, protocol.GetFinderReq) (protocol.GetFinderRet, error) {
 	panic("boom")
 }
-func (h *handler) ReadResource(context.Context, protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
+func (h *handler) ReadResource(context.Context, protocol.Generation, protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
 	return protocol.ReadResourceRet{}, protocol.NewDocumentNotFound("nope").With("doc_ref", "x")
+}
+func (h *handler) GetResources(_ context.Context, g protocol.Generation, req protocol.GetResourcesReq) (protocol.GetResourcesRet, error) {
+	return protocol.GetResourcesRet{}, protocol.NewMCPServerNotFound("no %s", req.MCPServer).WithField("mcp_server", req.MCPServer)
+}
+func (h *handler) GetSkills(_ context.Context, g protocol.Generation, req protocol.GetSkillsReq) (protocol.GetSkillsRet, error) {
+	return protocol.GetSkillsRet{ReqID: req.ReqID, Skills: []protocol.A2CSkillRef{}}, nil
+}
+func (h *handler) GetSkill(context.Context, protocol.Generation, protocol.GetSkillReq) (protocol.GetSkillRet, error) {
+	return protocol.GetSkillRet{}, protocol.NewMCPServerNotFound("no skill")
+}
+func (h *handler) GetBlob(_ context.Context, _ protocol.Generation, req protocol.GetBlobReq) (protocol.GetBlobRet, error) {
+	// An answer over any message limit.
+	return protocol.GetBlobRet{ReqID: req.ReqID, BlobHandle: req.BlobHandle, Blob: strings.Repeat("A", protocol.ReferenceMaxMessageBytes)}, nil
+}
+func (h *handler) PutBlob(context.Context, protocol.Generation, protocol.PutBlobReq) (protocol.PutBlobRet, error) {
+	return protocol.PutBlobRet{}, protocol.NewBlobWriteFailed("no").With("reason", "forbidden")
 }
 func (h *handler) CancelToolCall(req protocol.CancelToolCallReq) { h.cancelled <- req.ReqID }
 

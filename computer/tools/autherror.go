@@ -74,12 +74,13 @@ func ClassifyAuthError(err error) protocol.Code {
 
 // AuthErrorResult returns the error result of a tool call that the MCP
 // server bundleID refused for want of authorization, when
-// ClassifyAuthError says err is such a refusal. The result's metadata
-// (_meta; the answering layer writes it where the session's generation
-// reads it) holds error_code, mcp_server and auth_hint; the hint is the
+// ClassifyAuthError says err is such a refusal. The result's metadata,
+// written where generation g's readers look for it
+// (protocol.CallToolResult.SetResultMeta), holds error_code, mcp_server
+// and auth_hint; the hint is the
 // Computer's own text, never the server's, so no token, code or URL of the
 // server's reaches the Agent.
-func AuthErrorResult(bundleID string, err error) (protocol.CallToolResult, bool) {
+func AuthErrorResult(g protocol.Generation, bundleID string, err error) (protocol.CallToolResult, bool) {
 	code := ClassifyAuthError(err)
 	if code == 0 {
 		return protocol.CallToolResult{}, false
@@ -96,22 +97,10 @@ func AuthErrorResult(bundleID string, err error) (protocol.CallToolResult, bool)
 		hint["message"] = "This tool requires completing upstream authorization (e.g. OAuth login) on the Computer host first."
 	}
 	res := errorResult(e)
-	res.Meta = map[string]any{
+	res.SetResultMeta(g, map[string]any{
 		protocol.MetaErrorCode: int(code),
 		protocol.MetaMCPServer: bundleID,
 		protocol.MetaAuthHint:  hint,
-	}
+	})
 	return res, true
-}
-
-// bundleOf is the bundle_id of a server: its config's, else derived from
-// its name (protocol.NormalizeBundleName), else its name.
-func bundleOf(cfg protocol.MCPServerConfigBase, name string) string {
-	if cfg.BundleID != "" {
-		return cfg.BundleID
-	}
-	if b := protocol.NormalizeBundleName(name); b != "" {
-		return b
-	}
-	return name
 }

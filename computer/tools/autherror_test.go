@@ -75,7 +75,7 @@ func TestUpstreamAuthorizationErrors(t *testing.T) {
 	s.SetServer("Atlassian Cloud", cfg.Base(), conn, list)
 
 	call := func() protocol.CallToolResult {
-		return s.Call(context.Background(), protocol.ToolCallReq{ToolName: "echo", Params: map[string]any{"text": "hi"}, ReqID: "r", Timeout: 60})
+		return s.Call(context.Background(), protocol.Gen04, protocol.ToolCallReq{ToolName: "echo", Params: map[string]any{"text": "hi"}, ReqID: "r", Timeout: 60})
 	}
 	res := call()
 	require.Nil(t, res.IsError, "%+v", res)
@@ -92,9 +92,11 @@ func TestUpstreamAuthorizationErrors(t *testing.T) {
 		res = call()
 		require.NotNil(t, res.IsError, "%d", status)
 		assert.True(t, *res.IsError)
-		assert.Equal(t, int(want.code), res.Meta[protocol.MetaErrorCode], "%d", status)
-		assert.Equal(t, "Atlassian_Cloud", res.Meta[protocol.MetaMCPServer])
-		hint, _ := res.Meta[protocol.MetaAuthHint].(map[string]any)
+		meta := res.MetaUnaliased
+		assert.Equal(t, meta, res.Meta, "meta and _meta from 0.3 on")
+		assert.Equal(t, int(want.code), meta[protocol.MetaErrorCode], "%d", status)
+		assert.Equal(t, "Atlassian_Cloud", meta[protocol.MetaMCPServer])
+		hint, _ := meta[protocol.MetaAuthHint].(map[string]any)
 		assert.Equal(t, want.action, hint["action"])
 		assert.NotEmpty(t, hint["message"])
 		b, _ := json.Marshal(res)

@@ -320,7 +320,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Info("shutting down (a second interrupt stops at once)")
 		return shutdown()
 	case "tools":
-		t := comp.Tools()
+		t := comp.Tools(protocol.DefaultGeneration)
 		if t == nil {
 			t = []protocol.SMCPTool{}
 		}
