@@ -2,58 +2,251 @@ package computer
 
 import (
 	"context"
+	"errors"
+	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/blob"
+	"github.com/a2c-smcp/smcp-go/computer/resources"
+	"github.com/a2c-smcp/smcp-go/computer/skills"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
-// The events 0.4.0 added (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
-// a Computer answers each with a coded result, never silence, in the codes
-// the 0.4 references answer the same situation with, so that a reference
-// Agent reads them as errors (it treats a flat ack as one only for 404,
-// 4006–4008 and 4014–4019). This Computer serves no MCP resources pages,
-// skills or blobs yet:
+// The events 0.4.0 added, the capabilities
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/capabilities.md): a
+// Computer answers each with a result or a coded refusal, never silence,
+// in the codes the 0.4 references answer the same situation with, so that
+// a reference Agent reads them as errors (it treats a flat ack as one only
+// for 404, 4006–4008 and 4014–4019):
 //
-//   - client:get_resources: 4014 when no MCP server has the bundle_id;
-//     4015 (capability "resources") when the server declares no resources,
-//     and when it does (the pages are not served yet);
-//   - client:get_skills: an empty list, the truth for a Computer with no
-//     skills installed;
-//   - client:get_skill: 4014 with details.name, as for a name no skill has;
-//   - client:get_blob: 4018 reason "invalid_handle": this Computer minted
-//     no handle;
-//   - client:put_blob: 4019 reason "forbidden", as a reference Computer
-//     without a landing directory answers (0.4.0 only: a 0.3 session has no
-//     such event and is answered 4106 before it gets here).
+//   - client:get_resources: one page of the MCP server's resources/list
+//     (package resources); 4014 when no MCP server has the bundle_id, 4015
+//     when it declares no resources, 503 when it is not up;
+//   - client:get_skills, client:get_skill: the skills of WithSkillHome and
+//     WithSkillPlugin (package skills); none without them;
+//   - client:get_blob: the chunks of the blobs minted from the tool results
+//     of 0.3/0.4 sessions and of large skill files (package blob, the
+//     spool of WithSpoolDir);
+//   - client:put_blob: uploads into WithLandingRoot; without one, 4019
+//     "forbidden" as a reference Computer without a landing root answers
+//     (0.4.0 only: a 0.3 session has no such event and is answered 4106
+//     before it gets here).
 
-func (h handler) GetResources(_ context.Context, _ protocol.Generation, req protocol.GetResourcesReq) (protocol.GetResourcesRet, error) {
-	c := h.c
-	name, ok := c.serverOf(req.MCPServer)
-	if !ok {
-		return protocol.GetResourcesRet{}, protocol.NewMCPServerNotFound("no MCP server of computer %q has bundle_id %q", req.Computer, req.MCPServer).
-			WithField("mcp_server", req.MCPServer).With("name", req.MCPServer)
+// capOptions are the capabilities' settings.
+type capOptions struct {
+	spoolDir, landing, skillHome string
+	plugins                      [][2]string
+	inline                       int64
+	rescan                       time.Duration
+	blobOpts                     []blob.SpoolOption
+	landingOpts                  []blob.LandingOption
+}
+
+// WithSpoolDir sets the directory of the blob spool, which the Computer
+// owns: emptied at Launch, removed at Close; a non-empty directory that is
+// not a spool's is refused at Launch. Default: a new directory under
+// os.TempDir.
+func WithSpoolDir(dir string) Option { return func(o *options) { o.caps.spoolDir = dir } }
+
+// WithInlineBudget sets the largest binary content item of a tool result
+// and the largest skill text that travel inline (default 32 KiB, as the
+// references); larger ones go through the spool (client:get_blob).
+func WithInlineBudget(n int64) Option { return func(o *options) { o.caps.inline = n } }
+
+// WithSpoolOptions passes options to the blob spool (bounds, lifetime).
+func WithSpoolOptions(opts ...blob.SpoolOption) Option {
+	return func(o *options) { o.caps.blobOpts = append(o.caps.blobOpts, opts...) }
+}
+
+// WithLandingRoot sets the directory client:put_blob uploads land in, which
+// must exist; without it every upload is refused (4019 forbidden).
+func WithLandingRoot(dir string, opts ...blob.LandingOption) Option {
+	return func(o *options) { o.caps.landing, o.caps.landingOpts = dir, opts }
+}
+
+// WithSkillHome sets a skill home, whose user/<skill>/SKILL.md folders are
+// the skills <skill>.
+func WithSkillHome(dir string) Option { return func(o *options) { o.caps.skillHome = dir } }
+
+// WithSkillPlugin adds a plugin directory, whose skills/<skill>/SKILL.md
+// folders are the skills <plugin>:<skill>.
+func WithSkillPlugin(name, dir string) Option {
+	return func(o *options) { o.caps.plugins = append(o.caps.plugins, [2]string{name, dir}) }
+}
+
+// WithSkillRescan sets how often the skill folders are looked at for a
+// change, which sends server:update_skills (default 5 s; negative: never,
+// only on client:get_skills).
+func WithSkillRescan(d time.Duration) Option { return func(o *options) { o.caps.rescan = d } }
+
+// caps are a running Computer's capabilities, opened by Launch.
+type caps struct {
+	spool   *blob.Spool
+	landing *blob.Landing
+	skills  *skills.Set
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// openCaps opens the spool, the landing root and the skills.
+func (c *Computer) openCaps() (*caps, error) {
+	o := c.o.caps
+	sopts := o.blobOpts
+	if o.inline > 0 {
+		sopts = append([]blob.SpoolOption{blob.WithInlineBudget(o.inline)}, sopts...)
 	}
-	msg := "MCP server %q serves no resources pages on this Computer yet"
-	if m := c.Manager(); m != nil {
-		if conn := m.Conn(name); conn != nil && conn.Capabilities().Resources == nil {
-			msg = "MCP server %q does not declare the resources capability"
+	sp, err := blob.OpenSpool(o.spoolDir, sopts...)
+	if err != nil {
+		return nil, protocol.NewBadRequest("blob spool: %v", err).Wrap(err)
+	}
+	k := &caps{spool: sp}
+	if o.landing != "" {
+		if k.landing, err = blob.OpenLanding(o.landing, o.landingOpts...); err != nil {
+			sp.Close()
+			return nil, protocol.NewBadRequest("landing root: %v", err).Wrap(err)
 		}
 	}
-	return protocol.GetResourcesRet{}, protocol.NewMCPCapabilityNotSupported(msg, req.MCPServer).
-		WithField("mcp_server", req.MCPServer).WithField("capability", "resources")
+	if o.skillHome != "" || len(o.plugins) > 0 {
+		kopts := []skills.Option{skills.WithSpool(sp), skills.WithOnChange(func() { c.notify(protocol.EventUpdateSkills) })}
+		if o.skillHome != "" {
+			kopts = append(kopts, skills.WithHome(o.skillHome))
+		}
+		for _, p := range o.plugins {
+			kopts = append(kopts, skills.WithPlugin(p[0], p[1]))
+		}
+		if o.inline > 0 {
+			kopts = append(kopts, skills.WithInlineBudget(o.inline))
+		}
+		k.skills = skills.New(kopts...)
+		every := o.rescan
+		if every == 0 {
+			every = 5 * time.Second
+		}
+		if every > 0 {
+			ctx, cancel := context.WithCancel(context.Background())
+			k.stop, k.done = cancel, make(chan struct{})
+			go func() {
+				defer close(k.done)
+				k.skills.Watch(ctx, every)
+			}()
+		}
+	}
+	return k, nil
+}
+
+// close stops the capabilities: the skills' rescans, the uploads in flight
+// and the spool, whose directory goes.
+func (k *caps) close() error {
+	if k == nil {
+		return nil
+	}
+	if k.stop != nil {
+		k.stop()
+		<-k.done
+	}
+	return errors.Join(k.landing.Close(), k.spool.Close())
+}
+
+// capsNow returns the capabilities and the office the Computer is in ("" when
+// it has joined none: CallTool used directly).
+func (c *Computer) capsNow() (*caps, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	office := ""
+	if c.client != nil {
+		office = c.client.Office()
+	}
+	return c.caps, office
+}
+
+// mint moves a 0.3/0.4 tool result's large binary items to the spool.
+func (c *Computer) mint(g protocol.Generation, res *protocol.CallToolResult) {
+	if !g.Handshake() {
+		return // 0.2.0: inline, up to the payload limit
+	}
+	if k, office := c.capsNow(); k != nil {
+		k.spool.Mint(office, res)
+	}
+}
+
+// Spool returns the blob spool, nil before Launch.
+func (c *Computer) Spool() *blob.Spool {
+	k, _ := c.capsNow()
+	if k == nil {
+		return nil
+	}
+	return k.spool
+}
+
+// Skills returns the skills, nil when none are configured or before Launch.
+func (c *Computer) Skills() *skills.Set {
+	k, _ := c.capsNow()
+	if k == nil {
+		return nil
+	}
+	return k.skills
+}
+
+func (h handler) GetResources(ctx context.Context, _ protocol.Generation, req protocol.GetResourcesReq) (protocol.GetResourcesRet, error) {
+	c := h.c
+	lookup := func(id string) (resources.Server, bool) {
+		name, ok := c.serverOf(id)
+		if !ok {
+			return nil, false
+		}
+		m := c.Manager()
+		if m == nil {
+			return nil, false
+		}
+		if conn := m.Conn(name); conn != nil {
+			return conn, true
+		}
+		return nil, false
+	}
+	if name, ok := c.serverOf(req.MCPServer); ok {
+		if _, up := lookup(req.MCPServer); !up {
+			return protocol.GetResourcesRet{}, protocol.NewUnavailable("MCP server %q (bundle_id %q) is not up", name, req.MCPServer)
+		}
+	}
+	ret, err := resources.Get(ctx, lookup, req)
+	if err != nil {
+		return ret, protocol.AsError(err)
+	}
+	return ret, nil
 }
 
 func (h handler) GetSkills(_ context.Context, _ protocol.Generation, req protocol.GetSkillsReq) (protocol.GetSkillsRet, error) {
-	return protocol.GetSkillsRet{ReqID: req.ReqID, Skills: []protocol.A2CSkillRef{}}, nil
+	ret := protocol.GetSkillsRet{ReqID: req.ReqID, Skills: []protocol.A2CSkillRef{}}
+	if k, _ := h.c.capsNow(); k != nil && k.skills != nil {
+		k.skills.Rescan()
+		ret.Skills = k.skills.List()
+	}
+	return ret, nil
 }
 
 func (h handler) GetSkill(_ context.Context, _ protocol.Generation, req protocol.GetSkillReq) (protocol.GetSkillRet, error) {
-	return protocol.GetSkillRet{}, protocol.NewMCPServerNotFound("no skill named %q is installed on this Computer", req.Name).With("name", req.Name)
+	k, office := h.c.capsNow()
+	if k == nil || k.skills == nil {
+		if !skills.ValidName(req.Name) {
+			return protocol.GetSkillRet{}, protocol.NewSkillNameInvalid("Invalid skill name").With("name", req.Name)
+		}
+		return protocol.GetSkillRet{}, protocol.NewMCPServerNotFound("Skill not found").With("name", req.Name)
+	}
+	return k.skills.Get(office, req)
 }
 
 func (h handler) GetBlob(_ context.Context, _ protocol.Generation, req protocol.GetBlobReq) (protocol.GetBlobRet, error) {
-	return protocol.GetBlobRet{}, protocol.NewBlobNotAccessible("blob handle unknown: this Computer minted no blob handles").With("reason", "invalid_handle")
+	k, office := h.c.capsNow()
+	if k == nil {
+		return protocol.GetBlobRet{}, protocol.NewBlobNotAccessible("Blob not accessible").With("reason", "gone")
+	}
+	return k.spool.Read(office, req)
 }
 
 func (h handler) PutBlob(_ context.Context, _ protocol.Generation, req protocol.PutBlobReq) (protocol.PutBlobRet, error) {
-	return protocol.PutBlobRet{}, protocol.NewBlobWriteFailed("this Computer accepts no uploads: it has no landing directory").With("reason", "forbidden")
+	k, office := h.c.capsNow()
+	var l *blob.Landing
+	if k != nil {
+		l = k.landing
+	}
+	return l.Put(office, req)
 }

@@ -38,6 +38,7 @@ type options struct {
 	revalidate  time.Duration
 	maxPayload  int64
 	metrics     prometheus.Registerer
+	caps        capOptions // capabilities.go
 }
 
 // WithMaxPayloadBytes bounds the JSON-encoded size of an answer read through
@@ -123,6 +124,7 @@ type Computer struct {
 
 	mu      sync.Mutex
 	client  *sio.Client
+	caps    *caps // opened by Launch (capabilities.go)
 	started bool
 	closed  bool
 }
@@ -193,6 +195,18 @@ func (c *Computer) Launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	k, err := c.openCaps()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		k.close()
+		return protocol.NewInternal("computer closed")
+	}
+	c.caps = k
+	c.mu.Unlock()
 	refused := c.refusedServers()
 	servers = slices.DeleteFunc(servers, func(s protocol.MCPServerConfig) bool { return refused[s.Name()] != nil })
 	for _, name := range slices.Sorted(maps.Keys(refused)) {
@@ -304,7 +318,7 @@ func (c *Computer) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
-	cl, m := c.client, c.manager
+	cl, m, k := c.client, c.manager, c.caps
 	c.mu.Unlock()
 	if cl != nil {
 		cl.Close()
@@ -315,6 +329,9 @@ func (c *Computer) Close(ctx context.Context) error {
 	}
 	c.finder.Close()
 	c.desktop.Close()
+	if cerr := k.close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 
@@ -454,9 +471,12 @@ func (c *Computer) Tools(g protocol.Generation) []protocol.SMCPTool { return c.t
 // CallTool runs one client:tool_call of a session of generation g: it takes
 // an exposed name, or a bare one that a single server publishes, in every
 // generation, and writes the result's meta, cancel and timeout markers in
-// g's form (package tools).
+// g's form (package tools). From 0.3.0 on, binary content items above the
+// inline budget are moved to the blob spool, as the references do
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/capabilities.md#blobs).
 func (c *Computer) CallTool(ctx context.Context, g protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult {
 	res := c.tools.Call(ctx, g, req)
+	c.mint(g, &res)
 	c.m.toolCall(res)
 	return res
 }

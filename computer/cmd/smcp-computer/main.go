@@ -39,8 +39,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,6 +61,7 @@ const usage = `smcp-computer: an A2C-SMCP Computer
 
 usage:
   smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY]
+                    [--landing-root DIR] [--skill-home DIR] [--plugin NAME=DIR] [--spool-dir DIR]
   smcp-computer tools   --config FILE
   smcp-computer desktop --config FILE [--size N] [--window URI]
   smcp-computer finder  --config FILE [--keywords a,b] [--file-type T] [--offset N] [--limit N]
@@ -76,6 +79,20 @@ func main() {
 		return
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// pluginFlag collects --plugin NAME=DIR.
+type pluginFlag map[string]string
+
+func (f pluginFlag) String() string { return fmt.Sprint(len(f), " plugins") }
+
+func (f pluginFlag) Set(s string) error {
+	n, dir, ok := strings.Cut(s, "=")
+	if !ok || n == "" || dir == "" {
+		return errors.New("want NAME=DIR")
+	}
+	f[n] = dir
+	return nil
 }
 
 // inputFlag collects --input ID=VALUE.
@@ -181,6 +198,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		size                         int
 		window, keywords, fileType   string
 		offset, limit                int
+		spoolDir, landing, skillHome string
+		inlineBudget                 int64
+		plugins                      = pluginFlag{}
 	)
 	switch cmd {
 	case "run":
@@ -201,6 +221,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Int64Var(&maxPayload, "max-payload-bytes", maxPayload,
 			"largest answer sent to the Server; the same setting as smcp-server --max-payload-bytes [SMCP_MAX_PAYLOAD_BYTES]")
 		fs.StringVar(&metricsListen, "metrics-listen", env("SMCP_METRICS_LISTEN", ""), "address serving /healthz, /readyz and /metrics (off when empty) [SMCP_METRICS_LISTEN]")
+		fs.StringVar(&spoolDir, "spool-dir", env("SMCP_SPOOL_DIR", ""), "directory of the blob spool, owned by the Computer: emptied at start, removed at exit (default: a new temporary directory) [SMCP_SPOOL_DIR]")
+		fs.Int64Var(&inlineBudget, "inline-budget", 32<<10, "largest binary item of a tool result, or skill text, sent inline to a 0.3/0.4 session; larger ones go through client:get_blob")
+		fs.StringVar(&landing, "landing-root", env("SMCP_LANDING_ROOT", ""), "directory client:put_blob uploads land in (uploads refused when empty) [SMCP_LANDING_ROOT]")
+		fs.StringVar(&skillHome, "skill-home", env("SMCP_SKILL_HOME", ""), "skill home: its user/<skill>/SKILL.md folders are the skills offered [SMCP_SKILL_HOME]")
+		fs.Var(plugins, "plugin", "NAME=DIR: a plugin whose DIR/skills/<skill>/SKILL.md are the skills NAME:<skill> (repeatable)")
 	case "tools":
 	case "desktop":
 		fs.IntVar(&size, "size", -1, "desktop_size (default: all windows)")
@@ -259,6 +284,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	copts := []computer.Option{computer.WithLogger(log), computer.WithInputValues(c.values), computer.WithMaxPayloadBytes(maxPayload)}
+	if cmd == "run" {
+		if inlineBudget <= 0 {
+			fmt.Fprintf(stderr, "smcp-computer: --inline-budget must be positive, not %d\n", inlineBudget)
+			return 2
+		}
+		copts = append(copts, computer.WithSpoolDir(spoolDir), computer.WithInlineBudget(inlineBudget))
+		if landing != "" {
+			copts = append(copts, computer.WithLandingRoot(landing))
+		}
+		if skillHome != "" {
+			copts = append(copts, computer.WithSkillHome(skillHome))
+		}
+		for _, n := range slices.Sorted(maps.Keys(plugins)) {
+			copts = append(copts, computer.WithSkillPlugin(n, plugins[n]))
+		}
+	}
 	var reg *prometheus.Registry
 	if metricsListen != "" {
 		reg = prometheus.NewRegistry()

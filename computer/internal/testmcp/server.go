@@ -11,6 +11,7 @@ package testmcp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -272,6 +273,19 @@ func (s *Server) addTool(name string) {
 				os.Exit(req.GetInt("code", 3))
 				return nil, nil
 			})
+	case "image":
+		// Not in AllTools: served when asked for (-tools echo,image).
+		s.AddTool(mcp.NewTool("image", mcp.WithDescription("Return an image of size pseudo-random bytes (seeded by seed) and, with resource, an embedded resource of the same bytes."),
+			mcp.WithNumber("size", mcp.Required()), mcp.WithNumber("seed"), mcp.WithBoolean("resource")),
+			func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				data := Bytes(req.GetInt("size", 0), int64(req.GetInt("seed", 1)))
+				b64 := base64.StdEncoding.EncodeToString(data)
+				res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("an image"), mcp.NewImageContent(b64, "image/png")}}
+				if req.GetBool("resource", false) {
+					res.Content = append(res.Content, mcp.NewEmbeddedResource(mcp.BlobResourceContents{URI: "file:///image.bin", MIMEType: "application/x-test", Blob: b64}))
+				}
+				return res, nil
+			})
 	case "pid":
 		s.AddTool(mcp.NewTool("pid", mcp.WithDescription("Return the process id.")),
 			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -289,6 +303,22 @@ func (s *Server) addTool(name string) {
 				return mcp.NewToolResultText(name), nil
 			})
 	}
+}
+
+// Bytes returns n pseudo-random bytes from seed, the image tool's data.
+func Bytes(n int, seed int64) []byte {
+	if n < 0 || n > 256<<20 {
+		n = 0
+	}
+	b := make([]byte, n)
+	x := uint64(seed)*0x9E3779B97F4A7C15 + 1
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[i] = byte(x)
+	}
+	return b
 }
 
 func (s *Server) notifyUpdated(uri string) {
