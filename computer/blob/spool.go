@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -271,32 +272,40 @@ func (s *Spool) dropLocked(h string, e *entry) {
 	_ = s.root.Remove(e.file)
 }
 
-// errSpoolFull is Put's refusal of a blob larger than the whole spool.
-var errSpoolFull = errors.New("blob: larger than the spool")
+// ErrSpoolFull is the refusal of a blob larger than the whole spool, or
+// than what the blobs being written leave of it.
+var ErrSpoolFull = errors.New("blob: larger than the spool's room")
 
-// Put stores data for office and returns its handle and SHA-256 (hex).
-// Expired blobs are dropped first, then the oldest ones until data fits
-// the spool's bound; data larger than the bound is refused.
+// Put stores data for office and returns its handle and SHA-256 (hex); it
+// is PutFrom of data.
 func (s *Spool) Put(office string, data []byte, mime string) (handle, sha string, err error) {
-	size := int64(len(data))
-	if size > s.cfg.maxBytes {
-		return "", "", errSpoolFull
+	return s.PutFrom(office, bytes.NewReader(data), int64(len(data)), mime)
+}
+
+// PutFrom stores the size bytes r yields for office, streaming them to disk
+// (memory stays bounded whatever the size), and returns the blob's handle
+// and SHA-256 (hex). Expired blobs are dropped first, then the oldest ones
+// until the blob fits the spool's bound; a blob larger than the bound, or
+// than the room blobs being written leave, is refused, as is r yielding
+// fewer or more than size bytes.
+func (s *Spool) PutFrom(office string, r io.Reader, size int64, mime string) (handle, sha string, err error) {
+	if size < 0 || size > s.cfg.maxBytes {
+		return "", "", ErrSpoolFull
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", "", err
 	}
 	handle = handlePrefix + base64.RawURLEncoding.EncodeToString(raw[:])
-	sum := sha256.Sum256(data)
-	sha = hex.EncodeToString(sum[:])
 
+	// Reserve the room under the lock, write without it: the bytes on disk
+	// never pass the bound, and a long write holds no reader.
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return "", "", errors.New("blob: spool closed")
 	}
-	now := s.cfg.now()
-	s.expireLocked(now)
+	s.expireLocked(s.cfg.now())
 	if s.total+size > s.cfg.maxBytes {
 		old := make([]string, 0, len(s.entries))
 		for h := range s.entries {
@@ -310,23 +319,59 @@ func (s *Spool) Put(office string, data []byte, mime string) (handle, sha string
 			s.dropLocked(h, s.entries[h])
 		}
 	}
-	// Written under the lock so that the bytes on disk never pass the
-	// bound, even with concurrent Puts.
-	file := fmt.Sprintf("%d.blob", s.seq+1)
+	if s.total+size > s.cfg.maxBytes {
+		s.mu.Unlock()
+		return "", "", ErrSpoolFull
+	}
+	s.total += size
+	s.seq++
+	seq := s.seq
+	file := fmt.Sprintf("%d.blob", seq)
+	s.mu.Unlock()
+
+	sha, werr := s.write(file, r, size)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if werr != nil || s.closed {
+		if !s.closed {
+			s.total -= size
+		}
+		_ = s.root.Remove(file)
+		if werr == nil {
+			werr = errors.New("blob: spool closed")
+		}
+		return "", "", werr
+	}
+	now := s.cfg.now()
+	s.entries[handle] = &entry{office: office, mime: mime, sha: sha, size: size, minted: now, expires: now.Add(s.cfg.lifetime), seq: seq, file: file}
+	return handle, sha, nil
+}
+
+// write copies exactly size bytes of r into a new file of the spool and
+// returns their SHA-256.
+func (s *Spool) write(file string, r io.Reader, size int64) (string, error) {
 	f, err := s.root.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr != nil || cerr != nil {
-		_ = s.root.Remove(file)
-		return "", "", errors.Join(werr, cerr)
+	h := sha256.New()
+	n, err := io.CopyN(io.MultiWriter(f, h), r, size)
+	if err == nil {
+		var one [1]byte
+		if m, _ := io.ReadFull(r, one[:]); m > 0 {
+			err = fmt.Errorf("blob: more than the %d bytes declared", size)
+		}
+	} else if n < size {
+		err = fmt.Errorf("blob: %d bytes of the %d declared: %w", n, size, err)
 	}
-	s.seq++
-	s.entries[handle] = &entry{office: office, mime: mime, sha: sha, size: size, minted: now, expires: now.Add(s.cfg.lifetime), seq: s.seq, file: file}
-	s.total += size
-	return handle, sha, nil
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // blobError is the references' 4018 with its reason.

@@ -304,17 +304,33 @@ func TestSpoolBound(t *testing.T) {
 	assert.LessOrEqual(t, onDisk, int64(bound))
 
 	_, _, err = s.Put("o", make([]byte, bound+1), "x/y")
+	require.ErrorIs(t, err, blob.ErrSpoolFull)
+
+	// A reader that yields fewer or more bytes than declared stores nothing.
+	before := s.Bytes()
+	_, _, err = s.PutFrom("o", bytes.NewReader(make([]byte, 10)), 20, "x/y")
 	require.Error(t, err)
+	_, _, err = s.PutFrom("o", bytes.NewReader(make([]byte, 30)), 20, "x/y")
+	require.Error(t, err)
+	assert.Equal(t, before, s.Bytes())
+	_, onDisk = filesIn(t, s.Dir())
+	assert.Equal(t, before, onDisk)
 	r := protocol.CallToolResult{Content: []protocol.ContentBlock{{Type: protocol.ContentBlockTypeImage, Data: ptr(base64.StdEncoding.EncodeToString(make([]byte, bound+1))), MimeType: ptr("image/png")}}}
 	assert.Equal(t, 0, s.Mint("o", &r))
 	assert.NotEmpty(t, *r.Content[0].Data)
 
+	// Concurrent writers: a blob is stored, or refused while the others'
+	// writes hold the room; never more than the bound.
 	var wg sync.WaitGroup
+	var stored atomic.Int32
 	for range 8 {
 		wg.Go(func() {
 			for range 10 {
 				h, _, err := s.Put("o", make([]byte, 30<<10), "x/y")
-				if assert.NoError(t, err) {
+				if err != nil {
+					assert.ErrorIs(t, err, blob.ErrSpoolFull)
+				} else {
+					stored.Add(1)
 					_, _ = s.Read("o", protocol.GetBlobReq{BlobHandle: h})
 				}
 				assert.LessOrEqual(t, s.Bytes(), int64(bound))
@@ -322,6 +338,7 @@ func TestSpoolBound(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	assert.Positive(t, stored.Load())
 	_, onDisk = filesIn(t, s.Dir())
 	assert.LessOrEqual(t, onDisk, int64(bound))
 }

@@ -374,6 +374,23 @@ func (s *Set) Get(office string, req protocol.GetSkillReq) (protocol.GetSkillRet
 	if fi.Size() > s.maxFile {
 		return protocol.GetSkillRet{}, resourceError("too_large", rel).With("total_size", fi.Size())
 	}
+	mt := mimeOf(clean)
+	entry := path.Base(clean) == SkillFile
+	if entry {
+		mt = "text/markdown"
+	}
+	// A file that is served as it is on disk and cannot be inline is
+	// streamed to the spool: memory stays bounded whatever its size.
+	if !entry && (fi.Size() > s.inline || !isText(mt)) {
+		if s.spool == nil {
+			return protocol.GetSkillRet{}, resourceError("too_large", rel).With("total_size", fi.Size())
+		}
+		h, sum, err := s.spool.PutFrom(office, f, fi.Size(), mt)
+		if err != nil {
+			return protocol.GetSkillRet{}, resourceError("too_large", rel).With("total_size", fi.Size())
+		}
+		return protocol.GetSkillRet{Name: req.Name, RelPath: rel, MimeType: mt, TotalSize: int(fi.Size()), Sha256: sum, BlobHandle: &h, ReqID: req.ReqID}, nil
+	}
 	data, err := io.ReadAll(io.LimitReader(f, s.maxFile+1))
 	if err != nil {
 		return protocol.GetSkillRet{}, resourceError("not_found", rel)
@@ -381,10 +398,8 @@ func (s *Set) Get(office string, req protocol.GetSkillReq) (protocol.GetSkillRet
 	if int64(len(data)) > s.maxFile {
 		return protocol.GetSkillRet{}, resourceError("too_large", rel).With("total_size", len(data))
 	}
-	mt := mimeOf(clean)
-	if path.Base(clean) == SkillFile {
+	if entry {
 		_, data, _ = splitFrontMatter(data)
-		mt = "text/markdown"
 	}
 	sum := sha256.Sum256(data)
 	ret := protocol.GetSkillRet{Name: req.Name, RelPath: rel, MimeType: mt, TotalSize: len(data), Sha256: hex.EncodeToString(sum[:]), ReqID: req.ReqID}
