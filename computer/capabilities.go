@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/computer/blob"
+	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
 	"github.com/a2c-smcp/smcp-go/computer/resources"
 	"github.com/a2c-smcp/smcp-go/computer/skills"
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -21,8 +22,9 @@ import (
 //   - client:get_resources: one page of the MCP server's resources/list
 //     (package resources); 4014 when no MCP server has the bundle_id, 4015
 //     when it declares no resources, 503 when it is not up;
-//   - client:get_skills, client:get_skill: the skills of WithSkillHome and
-//     WithSkillPlugin (package skills); none without them;
+//   - client:get_skills, client:get_skill: the skills of WithSkillHome,
+//     WithSkillPlugin and the MCP servers' skill:// resources (package
+//     skills);
 //   - client:get_blob: the chunks of the blobs minted from the tool results
 //     of 0.3/0.4 sessions and of large skill files (package blob, the
 //     spool of WithSpoolDir);
@@ -73,9 +75,9 @@ func WithSkillPlugin(name, dir string) Option {
 	return func(o *options) { o.caps.plugins = append(o.caps.plugins, [2]string{name, dir}) }
 }
 
-// WithSkillRescan sets how often the skill folders are looked at for a
-// change, which sends server:update_skills (default 5 s; negative: never,
-// only on client:get_skills).
+// WithSkillRescan sets how often the skills are looked at for a change,
+// which sends server:update_skills (default 5 s; negative: never). Each
+// look lists the skill folders and the MCP servers' resources.
 func WithSkillRescan(d time.Duration) Option { return func(o *options) { o.caps.rescan = d } }
 
 // caps are a running Computer's capabilities, opened by Launch.
@@ -85,6 +87,7 @@ type caps struct {
 	skills  *skills.Set
 	stop    context.CancelFunc
 	done    chan struct{}
+	refresh chan struct{} // asks the skills goroutine for skills.Set.RefreshMCP
 }
 
 // openCaps opens the spool, the landing root and the skills.
@@ -105,8 +108,9 @@ func (c *Computer) openCaps() (*caps, error) {
 			return nil, protocol.NewBadRequest("landing root: %v", err).Wrap(err)
 		}
 	}
-	if o.skillHome != "" || len(o.plugins) > 0 {
-		kopts := []skills.Option{skills.WithSpool(sp), skills.WithOnChange(func() { c.notify(protocol.EventUpdateSkills) })}
+	{
+		kopts := []skills.Option{skills.WithSpool(sp), skills.WithOnChange(func() { c.notify(protocol.EventUpdateSkills) }),
+			skills.WithMCPServers(c.skillServers)}
 		if o.skillHome != "" {
 			kopts = append(kopts, skills.WithHome(o.skillHome))
 		}
@@ -121,16 +125,65 @@ func (c *Computer) openCaps() (*caps, error) {
 		if every == 0 {
 			every = 5 * time.Second
 		}
-		if every > 0 {
-			ctx, cancel := context.WithCancel(context.Background())
-			k.stop, k.done = cancel, make(chan struct{})
-			go func() {
-				defer close(k.done)
-				k.skills.Watch(ctx, every)
-			}()
-		}
+		ctx, cancel := context.WithCancel(context.Background())
+		k.stop, k.done, k.refresh = cancel, make(chan struct{}), make(chan struct{}, 1)
+		go func() {
+			defer close(k.done)
+			var tick <-chan time.Time
+			if every > 0 {
+				t := time.NewTicker(every)
+				defer t.Stop()
+				tick = t.C
+			}
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick:
+					k.skills.Rescan(ctx)
+				case <-k.refresh:
+					k.skills.RefreshMCP(ctx)
+				}
+			}
+		}()
 	}
 	return k, nil
+}
+
+// refreshSkills asks for the MCP servers' skills to be listed again (a
+// server came up, went down or changed its resources), without waiting;
+// requests made meanwhile are one.
+func (c *Computer) refreshSkills() {
+	if k, _ := c.capsNow(); k != nil && k.refresh != nil {
+		select {
+		case k.refresh <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// skillServer is an MCP server connection with its bundle_id, a source
+// of skills (skill:// resources).
+type skillServer struct {
+	*mcpclient.Conn
+	id string
+}
+
+func (s skillServer) BundleID() string { return s.id }
+
+// skillServers are the connected MCP servers that declare resources.
+func (c *Computer) skillServers() []skills.MCPServer {
+	m := c.Manager()
+	if m == nil {
+		return nil
+	}
+	var out []skills.MCPServer
+	for _, conn := range m.Conns() {
+		if conn.Capabilities().Resources != nil {
+			out = append(out, skillServer{conn, c.bundleOf(conn.Name())})
+		}
+	}
+	return out
 }
 
 // close stops the capabilities: the skills' rescans, the uploads in flight
@@ -214,16 +267,15 @@ func (h handler) GetResources(ctx context.Context, _ protocol.Generation, req pr
 	return ret, nil
 }
 
-func (h handler) GetSkills(_ context.Context, _ protocol.Generation, req protocol.GetSkillsReq) (protocol.GetSkillsRet, error) {
+func (h handler) GetSkills(ctx context.Context, _ protocol.Generation, req protocol.GetSkillsReq) (protocol.GetSkillsRet, error) {
 	ret := protocol.GetSkillsRet{ReqID: req.ReqID, Skills: []protocol.A2CSkillRef{}}
 	if k, _ := h.c.capsNow(); k != nil && k.skills != nil {
-		k.skills.Rescan()
-		ret.Skills = k.skills.List()
+		ret.Skills = k.skills.List(ctx)
 	}
 	return ret, nil
 }
 
-func (h handler) GetSkill(_ context.Context, _ protocol.Generation, req protocol.GetSkillReq) (protocol.GetSkillRet, error) {
+func (h handler) GetSkill(ctx context.Context, _ protocol.Generation, req protocol.GetSkillReq) (protocol.GetSkillRet, error) {
 	k, office := h.c.capsNow()
 	if k == nil || k.skills == nil {
 		if !skills.ValidName(req.Name) {
@@ -231,7 +283,7 @@ func (h handler) GetSkill(_ context.Context, _ protocol.Generation, req protocol
 		}
 		return protocol.GetSkillRet{}, protocol.NewMCPServerNotFound("Skill not found").With("name", req.Name)
 	}
-	return k.skills.Get(office, req)
+	return k.skills.Get(ctx, office, req)
 }
 
 func (h handler) GetBlob(_ context.Context, _ protocol.Generation, req protocol.GetBlobReq) (protocol.GetBlobRet, error) {

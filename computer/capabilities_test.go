@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,7 @@ func imageServer(t *testing.T) *config.Config {
 	bin := testmcp.Binary(t)
 	raw := fmt.Sprintf(`{"servers": {
 	  "pics": {"type": "stdio", "default_tool_meta": {"auto_apply": true},
-	        "server_parameters": {"command": %q, "args": ["-tools", "echo,image", "-docs", "3", "-page", "2"]}},
+	        "server_parameters": {"command": %q, "args": ["-tools", "echo,image", "-docs", "3", "-page", "2", "-skills", "-host", "ph"]}},
 	  "bare": {"type": "stdio", "default_tool_meta": {"auto_apply": true},
 	        "server_parameters": {"command": %q, "args": ["-no-resources", "-tools", "pid"]}}
 	}}`, bin, bin)
@@ -104,19 +105,35 @@ func TestCapabilitiesThroughTheComputer(t *testing.T) {
 	all, err := c.Manager().Conn("pics").ListResources(ctx)
 	require.NoError(t, err)
 	assert.Len(t, uris, len(all))
+	assert.Contains(t, uris, "skill://ph/review", "every scheme is listed")
 	_, err = h.GetResources(ctx, protocol.Gen04, protocol.GetResourcesReq{MCPServer: "bare"})
 	assert.Equal(t, protocol.CodeMCPCapabilityNotSupported, protocol.CodeOf(err))
 	_, err = h.GetResources(ctx, protocol.Gen04, protocol.GetResourcesReq{MCPServer: "nope"})
 	assert.Equal(t, protocol.CodeMCPServerNotFound, protocol.CodeOf(err))
 
-	// Skills.
-	sk, err := h.GetSkills(ctx, protocol.Gen04, protocol.GetSkillsReq{ReqID: "r"})
-	require.NoError(t, err)
-	require.Len(t, sk.Skills, 1)
+	// Skills: the skill home's, and the MCP server's once the Computer
+	// listed them after the server came up (in the background: polled with
+	// a generous bound).
+	var sk *protocol.GetSkillsRet
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ret, err := h.GetSkills(ctx, protocol.Gen04, protocol.GetSkillsReq{ReqID: "r"})
+		require.NoError(t, err)
+		if len(ret.Skills) == 2 {
+			sk = &ret
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the MCP server's skill never listed: %+v", ret.Skills)
+		time.Sleep(20 * time.Millisecond)
+	}
 	assert.Equal(t, "review", sk.Skills[0].Name)
+	assert.Equal(t, "mcp:pics:review", sk.Skills[1].Name)
 	one, err := h.GetSkill(ctx, protocol.Gen04, protocol.GetSkillReq{Name: "review"})
 	require.NoError(t, err)
 	assert.Equal(t, "Body.", *one.Body)
+	one, err = h.GetSkill(ctx, protocol.Gen04, protocol.GetSkillReq{Name: "mcp:pics:review", RelPath: "docs/guide.txt"})
+	require.NoError(t, err)
+	assert.Equal(t, "guide from mcp", *one.Body)
 
 	// An upload.
 	data := []byte("uploaded bytes")
@@ -147,8 +164,10 @@ func TestCapabilitiesNotConfigured(t *testing.T) {
 	assert.Equal(t, "landing root not configured", perr.Message)
 	sk, err := h.GetSkills(ctx, protocol.Gen04, protocol.GetSkillsReq{})
 	require.NoError(t, err)
-	assert.Empty(t, sk.Skills)
 	assert.NotNil(t, sk.Skills)
+	for _, r := range sk.Skills {
+		assert.Equal(t, "mcp:pics", r.Source, "no skill home: the MCP server's skills only")
+	}
 	_, err = h.GetSkill(ctx, protocol.Gen04, protocol.GetSkillReq{Name: "review"})
 	assert.Equal(t, protocol.CodeMCPServerNotFound, protocol.CodeOf(err))
 	_, err = h.GetSkill(ctx, protocol.Gen04, protocol.GetSkillReq{Name: "Bad Name"})

@@ -371,6 +371,9 @@ func (c *Computer) serverUp(ctx context.Context, conn *mcpclient.Conn) {
 			if err := build.Err(); err != nil && ctx.Err() == nil {
 				c.log.Warn("aggregating an MCP server failed", "server", conn.Name(), "err", err)
 			}
+			// Its skills (skill:// resources) are listed once its
+			// documents are, not competing with their first reads.
+			c.refreshSkills()
 		case <-ctx.Done():
 		}
 	}()
@@ -423,6 +426,7 @@ func (c *Computer) serverNotification(ctx context.Context, conn *mcpclient.Conn,
 	case string(mcp.MethodNotificationToolsListChanged):
 		c.refreshTools(ctx, conn)
 	case string(mcp.MethodNotificationResourcesListChanged):
+		c.refreshSkills()
 		own := ownReads(ctx)
 		var wg sync.WaitGroup
 		for _, f := range []func(){
@@ -454,6 +458,7 @@ func (c *Computer) serverDown(name string, err error) {
 	}
 	c.finder.RemoveSource(name)
 	c.desktop.RemoveSource(name)
+	c.refreshSkills()
 	if err != nil {
 		// Lost, not stopped: the manager reconnects, and until then reads
 		// of its documents answer 503 rather than 4201.

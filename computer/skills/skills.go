@@ -13,8 +13,9 @@
 // front-matter description, is skipped. The first skill of a name wins.
 // The front matter (YAML between two "---" lines) gives description,
 // license, compatibility, allowed-tools, tags and metadata
-// (skill_metadata). Names "mcp:<bundle_id>:<skill>", the MCP servers'
-// skills, are valid names this package does not yet serve (4014).
+// (skill_metadata). An MCP server's skill:// resources give
+// "mcp:<bundle_id>:<name>" (source "mcp:<bundle_id>", see mcp.go and
+// RefreshMCP).
 //
 // # Files
 //
@@ -46,11 +47,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"mime"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -113,6 +116,10 @@ func WithMaxFileBytes(n int64) Option {
 	}
 }
 
+// WithMCPServers sets the MCP servers whose skill:// resources are skills
+// (mcp:<bundle_id>:<skill>); list is called at each listing.
+func WithMCPServers(list func() []MCPServer) Option { return func(s *Set) { s.mcp = list } }
+
 // WithOnChange sets the function Rescan calls when the skills changed.
 func WithOnChange(fn func()) Option { return func(s *Set) { s.onChange = fn } }
 
@@ -126,9 +133,11 @@ type Set struct {
 	inline   int64
 	maxFile  int64
 	onChange func()
+	mcp      func() []MCPServer
 
-	mu     sync.Mutex
-	digest string
+	mu       sync.Mutex
+	digest   string
+	mcpFound []found // the MCP servers' skills as RefreshMCP found them
 }
 
 // New returns the skills of the given sources.
@@ -137,7 +146,7 @@ func New(opts ...Option) *Set {
 	for _, o := range opts {
 		o(s)
 	}
-	s.digest, _ = s.scan()
+	s.digest, _ = s.scan(context.Background())
 	return s
 }
 
@@ -161,11 +170,14 @@ func ValidName(name string) bool {
 
 type found struct {
 	ref protocol.A2CSkillRef
-	dir string
+	dir string // a local folder, or
+	// an MCP server's skill:// resources: its files by relative path.
+	srv   MCPServer
+	files map[string]string
 }
 
 // skills lists the skills of every source, the first of a name winning.
-func (s *Set) skills() []found {
+func (s *Set) skills(ctx context.Context) []found {
 	var out []found
 	seen := map[string]bool{}
 	add := func(source, prefix, dir string) {
@@ -184,7 +196,7 @@ func (s *Set) skills() []found {
 			}
 			ref.Name, ref.Source = prefix+n, source
 			seen[ref.Name] = true
-			out = append(out, found{ref, d})
+			out = append(out, found{ref: ref, dir: d})
 		}
 	}
 	if s.home != "" {
@@ -195,7 +207,36 @@ func (s *Set) skills() []found {
 			add("marketplace", p.name+":", filepath.Join(p.dir, "skills"))
 		}
 	}
+	s.mu.Lock()
+	cached := s.mcpFound
+	s.mu.Unlock()
+	for _, f := range cached {
+		if !seen[f.ref.Name] {
+			seen[f.ref.Name] = true
+			out = append(out, f)
+		}
+	}
 	return out
+}
+
+// RefreshMCP lists the skills of the WithMCPServers servers again (their
+// resources/list, and each skill's SKILL.md) and, when they changed, calls
+// the WithOnChange callback, as Rescan does. Between refreshes the MCP
+// servers' skills are listed as the last refresh found them, so that
+// neither a listing nor a periodic rescan asks every server for its
+// resources; the Computer refreshes when a server comes up, goes down or
+// says its resource list changed.
+func (s *Set) RefreshMCP(ctx context.Context) bool {
+	var list []found
+	if s.mcp != nil {
+		for _, srv := range s.mcp() {
+			list = append(list, mcpSkills(ctx, srv)...)
+		}
+	}
+	s.mu.Lock()
+	s.mcpFound = list
+	s.mu.Unlock()
+	return s.Rescan(ctx)
 }
 
 func readDirNames(dir string) ([]string, error) {
@@ -222,13 +263,22 @@ func readRef(dir string) (protocol.A2CSkillRef, bool) {
 	}
 	defer f.Close()
 	head, _ := io.ReadAll(io.LimitReader(f, maxFrontMatter+8))
+	ref, _, ok := refOf(head)
+	abs, _ := filepath.Abs(dir)
+	ref.Path = abs
+	return ref, ok
+}
+
+// refOf reads a SKILL.md's front matter into a ref (no name, source or
+// path) and returns the front matter too; a skill without a description
+// is not one.
+func refOf(head []byte) (protocol.A2CSkillRef, map[string]any, bool) {
 	fm := frontMatter(head)
 	desc := scalar(fm["description"])
 	if desc == "" {
-		return protocol.A2CSkillRef{}, false
+		return protocol.A2CSkillRef{}, fm, false
 	}
-	abs, _ := filepath.Abs(dir)
-	ref := protocol.A2CSkillRef{Path: abs, Description: desc, License: scalar(fm["license"]), Compatibility: scalar(fm["compatibility"])}
+	ref := protocol.A2CSkillRef{Description: desc, License: scalar(fm["license"]), Compatibility: scalar(fm["compatibility"])}
 	at, has := fm["allowed-tools"]
 	if !has {
 		at, has = fm["allowed_tools"]
@@ -257,7 +307,7 @@ func readRef(dir string) (protocol.A2CSkillRef, bool) {
 	if m, ok := fm["metadata"].(map[string]any); ok {
 		ref.SkillMetadata = m
 	}
-	return ref, true
+	return ref, fm, true
 }
 
 func scalar(v any) string {
@@ -305,9 +355,9 @@ func splitFrontMatter(text []byte) (block, body []byte, ok bool) {
 }
 
 // List answers client:get_skills: the skills as the sources hold them now.
-func (s *Set) List() []protocol.A2CSkillRef {
+func (s *Set) List(ctx context.Context) []protocol.A2CSkillRef {
 	out := []protocol.A2CSkillRef{}
-	for _, f := range s.skills() {
+	for _, f := range s.skills(ctx) {
 		out = append(out, f.ref)
 	}
 	return out
@@ -319,18 +369,18 @@ func resourceError(reason, rel string) *protocol.Error {
 
 // Get answers client:get_skill for a request from office (the office a
 // blob handle is minted for).
-func (s *Set) Get(office string, req protocol.GetSkillReq) (protocol.GetSkillRet, error) {
+func (s *Set) Get(ctx context.Context, office string, req protocol.GetSkillReq) (protocol.GetSkillRet, error) {
 	if !ValidName(req.Name) {
 		return protocol.GetSkillRet{}, protocol.NewSkillNameInvalid("Invalid skill name").With("name", req.Name)
 	}
-	var dir string
-	for _, f := range s.skills() {
+	var sk *found
+	for _, f := range s.skills(ctx) {
 		if f.ref.Name == req.Name {
-			dir = f.dir
+			sk = &f
 			break
 		}
 	}
-	if dir == "" {
+	if sk == nil {
 		return protocol.GetSkillRet{}, protocol.NewMCPServerNotFound("Skill not found").With("name", req.Name)
 	}
 	rel := req.RelPath
@@ -344,6 +394,10 @@ func (s *Set) Get(office string, req protocol.GetSkillReq) (protocol.GetSkillRet
 	if isForbidden(clean) {
 		return protocol.GetSkillRet{}, resourceError("forbidden", rel)
 	}
+	if sk.srv != nil {
+		return s.getMCP(ctx, office, req, sk, rel, clean)
+	}
+	dir := sk.dir
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return protocol.GetSkillRet{}, resourceError("not_found", rel)
@@ -398,8 +452,15 @@ func (s *Set) Get(office string, req protocol.GetSkillReq) (protocol.GetSkillRet
 	if int64(len(data)) > s.maxFile {
 		return protocol.GetSkillRet{}, resourceError("too_large", rel).With("total_size", len(data))
 	}
+	return s.answer(office, req, rel, mt, entry, data)
+}
+
+// answer is the get_skill answer for a file's bytes: SKILL.md without its
+// front matter; text within the budget as body, else through the spool.
+func (s *Set) answer(office string, req protocol.GetSkillReq, rel, mt string, entry bool, data []byte) (protocol.GetSkillRet, error) {
 	if entry {
 		_, data, _ = splitFrontMatter(data)
+		mt = "text/markdown"
 	}
 	sum := sha256.Sum256(data)
 	ret := protocol.GetSkillRet{Name: req.Name, RelPath: rel, MimeType: mt, TotalSize: len(data), Sha256: hex.EncodeToString(sum[:]), ReqID: req.ReqID}
@@ -534,13 +595,20 @@ func isText(mt string) bool {
 	return strings.HasPrefix(mt, "text/")
 }
 
-// digestNow is the digest of every skill's folder: names, sizes and
-// modification times of its files.
-func (s *Set) scan() (string, []found) {
+// scan is the digest of the skills: names and paths, and for a local
+// folder the names, sizes and modification times of its files, for an MCP
+// server's skill the URIs of its files.
+func (s *Set) scan(ctx context.Context) (string, []found) {
 	h := sha256.New()
-	list := s.skills()
+	list := s.skills(ctx)
 	for _, f := range list {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", f.ref.Name, f.ref.Path, f.ref.Description)
+		for _, rel := range slices.Sorted(maps.Keys(f.files)) {
+			fmt.Fprintf(h, "%s\x00", f.files[rel])
+		}
+		if f.dir == "" {
+			continue
+		}
 		n := 0
 		_ = filepath.WalkDir(f.dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -560,8 +628,8 @@ func (s *Set) scan() (string, []found) {
 
 // Rescan reports whether the skills changed since New or the previous
 // Rescan, and then calls the WithOnChange callback.
-func (s *Set) Rescan() bool {
-	d, _ := s.scan()
+func (s *Set) Rescan(ctx context.Context) bool {
+	d, _ := s.scan(ctx)
 	s.mu.Lock()
 	changed := d != s.digest
 	s.digest = d
@@ -572,7 +640,8 @@ func (s *Set) Rescan() bool {
 	return changed
 }
 
-// Watch rescans every interval until ctx ends.
+// Watch rescans every interval until ctx ends (the MCP servers' skills as
+// last refreshed: RefreshMCP).
 func (s *Set) Watch(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -581,7 +650,7 @@ func (s *Set) Watch(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.Rescan()
+			s.Rescan(ctx)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package skills_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -53,9 +54,10 @@ func refusal(t *testing.T, err error, code protocol.Code) *protocol.Error {
 }
 
 func TestListAndNames(t *testing.T) {
+	ctx := context.Background()
 	h, p := home(t)
 	s := skills.New(skills.WithHome(h), skills.WithPlugin("ops", p), skills.WithPlugin("Not_Kebab", p))
-	list := s.List()
+	list := s.List(ctx)
 	require.Len(t, list, 2, "%+v", list)
 	r := list[0]
 	assert.Equal(t, "review", r.Name)
@@ -80,10 +82,11 @@ func TestListAndNames(t *testing.T) {
 	} {
 		assert.Equal(t, ok, skills.ValidName(name), "%q", name)
 	}
-	assert.Empty(t, skills.New().List())
+	assert.Empty(t, skills.New().List(ctx))
 }
 
 func TestGetSkillFiles(t *testing.T) {
+	ctx := context.Background()
 	h, p := home(t)
 	sp, err := blob.OpenSpool("")
 	require.NoError(t, err)
@@ -95,7 +98,7 @@ func TestGetSkillFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(h, "user/review/logo.png"), bin, 0o644))
 	s := skills.New(skills.WithHome(h), skills.WithPlugin("ops", p), skills.WithSpool(sp))
 
-	ret, err := s.Get("o", protocol.GetSkillReq{Name: "review", ReqID: "r1"})
+	ret, err := s.Get(ctx, "o", protocol.GetSkillReq{Name: "review", ReqID: "r1"})
 	require.NoError(t, err)
 	require.NotNil(t, ret.Body)
 	assert.Nil(t, ret.BlobHandle)
@@ -109,18 +112,18 @@ func TestGetSkillFiles(t *testing.T) {
 	b, _ := json.Marshal(ret)
 	assert.NoError(t, protocol.Gen04.Validate(protocol.EventGetSkill, protocol.Ack, b), string(b))
 
-	ret, err = s.Get("o", protocol.GetSkillReq{Name: "review", RelPath: "./docs//guide.txt"})
+	ret, err = s.Get(ctx, "o", protocol.GetSkillReq{Name: "review", RelPath: "./docs//guide.txt"})
 	require.NoError(t, err)
 	assert.Equal(t, "guide", *ret.Body)
 	assert.Equal(t, "./docs//guide.txt", ret.RelPath, "echoed as asked")
 
-	ret, err = s.Get("o", protocol.GetSkillReq{Name: "ops:deploy"})
+	ret, err = s.Get(ctx, "o", protocol.GetSkillReq{Name: "ops:deploy"})
 	require.NoError(t, err)
 	assert.Equal(t, "Steps.", *ret.Body)
 
 	// Large text and binary go through the spool, for this office only.
 	for rel, want := range map[string][]byte{"big.md": []byte(big), "logo.png": bin} {
-		ret, err = s.Get("o", protocol.GetSkillReq{Name: "review", RelPath: rel})
+		ret, err = s.Get(ctx, "o", protocol.GetSkillReq{Name: "review", RelPath: rel})
 		require.NoError(t, err)
 		require.Nil(t, ret.Body, rel)
 		require.NotNil(t, ret.BlobHandle, rel)
@@ -139,13 +142,14 @@ func TestGetSkillFiles(t *testing.T) {
 		_, err = sp.Read("other", protocol.GetBlobReq{BlobHandle: *ret.BlobHandle})
 		require.Error(t, err)
 	}
-	ret, _ = s.Get("o", protocol.GetSkillReq{Name: "review", RelPath: "logo.png"})
+	ret, _ = s.Get(ctx, "o", protocol.GetSkillReq{Name: "review", RelPath: "logo.png"})
 	assert.Equal(t, "image/png", ret.MimeType)
 }
 
 // Names, paths and symlinks that try to leave the skill, and files that
 // are not to be served, each answered with its code and reason.
 func TestGetSkillRefusals(t *testing.T) {
+	ctx := context.Background()
 	h, _ := home(t)
 	outside := t.TempDir()
 	write(t, filepath.Join(outside, "secret.txt"), "outside")
@@ -160,15 +164,15 @@ func TestGetSkillRefusals(t *testing.T) {
 	write(t, filepath.Join(dir, "huge.bin"), strings.Repeat("x", 2000))
 	s := skills.New(skills.WithHome(h), skills.WithMaxFileBytes(1000))
 
-	_, err := s.Get("o", protocol.GetSkillReq{Name: "Bad Name"})
+	_, err := s.Get(ctx, "o", protocol.GetSkillReq{Name: "Bad Name"})
 	perr := refusal(t, err, protocol.CodeSkillNameInvalid)
 	b, _ := json.Marshal(perr.In(protocol.Gen04))
 	assert.Equal(t, `{"code":4016,"message":"Invalid skill name","details":{"name":"Bad Name"}}`, string(b))
-	_, err = s.Get("o", protocol.GetSkillReq{Name: "mcp:fs:review"})
+	_, err = s.Get(ctx, "o", protocol.GetSkillReq{Name: "mcp:fs:review"})
 	perr = refusal(t, err, protocol.CodeMCPServerNotFound)
 	b, _ = json.Marshal(perr.In(protocol.Gen04))
 	assert.Equal(t, `{"code":4014,"message":"Skill not found","details":{"name":"mcp:fs:review"}}`, string(b))
-	_, err = s.Get("o", protocol.GetSkillReq{Name: "no-desc"})
+	_, err = s.Get(ctx, "o", protocol.GetSkillReq{Name: "no-desc"})
 	refusal(t, err, protocol.CodeMCPServerNotFound)
 
 	for rel, reason := range map[string]string{
@@ -189,7 +193,7 @@ func TestGetSkillRefusals(t *testing.T) {
 		"loop-a":              "traversal",
 		"huge.bin":            "too_large",
 	} {
-		_, err := s.Get("o", protocol.GetSkillReq{Name: "review", RelPath: rel})
+		_, err := s.Get(ctx, "o", protocol.GetSkillReq{Name: "review", RelPath: rel})
 		perr := refusal(t, err, protocol.CodeSkillResourceNotAccessible)
 		assert.Equal(t, reason, perr.Details["reason"], "%q: %v", rel, perr)
 		assert.Equal(t, rel, perr.Details["rel_path"])
@@ -198,30 +202,31 @@ func TestGetSkillRefusals(t *testing.T) {
 		}
 		assert.NotContains(t, perr.Error(), "outside")
 	}
-	ret, err := s.Get("o", protocol.GetSkillReq{Name: "review", RelPath: "ok-link"})
+	ret, err := s.Get(ctx, "o", protocol.GetSkillReq{Name: "review", RelPath: "ok-link"})
 	require.NoError(t, err)
 	assert.Equal(t, "guide", *ret.Body)
 
 	// Without a spool, what cannot be inline is refused.
 	write(t, filepath.Join(dir, "mid.bin"), "\x00\x01")
-	_, err = s.Get("o", protocol.GetSkillReq{Name: "review", RelPath: "mid.bin"})
+	_, err = s.Get(ctx, "o", protocol.GetSkillReq{Name: "review", RelPath: "mid.bin"})
 	perr = refusal(t, err, protocol.CodeSkillResourceNotAccessible)
 	assert.Equal(t, "too_large", perr.Details["reason"])
 }
 
 // A change of a skill folder is seen by the next rescan, and only then.
 func TestRescan(t *testing.T) {
+	ctx := context.Background()
 	h, _ := home(t)
 	var calls atomic.Int32
 	s := skills.New(skills.WithHome(h), skills.WithOnChange(func() { calls.Add(1) }))
-	assert.False(t, s.Rescan())
+	assert.False(t, s.Rescan(ctx))
 	write(t, filepath.Join(h, "user/review/docs/new.txt"), "new")
-	assert.True(t, s.Rescan())
-	assert.False(t, s.Rescan())
+	assert.True(t, s.Rescan(ctx))
+	assert.False(t, s.Rescan(ctx))
 	write(t, filepath.Join(h, "user/fresh/SKILL.md"), "---\ndescription: fresh\n---\n")
-	assert.True(t, s.Rescan())
+	assert.True(t, s.Rescan(ctx))
 	require.NoError(t, os.RemoveAll(filepath.Join(h, "user/fresh")))
-	assert.True(t, s.Rescan())
+	assert.True(t, s.Rescan(ctx))
 	assert.Equal(t, int32(3), calls.Load())
-	assert.Len(t, s.List(), 1)
+	assert.Len(t, s.List(ctx), 1)
 }

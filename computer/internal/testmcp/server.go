@@ -42,6 +42,11 @@ type Options struct {
 	NoResources bool
 	// Tools is the list of tools served (default all).
 	Tools []string
+	// Skills serves the skill "review" as skill:// resources, as an MCP
+	// server offers skills to a 0.4 Computer: the root
+	// skill://<host>/review (_meta.source "resources"), its SKILL.md and
+	// docs/guide.txt.
+	Skills bool
 	// ServerOptions are added to the MCP server's options (the fault
 	// injection of the program uses them).
 	ServerOptions []server.ServerOption
@@ -105,6 +110,9 @@ func New(o Options) *Server {
 		s.windows[path] = &window{query: query}
 		s.addWindowResource(path)
 	}
+	if o.Skills {
+		s.addSkill()
+	}
 	s.AddResourceTemplate(mcp.NewResourceTemplate("dpe://"+s.host+"{+rest}", "dpe", mcp.WithTemplateMIMEType("application/json")), s.readDPE)
 	for _, name := range o.Tools {
 		s.addTool(name)
@@ -123,6 +131,27 @@ func (s *Server) windowURI(path string) string {
 		u += "?" + w.query
 	}
 	return u
+}
+
+// SkillMD is the SKILL.md of the skill the Skills option serves.
+const SkillMD = "---\nname: review\ndescription: Reviews code, from an MCP server\n---\n# Review\nRead the diff.\n"
+
+func (s *Server) addSkill() {
+	root := "skill://" + s.host + "/review"
+	files := map[string]string{root + "/SKILL.md": SkillMD, root + "/docs/guide.txt": "guide from mcp"}
+	read := func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		text, ok := files[req.Params.URI]
+		if !ok {
+			return nil, fmt.Errorf("no resource %s", req.Params.URI)
+		}
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}, nil
+	}
+	r := mcp.NewResource(root, "skill review")
+	r.Meta = &mcp.Meta{AdditionalFields: map[string]any{"source": "resources"}}
+	s.AddResource(r, read)
+	for uri := range files {
+		s.AddResource(mcp.NewResource(uri, uri), read)
+	}
 }
 
 func (s *Server) addDocResource(ref string) {

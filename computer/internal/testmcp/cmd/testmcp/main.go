@@ -24,6 +24,7 @@ func main() {
 	windows := flag.String("windows", "main?priority=50,log?priority=10", "comma-separated window paths with query")
 	noSub := flag.Bool("no-subscribe", false, "do not declare resources.subscribe")
 	noRes := flag.Bool("no-resources", false, "serve tools only (no resources capability)")
+	skills := flag.Bool("skills", false, "serve the skill review as skill:// resources")
 	page := flag.Int("page", 0, "list at most this many entries per page (0: mcp-go's default)")
 	tools := flag.String("tools", strings.Join(testmcp.AllTools, ","), "comma-separated tools")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
@@ -34,6 +35,7 @@ func main() {
 	f.before()
 
 	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub, NoResources: *noRes, ServerOptions: append(f.options(), hf.options()...)}
+	o.Skills = *skills
 	if *page > 0 {
 		o.ServerOptions = append(o.ServerOptions, server.WithPaginationLimit(*page))
 	}
