@@ -236,10 +236,11 @@ func (c *Computer) Ready(ctx context.Context) error {
 	if refused := c.refusedServers(); len(refused) > 0 {
 		names := slices.Sorted(maps.Keys(refused))
 		causes := make([]error, len(names))
+		msgs := make([]string, len(names))
 		for i, n := range names {
-			causes[i] = refused[n]
+			causes[i], msgs[i] = refused[n], refused[n].Message
 		}
-		return protocol.NewBadRequest("MCP servers refused by the configuration: %s; the others serve", strings.Join(names, ", ")).
+		return protocol.NewBadRequest("MCP servers refused by the configuration: %s; the others serve", strings.Join(msgs, "; ")).
 			With("servers", names).Wrap(causes...)
 	}
 	down := m.Down()

@@ -18,6 +18,7 @@ import (
 type handler struct {
 	block     chan struct{}
 	cancelled chan string
+	big       int // the length of the text a tool call answers, when set
 }
 
 func (h *handler) GetTools(_ context.Context, _ protocol.Generation, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
@@ -25,6 +26,9 @@ func (h *handler) GetTools(_ context.Context, _ protocol.Generation, req protoco
 }
 func (h *handler) ToolCall(_ context.Context, _ protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult {
 	text := req.ToolName
+	if h.big > 0 {
+		text = strings.Repeat("x", h.big)
+	}
 	return protocol.CallToolResult{Content: []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &text}}}
 }
 func (h *handler) GetConfig(context.Context, protocol.Generation, protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
