@@ -96,7 +96,7 @@ func TestFreshComputerAnswersValidate(t *testing.T) {
 	require.NoError(t, os.WriteFile(hold, nil, 0o644))
 	waitEvent(t, srv, protocol.EventUpdateToolList, time.Minute)
 	desktop := func() []string {
-		d, err := c.Desktop(ctx, nil, "")
+		d, err := c.Desktop(ctx, protocol.Gen02, nil, "")
 		require.NoError(t, err)
 		return d
 	}
