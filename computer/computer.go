@@ -270,7 +270,11 @@ func (c *Computer) Start(ctx context.Context) error {
 }
 
 // Connect joins office on the Server at serverURL as name and starts
-// answering its requests. Options: sio.WithAPIKey and friends.
+// answering its requests in the session's generation (sio.Client.Generation).
+// To a Server that did not confirm it is smcp-go (a reference Server) the
+// answers are kept within protocol.ReferenceMaxMessageBytes: the tool list
+// shares that budget, and any other answer over it is refused with 413.
+// Options: sio.WithAPIKey and friends.
 func (c *Computer) Connect(ctx context.Context, serverURL, office, name string, opts ...sio.Option) error {
 	c.mu.Lock()
 	if c.closed {
@@ -286,13 +290,28 @@ func (c *Computer) Connect(ctx context.Context, serverURL, office, name string, 
 	if err != nil {
 		return err
 	}
+	changed := false
+	if !cl.Confirmed() {
+		// A reference Server closes a connection whose message exceeds
+		// its limit: the tool list shares that smaller budget (other
+		// answers over it are refused with 413 by the Client).
+		limit := c.o.maxPayload
+		if limit <= 0 || limit > protocol.ReferenceMaxMessageBytes {
+			limit = protocol.ReferenceMaxMessageBytes
+		}
+		changed = c.tools.SetMaxListBytes(limit)
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		cl.Close()
 		return protocol.NewInternal("computer closed")
 	}
 	c.client = cl
+	c.mu.Unlock()
+	if changed {
+		c.notify(protocol.EventUpdateToolList)
+	}
 	return nil
 }
 

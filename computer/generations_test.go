@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/a2c-smcp/smcp-go/computer/config"
+	"github.com/a2c-smcp/smcp-go/computer/internal/siotest"
 	"github.com/a2c-smcp/smcp-go/computer/internal/sourcetest"
 	"github.com/a2c-smcp/smcp-go/computer/internal/testmcp"
+	"github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,4 +120,36 @@ func keysOf[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// To a Server that did not confirm it is smcp-go, the tool list is kept
+// within the reference Servers' message limit; to one that did, within the
+// Computer's payload limit.
+func TestToolListWithinTheReferenceLimit(t *testing.T) {
+	bin := testmcp.Binary(t)
+	cfg, err := config.Parse(fmt.Appendf(nil, `[
+	  {"name":"many","type":"stdio","default_tool_meta":{"auto_apply":true},"server_parameters":{"command":%q,"args":["-no-resources","-tools","echo","-many-tools","8000"]}}
+	]`, bin))
+	require.NoError(t, err)
+	size := func(c *Computer) int {
+		b, err := json.Marshal(protocol.GetToolsRet{ReqID: "r", Tools: c.Tools(protocol.Gen04)})
+		require.NoError(t, err)
+		return len(b)
+	}
+	for _, confirm := range []bool{false, true} {
+		t.Run(fmt.Sprint("confirmed=", confirm), func(t *testing.T) {
+			c := newComputer(t, cfg)
+			all := size(c)
+			require.Greater(t, all, protocol.ReferenceMaxMessageBytes, "the listing is larger than the limit")
+			srv := siotest.Start(t, "127.0.0.1:0", "")
+			srv.Confirm.Store(confirm)
+			require.NoError(t, c.Connect(context.Background(), srv.URL(), "o", "pc", sio.WithGenerations(protocol.Gen04)))
+			if confirm {
+				assert.Equal(t, all, size(c))
+				return
+			}
+			assert.LessOrEqual(t, size(c), protocol.ReferenceMaxMessageBytes)
+			assert.Greater(t, size(c), protocol.ReferenceMaxMessageBytes/2, "a prefix of the tools is kept")
+		})
+	}
 }

@@ -89,7 +89,8 @@ func req(extra map[string]any) map[string]any {
 func TestDialJoinAndAnswer(t *testing.T) {
 	f := siotest.Start(t, "127.0.0.1:0", "secret")
 	h := newHandler()
-	c, err := Dial(context.Background(), f.URL(), "office-1", "pc", h, WithAPIKey("secret"))
+	// The 0.2.0 wire (answers in 0.3/0.4: answer_test.go).
+	c, err := Dial(context.Background(), f.URL(), "office-1", "pc", h, WithAPIKey("secret"), WithGenerations(protocol.Gen02))
 	require.NoError(t, err)
 	defer c.Close()
 	assert.True(t, c.Joined())
