@@ -250,10 +250,11 @@ func (c *Computer) Ready(ctx context.Context) error {
 	if refused := c.refusedServers(); len(refused) > 0 {
 		names := slices.Sorted(maps.Keys(refused))
 		causes := make([]error, len(names))
+		msgs := make([]string, len(names))
 		for i, n := range names {
-			causes[i] = refused[n]
+			causes[i], msgs[i] = refused[n], refused[n].Message
 		}
-		return protocol.NewBadRequest("MCP servers refused by the configuration: %s; the others serve", strings.Join(names, ", ")).
+		return protocol.NewBadRequest("MCP servers refused by the configuration: %s; the others serve", strings.Join(msgs, "; ")).
 			With("servers", names).Wrap(causes...)
 	}
 	down := m.Down()
@@ -283,7 +284,11 @@ func (c *Computer) Start(ctx context.Context) error {
 }
 
 // Connect joins office on the Server at serverURL as name and starts
-// answering its requests. Options: sio.WithAPIKey and friends.
+// answering its requests in the session's generation (sio.Client.Generation).
+// To a Server that did not confirm it is smcp-go (a reference Server) the
+// answers are kept within protocol.ReferenceMaxMessageBytes: the tool list
+// shares that budget, and any other answer over it is refused with 413.
+// Options: sio.WithAPIKey and friends.
 func (c *Computer) Connect(ctx context.Context, serverURL, office, name string, opts ...sio.Option) error {
 	c.mu.Lock()
 	if c.closed {
@@ -299,13 +304,28 @@ func (c *Computer) Connect(ctx context.Context, serverURL, office, name string, 
 	if err != nil {
 		return err
 	}
+	changed := false
+	if !cl.Confirmed() {
+		// A reference Server closes a connection whose message exceeds
+		// its limit: the tool list shares that smaller budget (other
+		// answers over it are refused with 413 by the Client).
+		limit := c.o.maxPayload
+		if limit <= 0 || limit > protocol.ReferenceMaxMessageBytes {
+			limit = protocol.ReferenceMaxMessageBytes
+		}
+		changed = c.tools.SetMaxListBytes(limit)
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		cl.Close()
 		return protocol.NewInternal("computer closed")
 	}
 	c.client = cl
+	c.mu.Unlock()
+	if changed {
+		c.notify(protocol.EventUpdateToolList)
+	}
 	return nil
 }
 
@@ -489,10 +509,11 @@ func (c *Computer) CallTool(ctx context.Context, g protocol.Generation, req prot
 // History is the bounded tool-call history, oldest first.
 func (c *Computer) History() []tools.Record { return c.tools.History() }
 
-// Desktop is the organised desktop (client:get_desktop); size nil means all
-// windows, window "" means every window.
-func (c *Computer) Desktop(ctx context.Context, size *int, window string) ([]string, error) {
-	return c.desktop.Get(ctx, size, window, c.tools.HistoryServers())
+// Desktop is the desktop organised for a session of generation g
+// (client:get_desktop; desktop.Organize); size nil means all windows,
+// window "" means every window.
+func (c *Computer) Desktop(ctx context.Context, g protocol.Generation, size *int, window string) ([]string, error) {
+	return c.desktop.Get(ctx, g, size, window, c.tools.HistoryServers())
 }
 
 // Finder answers a client:get_finder query from the cache.
@@ -679,8 +700,8 @@ func (h handler) GetConfig(_ context.Context, g protocol.Generation, _ protocol.
 	return h.c.Config(g), nil
 }
 
-func (h handler) GetDesktop(ctx context.Context, _ protocol.Generation, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
-	d, err := h.c.Desktop(ctx, req.DesktopSize, req.Window)
+func (h handler) GetDesktop(ctx context.Context, g protocol.Generation, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
+	d, err := h.c.Desktop(ctx, g, req.DesktopSize, req.Window)
 	if err != nil {
 		return protocol.GetDesktopRet{}, err
 	}

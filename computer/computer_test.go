@@ -88,7 +88,7 @@ func TestComputerAggregatesStdioAndHTTP(t *testing.T) {
 	assert.Equal(t, "a", c.Finder(protocol.GetFinderReq{}).Documents[0].Server)
 
 	// Desktop: two windows per server, a first (most recently used).
-	d, err := c.Desktop(context.Background(), nil, "")
+	d, err := c.Desktop(context.Background(), protocol.Gen02, nil, "")
 	require.NoError(t, err)
 	require.Len(t, d, 4)
 	assert.True(t, strings.HasPrefix(d[0], "window://ha/"), d[0])
@@ -123,7 +123,7 @@ func TestComputerAggregatesStdioAndHTTP(t *testing.T) {
 func TestComputerWithdrawsCrashedServerAndAnnounces(t *testing.T) {
 	srv := siotest.Start(t, "127.0.0.1:0", "key")
 	c := newComputer(t, twoServers(t))
-	require.NoError(t, c.Connect(context.Background(), srv.URL(), "office-1", "pc", sio.WithAPIKey("key")))
+	require.NoError(t, c.Connect(context.Background(), srv.URL(), "office-1", "pc", sio.WithAPIKey("key"), sio.WithGenerations(protocol.Gen02)))
 	<-srv.Joined
 	assert.Equal(t, map[string]any{"role": "computer", "name": "pc", "office_id": "office-1"}, srv.Joins()[0])
 

@@ -28,6 +28,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,11 +67,14 @@ type Handler interface {
 type Option func(*options)
 
 type options struct {
-	apiKey  string
-	headers http.Header
-	log     *slog.Logger
-	timeout time.Duration
-	polling bool
+	apiKey     string
+	headers    http.Header
+	log        *slog.Logger
+	timeout    time.Duration
+	polling    bool
+	gens       []protocol.Generation
+	extensions []string
+	extSet     bool
 }
 
 // WithAPIKey sends key as auth {"api_key": key} and header x-api-key.
@@ -96,6 +100,27 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 // where it can; behind a proxy that refuses websockets the connection stays
 // on long-polling (default: websocket only).
 func WithPolling() Option { return func(o *options) { o.polling = true } }
+
+// WithGenerations sets the protocol generations the Computer speaks, the
+// first one named in the handshake (default every generation, newest
+// first); a Server that refuses it gets one retry with the newest of the
+// others it accepts (sio.WithGenerations;
+// https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#versions-and-negotiation).
+// One generation pins it. The session's generation is Generation.
+func WithGenerations(gens ...protocol.Generation) Option {
+	return func(o *options) { o.gens = append([]protocol.Generation(nil), gens...) }
+}
+
+// WithExtensions sets the client:* events the Computer answers beyond its
+// generation's core events, listed in the extensions member of its
+// server:join_office to a Server that confirmed the session's generation
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions);
+// events that are core in the session's generation, or that it lacks, are
+// left out. Default: every routed event that is an extension in the
+// session's generation (protocol.Generation.Lookup). None: WithExtensions().
+func WithExtensions(events ...string) Option {
+	return func(o *options) { o.extensions, o.extSet = append([]string(nil), events...), true }
+}
 
 // Client is a Computer's connection to a Server.
 type Client struct {
@@ -155,6 +180,9 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 		ctx: life, cancel: cancel, firstCh: make(chan error, 1)}
 
 	copts := []conn.Option{conn.WithLogger(c.log)}
+	if len(o.gens) > 0 {
+		copts = append(copts, conn.WithGenerations(o.gens...))
+	}
 	if o.polling {
 		copts = append(copts, conn.WithPolling())
 	}
@@ -168,10 +196,16 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 	}
 	cn, err := conn.New(nsURL, conn.Hooks{
 		Connected: func(int) { c.onConnect() },
-		Disconnected: func(string) {
+		Disconnected: func(reason string) {
 			c.mu.Lock()
 			c.joined = false
 			c.mu.Unlock()
+			if reason == "io server disconnect" {
+				// No reconnection follows a Server's disconnect: a Dial
+				// still waiting for its join fails with why (the Rust 0.4
+				// Server drops a refused credential's session so).
+				c.first(c.serverEnded())
+			}
 		},
 	}, copts...)
 	if err != nil {
@@ -201,6 +235,47 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 		c.Close()
 		return nil, wrap(protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: no answer in time", nsURL, office), wait.Err())
 	}
+}
+
+// serverEnded is the error of a session the Server ended: the refusal
+// the connection read (sio.Conn.LastError), else a 503.
+func (c *Client) serverEnded() error {
+	if err := c.conn.LastError(); err != nil {
+		return dialError(c.ctx, c.conn.URL(), c.office, err)
+	}
+	return protocol.NewUnavailable("connect to %s and join office %q: the server ended the session", c.conn.URL(), c.office)
+}
+
+// Generation returns the protocol generation of the session: the one the
+// Server confirmed, else the one the Computer named in its handshake
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions).
+func (c *Client) Generation() protocol.Generation { return c.conn.Generation() }
+
+// Confirmed reports whether the Server confirmed the session's generation
+// (an smcp-go Server does; the reference Servers do not, and route no
+// smcp-go extension).
+func (c *Client) Confirmed() bool { return c.conn.Confirmed() }
+
+// extensions returns the events to list in server:join_office: none to a
+// Server that did not confirm the generation; else WithExtensions' list,
+// or every routed event that is an extension in g, keeping only the
+// events that are extensions in g.
+func (c *Client) extensions() []string {
+	if !c.conn.Confirmed() {
+		return nil
+	}
+	g := c.conn.Generation()
+	list := routed
+	if c.o.extSet {
+		list = c.o.extensions
+	}
+	var out []string
+	for _, ev := range list {
+		if info, ok := g.Lookup(ev); ok && info.Extension && !slices.Contains(out, ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 func (c *Client) first(err error) {
@@ -274,7 +349,7 @@ func (c *Client) join(gen int) {
 			return
 		}
 		if err == nil {
-			c.log.Info("joined office", "sid", c.sock.Id())
+			c.log.Info("joined office", "sid", c.sock.Id(), "protocol", c.conn.Generation().String(), "confirmed", c.conn.Confirmed())
 			c.first(nil)
 			return
 		}
@@ -311,7 +386,7 @@ func (c *Client) join(gen int) {
 }
 
 func (c *Client) joinOnce() error {
-	req := protocol.EnterOfficeReq{Role: protocol.RoleComputer, Name: c.name, OfficeID: c.office}
+	req := protocol.EnterOfficeReq{Role: protocol.RoleComputer, Name: c.name, OfficeID: c.office, Extensions: c.extensions()}
 	vals, err := c.call(protocol.EventJoinOffice, req)
 	c.log.Debug("join answered", "vals", vals, "err", err)
 	if err != nil {
