@@ -131,6 +131,8 @@ func freshComputerAnswersValidate(t *testing.T, g protocol.Generation) {
 			require.Equal(t, "late", tl.(map[string]any)["bundle_id"])
 		}
 		require.Contains(t, after[protocol.EventGetConfig]["servers"], "late")
-		require.Equal(t, float64(protocol.CodeMCPCapabilityNotSupported), after[protocol.EventGetResources]["code"], "%v", after[protocol.EventGetResources])
+		// Up, the server's resources are listed, a page at a time.
+		require.NotContains(t, after[protocol.EventGetResources], "code", "%v", after[protocol.EventGetResources])
+		require.NotEmpty(t, after[protocol.EventGetResources]["resources"], "%v", after[protocol.EventGetResources])
 	}
 }

@@ -20,8 +20,9 @@ import (
 // for 404, 4006–4008 and 4014–4019):
 //
 //   - client:get_resources: one page of the MCP server's resources/list
-//     (package resources); 4014 when no MCP server has the bundle_id, 4015
-//     when it declares no resources, 503 when it is not up;
+//     (package resources); 4014 when no connected MCP server has the
+//     bundle_id (as the references answer for a server that is down too),
+//     4015 when it declares no resources;
 //   - client:get_skills, client:get_skill: the skills of WithSkillHome,
 //     WithSkillPlugin and the MCP servers' skill:// resources (package
 //     skills);
@@ -254,11 +255,6 @@ func (h handler) GetResources(ctx context.Context, _ protocol.Generation, req pr
 			return conn, true
 		}
 		return nil, false
-	}
-	if name, ok := c.serverOf(req.MCPServer); ok {
-		if _, up := lookup(req.MCPServer); !up {
-			return protocol.GetResourcesRet{}, protocol.NewUnavailable("MCP server %q (bundle_id %q) is not up", name, req.MCPServer)
-		}
 	}
 	ret, err := resources.Get(ctx, lookup, req)
 	if err != nil {

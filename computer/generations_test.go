@@ -71,7 +71,8 @@ func TestBundleIDsOfAComputer(t *testing.T) {
 
 // The 0.4 events are answered with the references' codes: 4014 for a
 // bundle_id no server has, 4015 for a server without resources, an empty
-// skills list, 4014 for a skill, 4018 for a blob, 4019 for an upload.
+// skills list, 4014 for a skill, 4018 for a blob no one minted, 4019 for an
+// upload to a Computer without a landing root.
 func TestEventsOf04Answered(t *testing.T) {
 	bin := testmcp.Binary(t)
 	cfg, err := config.Parse(fmt.Appendf(nil, `[
@@ -99,7 +100,7 @@ func TestEventsOf04Answered(t *testing.T) {
 	_, err = h.GetResources(ctx, g, protocol.GetResourcesReq{Agent: "ag", Computer: "pc", ReqID: "r", MCPServer: "plain"})
 	e := check(err, protocol.CodeMCPCapabilityNotSupported)
 	assert.Equal(t, "resources", e.Fields["capability"])
-	assert.Contains(t, e.Message, "does not declare the resources capability")
+	assert.Equal(t, "MCP Server does not support 'resources' capability", e.Message, "the references' message")
 
 	skills, err := h.GetSkills(ctx, g, protocol.GetSkillsReq{Agent: "ag", Computer: "pc", ReqID: "r"})
 	require.NoError(t, err)

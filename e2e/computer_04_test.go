@@ -169,8 +169,9 @@ func goComputerMarkers(t *testing.T, a *refAgent, c *goComputer) {
 	require.NotContains(t, meta, "a2c_cancelled", "%v", res)
 }
 
-// goComputer04Events: every event 0.4 added gets a coded answer from the Go
-// Computer through the reference Server, never silence.
+// goComputer04Events: every event 0.4 added gets an answer from the Go
+// Computer through the reference Server, a coded one for what it has not
+// got, never silence.
 func goComputer04Events(t *testing.T, a *refAgent, c *goComputer) {
 	t.Helper()
 	for _, tc := range []struct {
@@ -178,7 +179,6 @@ func goComputer04Events(t *testing.T, a *refAgent, c *goComputer) {
 		code string
 	}{
 		{map[string]any{"op": "get_resources", "computer": c.name, "mcp_server": "nope"}, "4014"},
-		{map[string]any{"op": "get_resources", "computer": c.name, "mcp_server": "tools"}, "4015"},
 		{map[string]any{"op": "get_skill", "computer": c.name, "name": "no-such-skill"}, "4014"},
 		{map[string]any{"op": "get_blob", "computer": c.name, "blob_handle": "no-such-handle"}, "4018"},
 		{map[string]any{"op": "put_blob", "computer": c.name, "text": "x"}, "4019"},
@@ -188,6 +188,10 @@ func goComputer04Events(t *testing.T, a *refAgent, c *goComputer) {
 		require.NotEqual(t, true, m["hung"], "%v: %v", tc.step, m)
 		require.Contains(t, m["error"], tc.code, "%v: %v", tc.step, m)
 	}
+	// The tool server's resources (its window), one page.
+	page := a.ok(t, map[string]any{"op": "get_resources", "computer": c.name, "mcp_server": "tools"}).(map[string]any)
+	require.Len(t, page["resources"], 1, "%v", page)
+	require.Equal(t, statusWindow, page["resources"].([]any)[0].(map[string]any)["uri"], "%v", page)
 	skills := a.ok(t, map[string]any{"op": "get_skills", "computer": c.name})
 	if m, ok := skills.(map[string]any); ok {
 		skills = m["skills"]

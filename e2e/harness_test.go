@@ -38,6 +38,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runToolServer())
 	case "relay":
 		os.Exit(runRelay())
+	case "capsserver":
+		os.Exit(runCapsServer())
 	}
 	os.Exit(m.Run())
 }

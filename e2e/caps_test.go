@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/a2c-smcp/smcp-go/computer"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// The 0.4 capabilities of the Go Computer (issue 26) used by a reference
+// Agent through smcp-server, both in 0.4: a tool result's large image
+// reaches the Rust 0.4.1 Agent whole (the Computer spooled it, the Agent
+// drained its handle with client:get_blob), the Computer's resources page
+// by page, its skills, an upload landing in its landing root, and the
+// hostile requests answered with their codes.
+
+// capsImageBytes is the image the caps server's image tool returns: above
+// the 32 KiB inline budget, below the references' 1 MB message limit.
+func capsImageBytes(n int) []byte {
+	b := make([]byte, n)
+	x := uint32(2463534242)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = byte(x)
+	}
+	return b
+}
+
+// runCapsServer is the caps MCP server (role "capsserver"): the tool image
+// (a PNG-typed image of size bytes) and five text resources, listed two
+// per page.
+func runCapsServer() int {
+	s := mcpserver.NewMCPServer("e2e-caps", "1.0.0", mcpserver.WithToolCapabilities(true),
+		mcpserver.WithResourceCapabilities(false, true), mcpserver.WithPaginationLimit(2), mcpserver.WithRecovery())
+	for i := 1; i <= 5; i++ {
+		uri := fmt.Sprintf("note://caps/%d", i)
+		s.AddResource(mcp.NewResource(uri, fmt.Sprintf("note %d", i), mcp.WithMIMEType("text/plain")),
+			func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: uri}}, nil
+			})
+	}
+	s.AddTool(mcp.NewTool("image", mcp.WithDescription("Returns an image of size bytes."), mcp.WithNumber("size", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			data := capsImageBytes(req.GetInt("size", 0))
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("an image"),
+				mcp.NewImageContent(base64.StdEncoding.EncodeToString(data), "image/png")}}, nil
+		})
+	if err := mcpserver.ServeStdio(s); err != nil {
+		fmt.Fprintln(os.Stderr, "capsserver:", err)
+		return 1
+	}
+	return 0
+}
+
+func TestCapabilitiesRustAgentThroughSmcpServer(t *testing.T) {
+	d := startServer(t)
+	landing := t.TempDir()
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "user", "review"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "user", "review", "SKILL.md"), []byte("---\ndescription: Reviews code\n---\n# Review\nRead the diff.\n"), 0o644))
+	logo := capsImageBytes(300 << 10) // two chunks
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "user", "review", "assets"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "user", "review", "assets", "logo.png"), logo, 0o644))
+	caps := reexec(t, "caps", "capsserver")
+	caps["default_tool_meta"] = map[string]any{"auto_apply": true}
+	c := startComputerDialing(t, d, "caps", "go-pc", []mcpServer{caps},
+		[]computer.Option{computer.WithLandingRoot(landing), computer.WithSkillHome(home)})
+	require.Equal(t, protocol.Gen04, c.Client().Generation())
+
+	a := startRefAgent(t, refRust04, d.URL, d.APIKey, "caps", "rs-agent")
+	a.ok(t, map[string]any{"op": "join"})
+
+	// Blobs out: the Agent gets the image whole.
+	want := capsImageBytes(200 << 10)
+	res := a.ok(t, map[string]any{"op": "tool_call", "computer": "go-pc", "tool": "caps__image", "params": map[string]any{"size": len(want)}}).(map[string]any)
+	require.NotEqual(t, true, res["isError"], "%v", res)
+	content := res["content"].([]any)
+	require.Len(t, content, 2, "%v", res)
+	img := content[1].(map[string]any)
+	require.Equal(t, base64.StdEncoding.EncodeToString(want), img["data"], "the drained image: %.300v", img)
+	// (The Rust Agent takes the sideband off the item once drained.)
+
+	// A skill file too large to be inline comes as a handle, read by offset:
+	// stateless chunks.
+	skill := a.ok(t, map[string]any{"op": "get_skill", "computer": "go-pc", "name": "review", "rel_path": "assets/logo.png"}).(map[string]any)
+	handle, _ := skill["blob_handle"].(string)
+	require.NotEmpty(t, handle, "%v", skill)
+	assert.Nil(t, skill["body"], "%v", skill)
+	sum := sha256.Sum256(logo)
+	assert.Equal(t, hex.EncodeToString(sum[:]), skill["sha256"], "%v", skill)
+	chunk := a.ok(t, map[string]any{"op": "get_blob", "computer": "go-pc", "blob_handle": handle, "chunk_offset": 1000, "max_chunk_bytes": 10}).(map[string]any)
+	got, err := base64.StdEncoding.DecodeString(chunk["blob"].(string))
+	require.NoError(t, err)
+	require.Equal(t, logo[1000:1010], got)
+	require.Equal(t, false, chunk["eof"])
+	require.EqualValues(t, len(logo), chunk["total_size"])
+	require.Equal(t, "image/png", chunk["mime_type"])
+	var all []byte
+	for i := 0; !false; i++ {
+		require.Less(t, i, 100)
+		c := a.ok(t, map[string]any{"op": "get_blob", "computer": "go-pc", "blob_handle": handle, "chunk_offset": len(all)}).(map[string]any)
+		b, err := base64.StdEncoding.DecodeString(c["blob"].(string))
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(b), 256<<10)
+		all = append(all, b...)
+		if c["eof"] == true {
+			break
+		}
+	}
+	require.Equal(t, logo, all)
+
+	// Hostile reads: a guessed handle, a range past the end.
+	for step, code := range map[string]map[string]any{
+		"4018 guessed": {"op": "get_blob", "computer": "go-pc", "blob_handle": "sp1." + strings.Repeat("A", 43)},
+		"4018 range":   {"op": "get_blob", "computer": "go-pc", "blob_handle": handle, "chunk_offset": len(logo) + 1},
+		"4017 skill":   {"op": "get_skill", "computer": "go-pc", "name": "review", "rel_path": "../../etc/passwd"},
+		"4016 name":    {"op": "get_skill", "computer": "go-pc", "name": "Bad Name"},
+		"4014 server":  {"op": "get_resources", "computer": "go-pc", "mcp_server": "nope"},
+	} {
+		m := a.do(t, code)
+		require.Equal(t, false, m["ok"], "%s: %v", step, m)
+		require.NotEqual(t, true, m["hung"], "%s: %v", step, m)
+		require.Contains(t, fmt.Sprint(m["error"]), step[:4], "%s: %v", step, m)
+	}
+
+	// Resources, page by page.
+	var uris []string
+	cursor := ""
+	for i := 0; ; i++ {
+		require.Less(t, i, 10)
+		step := map[string]any{"op": "get_resources", "computer": "go-pc", "mcp_server": "caps"}
+		if cursor != "" {
+			step["cursor"] = cursor
+		}
+		page := a.ok(t, step).(map[string]any)
+		for _, r := range page["resources"].([]any) {
+			uris = append(uris, r.(map[string]any)["uri"].(string))
+		}
+		next, _ := page["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	require.Equal(t, []string{"note://caps/1", "note://caps/2", "note://caps/3", "note://caps/4", "note://caps/5"}, uris)
+
+	// Skills.
+	skills := a.ok(t, map[string]any{"op": "get_skills", "computer": "go-pc"})
+	if m, ok := skills.(map[string]any); ok {
+		skills = m["skills"]
+	}
+	require.Len(t, skills, 1, "%v", skills)
+	require.Equal(t, "review", skills.([]any)[0].(map[string]any)["name"])
+	skill = a.ok(t, map[string]any{"op": "get_skill", "computer": "go-pc", "name": "review"}).(map[string]any)
+	require.Equal(t, "# Review\nRead the diff.\n", skill["body"], "%v", skill)
+
+	// Blobs in: an upload lands in the landing root.
+	up := a.ok(t, map[string]any{"op": "put_blob", "computer": "go-pc", "text": "uploaded by rust", "name_hint": "../notes.txt"}).(map[string]any)
+	path, _ := up["landing_path"].(string)
+	assert.Equal(t, landing, filepath.Dir(path), "%v", up)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "uploaded by rust", string(b))
+}
