@@ -74,7 +74,7 @@ const (
 // own after a lost connection and then rejoins its office
 // (a reconnected socket has a new id and has lost its rooms).
 func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error) {
-	cfg := config{name: DefaultName, timeout: DefaultTimeout}
+	cfg := config{name: DefaultName, timeout: DefaultTimeout, drain: DefaultDrainBytes}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -463,7 +463,7 @@ func (c *Client) sendLimit(ctx context.Context, event string, payload any, raw b
 		return nil, false, closedError(event)
 	default:
 	}
-	data, err := encodeRequest(event, payload)
+	data, err := encodeRequest(c.Generation(), event, payload)
 	if err != nil {
 		return nil, false, err
 	}
@@ -538,7 +538,7 @@ func deadlineOf(ctx context.Context) time.Time {
 
 // emitOnly sends an event without ack (server:tool_call_cancel).
 func (c *Client) emitOnly(event string, payload any) error {
-	data, err := encodeRequest(event, payload)
+	data, err := encodeRequest(c.Generation(), event, payload)
 	if err != nil {
 		return err
 	}
@@ -557,12 +557,14 @@ func (c *Client) emitOnly(event string, payload any) error {
 // encodeRequest checks payload against its request schema (a bad request
 // fails here with 400, before anything is sent) and returns it as the
 // generic JSON value the Socket.IO encoder sends.
-func encodeRequest(event string, payload any) (any, error) {
+func encodeRequest(g protocol.Generation, event string, payload any) (any, error) {
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, protocol.NewBadRequest("%s request: %v", event, err)
 	}
-	if err := protocol.Validate(event, protocol.Request, raw); err != nil {
+	// Strict in what it sends: the request of the session's generation (a
+	// 0.4 event has no 0.2 schema).
+	if err := g.Validate(event, protocol.Request, raw); err != nil {
 		return nil, err
 	}
 	var data any

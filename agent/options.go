@@ -38,6 +38,7 @@ type config struct {
 	transport  string
 	maxMessage int64 // 0: sio's default
 	gens       []protocol.Generation
+	drain      int64 // largest blob CallTool drains; 0: none
 	hooks      hooks
 }
 
@@ -54,6 +55,21 @@ type hooks struct {
 	finder        func(computer string, catalog *protocol.GetFinderRet)
 	cancel        func(protocol.CancelToolCallReq)
 	reconnect     func(err error)
+}
+
+// WithBlobDrain sets the largest blob CallTool reads into a tool result
+// (default DefaultDrainBytes): a binary content item the Computer moved to
+// its spool (its data "" and a2c_blob_handle in its metadata,
+// https://github.com/a2c-smcp/smcp-go/blob/main/spec/capabilities.md#blobs)
+// gets its bytes back, as the reference Agents do. A larger blob stays a
+// handle, to stream with OpenBlob; max ≤ 0 drains none.
+func WithBlobDrain(max int64) Option {
+	return func(c *config) {
+		c.drain = max
+		if max < 0 {
+			c.drain = 0
+		}
+	}
 }
 
 // WithAPIKey sets the API key, sent as the HTTP header x-api-key and as the

@@ -114,6 +114,10 @@ func (c *Client) GetConfig(ctx context.Context, computer string) (*protocol.GetC
 // the tool (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#routed-requests); the error's details carry
 // the req_id and whether the cancel was sent.
 //
+// In a 0.3/0.4 session, a binary content item the Computer moved to its
+// spool comes back with its bytes (WithBlobDrain), read with
+// client:get_blob as the reference Agents do.
+//
 // A refusal for now that the Server made before forwarding the call (429
 // or 503 whose details say "forwarded": false: the Computer never saw it)
 // is sent again after a jittered pause, within the same bound; the call's
@@ -150,6 +154,9 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 		if err == nil {
 			res, derr := decodeAnswer[protocol.CallToolResult](protocol.EventToolCall, "", vals)
 			if derr == nil {
+				if c.cfg.drain > 0 && c.Generation().Handshake() {
+					c.drainBlobs(ctx, computer, res, c.cfg.drain)
+				}
 				return res, nil
 			}
 			err = derr

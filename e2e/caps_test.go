@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/a2c-smcp/smcp-go/agent"
 	"github.com/a2c-smcp/smcp-go/computer"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
@@ -67,13 +70,15 @@ func runCapsServer() int {
 	return 0
 }
 
-func TestCapabilitiesRustAgentThroughSmcpServer(t *testing.T) {
-	d := startServer(t)
-	landing := t.TempDir()
+// capsComputer starts the Go Computer "go-pc" in office "caps" of d over
+// the caps server, with a landing root and a skill home whose skill
+// "review" has a 300 KiB binary file (assets/logo.png).
+func capsComputer(t *testing.T, d *deployment) (landing string, logo []byte) {
+	landing = t.TempDir()
 	home := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(home, "user", "review"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(home, "user", "review", "SKILL.md"), []byte("---\ndescription: Reviews code\n---\n# Review\nRead the diff.\n"), 0o644))
-	logo := capsImageBytes(300 << 10) // two chunks
+	logo = capsImageBytes(300 << 10) // two chunks
 	require.NoError(t, os.MkdirAll(filepath.Join(home, "user", "review", "assets"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(home, "user", "review", "assets", "logo.png"), logo, 0o644))
 	caps := reexec(t, "caps", "capsserver")
@@ -81,6 +86,12 @@ func TestCapabilitiesRustAgentThroughSmcpServer(t *testing.T) {
 	c := startComputerDialing(t, d, "caps", "go-pc", []mcpServer{caps},
 		[]computer.Option{computer.WithLandingRoot(landing), computer.WithSkillHome(home)})
 	require.Equal(t, protocol.Gen04, c.Client().Generation())
+	return landing, logo
+}
+
+func TestCapabilitiesRustAgentThroughSmcpServer(t *testing.T) {
+	d := startServer(t)
+	landing, logo := capsComputer(t, d)
 
 	a := startRefAgent(t, refRust04, d.URL, d.APIKey, "caps", "rs-agent")
 	a.ok(t, map[string]any{"op": "join"})
@@ -177,3 +188,87 @@ func TestCapabilitiesRustAgentThroughSmcpServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "uploaded by rust", string(b))
 }
+
+// The same with the Go Agent: the image drained into the tool result (and
+// kept a handle when asked not to drain, streamed with OpenBlob), the
+// skill file streamed and checked, resources followed across cursors, an
+// upload from an io.ReadSeeker with progress, and the refusals as
+// *protocol.Error codes.
+func TestCapabilitiesGoAgentThroughSmcpServer(t *testing.T) {
+	d := startServer(t)
+	landing, logo := capsComputer(t, d)
+	a := dialAgent(t, d, "caps", "go-agent")
+	require.Equal(t, protocol.Gen04, a.Generation())
+	ctx := testContext(t)
+
+	want := capsImageBytes(200 << 10)
+	res, err := a.CallTool(ctx, "go-pc", "caps__image", map[string]any{"size": len(want)}, 0)
+	require.NoError(t, err)
+	require.Len(t, res.Content, 2)
+	img := res.Content[1]
+	require.Equal(t, base64.StdEncoding.EncodeToString(want), *img.Data, "drained")
+	sum := sha256.Sum256(want)
+	require.Equal(t, hex.EncodeToString(sum[:]), img.Meta[agent.MetaSHA256], "the sideband stays")
+
+	raw := dialAgent(t, d, "", "go-agent-raw", agent.WithBlobDrain(0))
+	require.NoError(t, a.LeaveOffice(ctx)) // an office has one Agent
+	require.NoError(t, raw.JoinOffice(ctx, "caps"))
+	res, err = raw.CallTool(ctx, "go-pc", "caps__image", map[string]any{"size": len(want)}, 0)
+	require.NoError(t, err)
+	require.Equal(t, "", *res.Content[1].Data, "not drained")
+	handle := res.Content[1].Meta[agent.MetaBlobHandle].(string)
+	r := raw.OpenBlob(ctx, "go-pc", handle)
+	got, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, "image/png", r.MimeType())
+
+	// The skill's large file, streamed and checked against its sha256.
+	sk, err := raw.Skills(ctx, "go-pc")
+	require.NoError(t, err)
+	require.Len(t, sk, 1)
+	one, err := raw.Skill(ctx, "go-pc", "review", "assets/logo.png")
+	require.NoError(t, err)
+	require.Nil(t, one.Body)
+	data, err := raw.ReadBlob(ctx, "go-pc", *one.BlobHandle, 1<<20)
+	require.NoError(t, err)
+	require.Equal(t, logo, data)
+	_, err = raw.ReadBlob(ctx, "go-pc", *one.BlobHandle, 1000)
+	require.Equal(t, protocol.CodePayloadTooLarge, protocol.CodeOf(err))
+
+	var uris []string
+	for res, err := range raw.Resources(ctx, "go-pc", "caps") {
+		require.NoError(t, err)
+		uris = append(uris, res.URI)
+	}
+	require.Equal(t, []string{"note://caps/1", "note://caps/2", "note://caps/3", "note://caps/4", "note://caps/5"}, uris)
+
+	upload := capsImageBytes(600 << 10) // three chunks
+	var seen []int64
+	up, err := raw.PutBlob(ctx, "go-pc", bytes.NewReader(upload), "report.bin", func(sent, total int64) {
+		require.EqualValues(t, len(upload), total)
+		seen = append(seen, sent)
+	})
+	require.NoError(t, err)
+	require.Equal(t, []int64{256 << 10, 512 << 10, 600 << 10}, seen)
+	require.Equal(t, landing, filepath.Dir(up.LandingPath))
+	b, err := os.ReadFile(up.LandingPath)
+	require.NoError(t, err)
+	require.Equal(t, upload, b)
+
+	for code, err := range map[protocol.Code]error{
+		protocol.CodeBlobNotAccessible:          second(raw.GetBlob(ctx, "go-pc", "sp1."+strings.Repeat("A", 43), 0, 0)),
+		protocol.CodeSkillResourceNotAccessible: second(raw.Skill(ctx, "go-pc", "review", "../../etc/passwd")),
+		protocol.CodeSkillNameInvalid:           second(raw.Skill(ctx, "go-pc", "Bad Name", "")),
+		protocol.CodeMCPServerNotFound:          second(raw.Skill(ctx, "go-pc", "nope", "")),
+	} {
+		var perr *protocol.Error
+		require.ErrorAs(t, err, &perr, "%d", code)
+		require.Equal(t, code, perr.Code, "%v", perr)
+	}
+	for _, err := range raw.Resources(ctx, "go-pc", "nope") {
+		require.Equal(t, protocol.CodeMCPServerNotFound, protocol.CodeOf(err))
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
