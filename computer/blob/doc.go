@@ -10,7 +10,7 @@
 // of an image or audio block, the blob of an embedded resource) whose
 // decoded size is above the inline budget (32 KiB, WithInlineBudget) to the
 // spool, as the 0.4 reference Computers do: the inline bytes become "", and
-// the item's metadata gets a2c_blob_handle, a2c_total_size and a2c_sha256.
+// the item's _meta gets a2c_blob_handle, a2c_total_size and a2c_sha256.
 // Items above the mint cap (100 MiB, WithMintCap, the references' cap) or
 // that are not valid base64 stay inline.
 //

@@ -12,9 +12,9 @@ import (
 // the spool for office, as the 0.4 reference Computers do before they
 // answer a tool call (spec/capabilities.md, Blobs): the item's inline bytes
 // (data of an image or audio block, resource.blob of an embedded resource)
-// become "", and its metadata gets MetaBlobHandle, MetaTotalSize and
-// MetaSHA256, in "_meta" and, as the Python reference writes it, in
-// "meta". An item that is not valid base64, is above the mint cap, or that
+// become "", and its "_meta" gets MetaBlobHandle, MetaTotalSize and
+// MetaSHA256 (both references write them there, and their Agents read
+// them there only; the item's "meta", if any, is left as it is). An item that is not valid base64, is above the mint cap, or that
 // the spool cannot take stays inline (logged), as with the references. It
 // returns how many items it moved.
 func (s *Spool) Mint(office string, res *protocol.CallToolResult) int {
@@ -82,12 +82,6 @@ func (s *Spool) Mint(office string, res *protocol.CallToolResult) int {
 		m[MetaTotalSize] = size
 		m[MetaSHA256] = sha
 		it.Meta = m
-		u := maps.Clone(it.MetaUnaliased)
-		if u == nil {
-			u = maps.Clone(m)
-		}
-		u[MetaBlobHandle], u[MetaTotalSize], u[MetaSHA256] = handle, size, sha
-		it.MetaUnaliased = u
 		moved++
 	}
 	return moved
