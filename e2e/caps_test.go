@@ -25,7 +25,7 @@ import (
 
 // The 0.4 capabilities of the Go Computer (issue 26) used by a reference
 // Agent through smcp-server, both in 0.4: a tool result's large image
-// reaches the Rust 0.4.1 Agent whole (the Computer spooled it, the Agent
+// reaches the Rust 0.4.1 and the a2c-smcp 0.4.2 Agents whole (the Computer spooled it, the Agent
 // drained its handle with client:get_blob), the Computer's resources page
 // by page, its skills, an upload landing in its landing root, and the
 // hostile requests answered with their codes.
@@ -89,11 +89,17 @@ func capsComputer(t *testing.T, d *deployment) (landing string, logo []byte) {
 	return landing, logo
 }
 
-func TestCapabilitiesRustAgentThroughSmcpServer(t *testing.T) {
+func TestCapabilitiesRefAgentsThroughSmcpServer(t *testing.T) {
+	for _, sdk := range []refSDK{refRust04, refPy04} {
+		t.Run(sdk.Lang, func(t *testing.T) { refAgentCaps(t, sdk) })
+	}
+}
+
+func refAgentCaps(t *testing.T, sdk refSDK) {
 	d := startServer(t)
 	landing, logo := capsComputer(t, d)
 
-	a := startRefAgent(t, refRust04, d.URL, d.APIKey, "caps", "rs-agent")
+	a := startRefAgent(t, sdk, d.URL, d.APIKey, "caps", "ref-agent", "SMCP_TIMEOUT=60")
 	a.ok(t, map[string]any{"op": "join"})
 
 	// Blobs out: the Agent gets the image whole.
@@ -104,7 +110,7 @@ func TestCapabilitiesRustAgentThroughSmcpServer(t *testing.T) {
 	require.Len(t, content, 2, "%v", res)
 	img := content[1].(map[string]any)
 	require.Equal(t, base64.StdEncoding.EncodeToString(want), img["data"], "the drained image: %.300v", img)
-	// (The Rust Agent takes the sideband off the item once drained.)
+	// (The reference Agents take the sideband off the item once drained.)
 
 	// A skill file too large to be inline comes as a handle, read by offset:
 	// stateless chunks.
