@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -278,3 +279,64 @@ func TestCapabilitiesGoAgentThroughSmcpServer(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// The other direction: the Go Agent with the reference Computers (a2c-smcp
+// 0.4.2 and Rust 0.4.1) through smcp-server. The Computer spools the
+// caps server's image and the Go Agent drains its handle; the Computer's
+// skill is listed and read; its resources are followed across cursors; an
+// upload lands in its landing root; a guessed handle is refused 4018.
+func TestCapabilitiesGoAgentRefComputers(t *testing.T) {
+	for _, sdk := range []refSDK{refRust04, refPy04} {
+		t.Run(sdk.Lang, func(t *testing.T) {
+			d := startServer(t)
+			caps := reexec(t, "caps", "capsserver")
+			rc := startRefComputer(t, sdk, d.URL, d.APIKey, "caps", "ref-pc", withRefServers(caps))
+			a := dialAgent(t, d, "caps", "go-agent", agent.WithTimeout(60*time.Second))
+			ctx := testContext(t)
+
+			want := capsImageBytes(200 << 10)
+			res, err := a.CallTool(ctx, rc.Name, "caps__image", map[string]any{"size": len(want)}, 0)
+			require.NoError(t, err)
+			require.NotEqual(t, true, res.IsError != nil && *res.IsError, "%+v", res)
+			require.Len(t, res.Content, 2)
+			img := res.Content[1]
+			require.Equal(t, base64.StdEncoding.EncodeToString(want), *img.Data, "drained from the reference Computer's spool")
+			require.NotEmpty(t, img.Meta[agent.MetaBlobHandle], "the reference Computer minted a handle: %v", img.Meta)
+
+			sk, err := a.Skills(ctx, rc.Name)
+			require.NoError(t, err)
+			require.Len(t, sk, 1, "%+v", sk)
+			require.Equal(t, refSkill, sk[0].Name)
+			one, err := a.Skill(ctx, rc.Name, refSkill, "")
+			require.NoError(t, err)
+			require.NotNil(t, one.Body)
+			require.Contains(t, *one.Body, "A skill served by every reference Computer.")
+
+			var uris []string
+			for r, err := range a.Resources(ctx, rc.Name, "caps") {
+				require.NoError(t, err)
+				uris = append(uris, r.URI)
+			}
+			require.Equal(t, []string{"note://caps/1", "note://caps/2", "note://caps/3", "note://caps/4", "note://caps/5"}, uris)
+
+			upload := capsImageBytes(300 << 10)
+			up, err := a.PutBlob(ctx, rc.Name, bytes.NewReader(upload), "from-go.bin", nil)
+			require.NoError(t, err)
+			rel, err := filepath.Rel(rc.LandingRoot, up.LandingPath)
+			require.NoError(t, err, "%+v", up)
+			require.False(t, strings.HasPrefix(rel, ".."), "%s outside %s", up.LandingPath, rc.LandingRoot)
+			b, err := os.ReadFile(up.LandingPath)
+			require.NoError(t, err)
+			require.Equal(t, upload, b)
+
+			_, err = a.GetBlob(ctx, rc.Name, "not-a-handle", 0, 0)
+			require.Equal(t, protocol.CodeBlobNotAccessible, protocol.CodeOf(err), "%v", err)
+			var miss []error
+			for _, err := range a.Resources(ctx, rc.Name, "nope") {
+				miss = append(miss, err)
+			}
+			require.Len(t, miss, 1)
+			require.Equal(t, protocol.CodeMCPServerNotFound, protocol.CodeOf(miss[0]), "%v", miss[0])
+		})
+	}
+}
