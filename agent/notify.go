@@ -34,6 +34,7 @@ var notifyEvents = []string{
 	protocol.NotifyUpdateToolList,
 	protocol.NotifyUpdateDesktop,
 	protocol.NotifyUpdateFinder,
+	protocol.NotifyUpdateSkills,
 	protocol.NotifyCancelToolCall,
 }
 
@@ -47,6 +48,7 @@ const (
 	dirtyConfig
 	dirtyDesktop
 	dirtyFinder
+	dirtySkills
 	dirtySync // the office as a whole: list it and refresh every Computer
 )
 
@@ -109,7 +111,7 @@ func (n *notifier) receive(event string, args []any) {
 		return
 	}
 	v := args[0]
-	if err := protocol.ValidateValue(event, protocol.Request, v); err != nil {
+	if err := validateNotification(event, v); err != nil {
 		log.Warn("invalid notification dropped", "error", err)
 		return
 	}
@@ -247,6 +249,10 @@ func (n *notifier) handle(it item) {
 		if h.finder != nil {
 			n.schedule(note.Computer, dirtyFinder)
 		}
+	case protocol.NotifyUpdateSkills:
+		if h.skills != nil {
+			n.schedule(note.Computer, dirtySkills)
+		}
 	case protocol.NotifyCancelToolCall:
 		if h.cancel != nil {
 			h.cancel(protocol.CancelToolCallReq{Agent: note.Agent, ReqID: note.ReqID})
@@ -359,6 +365,13 @@ func (n *notifier) refresh(computer string, bits dirty) {
 			h.desktop(computer, d)
 		}
 	}
+	if bits&dirtySkills != 0 && h.skills != nil {
+		if sk, err := c.Skills(ctx, computer); err != nil {
+			failed("skills", err)
+		} else {
+			h.skills(computer, sk)
+		}
+	}
 	if bits&dirtyFinder != 0 && h.finder != nil {
 		if cat, err := c.GetFinder(ctx, computer, FinderQuery{Limit: FinderRefreshLimit}); err != nil {
 			failed("finder", err)
@@ -387,4 +400,28 @@ func (n *notifier) syncNow(ctx context.Context) {
 	for _, name := range names {
 		n.schedule(name, dirtyTools)
 	}
+}
+
+// validateNotification checks a notification against the schema of every
+// generation that has event, newest first, and accepts it when one does
+// (tolerant, as validateAnswer is: notify:update_skills is 0.3/0.4 only).
+func validateNotification(event string, v any) error {
+	gens := protocol.Generations()
+	var first error
+	for i := len(gens) - 1; i >= 0; i-- {
+		if _, ok := gens[i].Lookup(event); !ok {
+			continue
+		}
+		err := gens[i].ValidateValue(event, protocol.Request, v)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		return protocol.NewBadRequest("unknown event %q", event)
+	}
+	return first
 }

@@ -53,6 +53,7 @@ type hooks struct {
 	configChanged func(computer string, cfg *protocol.GetComputerConfigRet)
 	desktop       func(computer string, desktops []string)
 	finder        func(computer string, catalog *protocol.GetFinderRet)
+	skills        func(computer string, skills []protocol.A2CSkillRef)
 	cancel        func(protocol.CancelToolCallReq)
 	reconnect     func(err error)
 }
@@ -157,6 +158,13 @@ func OnDesktopChanged(fn func(computer string, desktops []string)) Option {
 // and hands it over, as https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md (Update mechanism) recommends.
 func OnFinderChanged(fn func(computer string, catalog *protocol.GetFinderRet)) Option {
 	return func(c *config) { c.hooks.finder = fn }
+}
+
+// OnSkillsChanged registers a callback for notify:update_skills (0.3/0.4):
+// the Client re-fetches the Computer's skills (client:get_skills) and hands
+// them over (https://github.com/a2c-smcp/smcp-go/blob/main/spec/capabilities.md#skills).
+func OnSkillsChanged(fn func(computer string, skills []protocol.A2CSkillRef)) Option {
+	return func(c *config) { c.hooks.skills = fn }
 }
 
 // OnToolCallCancel registers a callback for notify:tool_call_cancel.

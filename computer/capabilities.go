@@ -110,7 +110,7 @@ func (c *Computer) openCaps() (*caps, error) {
 		}
 	}
 	{
-		kopts := []skills.Option{skills.WithSpool(sp), skills.WithOnChange(func() { c.notify(protocol.EventUpdateSkills) }),
+		kopts := []skills.Option{skills.WithSpool(sp), skills.WithOnChange(c.notifySkills),
 			skills.WithMCPServers(c.skillServers)}
 		if o.skillHome != "" {
 			kopts = append(kopts, skills.WithHome(o.skillHome))
@@ -149,6 +149,20 @@ func (c *Computer) openCaps() (*caps, error) {
 		}()
 	}
 	return k, nil
+}
+
+// notifySkills sends server:update_skills, in a session whose generation
+// has it (0.3, 0.4): a 0.2.0 Server knows no such event.
+func (c *Computer) notifySkills() {
+	c.mu.Lock()
+	cl := c.client
+	c.mu.Unlock()
+	if cl == nil {
+		return
+	}
+	if _, ok := cl.Generation().Lookup(protocol.EventUpdateSkills); ok {
+		c.notify(protocol.EventUpdateSkills)
+	}
 }
 
 // refreshSkills asks for the MCP servers' skills to be listed again (a

@@ -74,9 +74,9 @@ func runCapsServer() int {
 // capsComputer starts the Go Computer "go-pc" in office "caps" of d over
 // the caps server, with a landing root and a skill home whose skill
 // "review" has a 300 KiB binary file (assets/logo.png).
-func capsComputer(t *testing.T, d *deployment) (landing string, logo []byte) {
+func capsComputer(t *testing.T, d *deployment) (landing, home string, logo []byte) {
 	landing = t.TempDir()
-	home := t.TempDir()
+	home = t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(home, "user", "review"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(home, "user", "review", "SKILL.md"), []byte("---\ndescription: Reviews code\n---\n# Review\nRead the diff.\n"), 0o644))
 	logo = capsImageBytes(300 << 10) // two chunks
@@ -87,7 +87,7 @@ func capsComputer(t *testing.T, d *deployment) (landing string, logo []byte) {
 	c := startComputerDialing(t, d, "caps", "go-pc", []mcpServer{caps},
 		[]computer.Option{computer.WithLandingRoot(landing), computer.WithSkillHome(home)})
 	require.Equal(t, protocol.Gen04, c.Client().Generation())
-	return landing, logo
+	return landing, home, logo
 }
 
 func TestCapabilitiesRefAgentsThroughSmcpServer(t *testing.T) {
@@ -98,7 +98,7 @@ func TestCapabilitiesRefAgentsThroughSmcpServer(t *testing.T) {
 
 func refAgentCaps(t *testing.T, sdk refSDK) {
 	d := startServer(t)
-	landing, logo := capsComputer(t, d)
+	landing, _, logo := capsComputer(t, d)
 
 	a := startRefAgent(t, sdk, d.URL, d.APIKey, "caps", "ref-agent", "SMCP_TIMEOUT=60")
 	a.ok(t, map[string]any{"op": "join"})
@@ -203,8 +203,9 @@ func refAgentCaps(t *testing.T, sdk refSDK) {
 // *protocol.Error codes.
 func TestCapabilitiesGoAgentThroughSmcpServer(t *testing.T) {
 	d := startServer(t)
-	landing, logo := capsComputer(t, d)
-	a := dialAgent(t, d, "caps", "go-agent")
+	landing, home, logo := capsComputer(t, d)
+	changed := make(chan []protocol.A2CSkillRef, 16)
+	a := dialAgent(t, d, "caps", "go-agent", agent.OnSkillsChanged(func(_ string, sk []protocol.A2CSkillRef) { changed <- sk }))
 	require.Equal(t, protocol.Gen04, a.Generation())
 	ctx := testContext(t)
 
@@ -216,6 +217,22 @@ func TestCapabilitiesGoAgentThroughSmcpServer(t *testing.T) {
 	require.Equal(t, base64.StdEncoding.EncodeToString(want), *img.Data, "drained")
 	sum := sha256.Sum256(want)
 	require.Equal(t, hex.EncodeToString(sum[:]), img.Meta[agent.MetaSHA256], "the sideband stays")
+
+	// A new skill folder: the Computer sends server:update_skills, the
+	// Agent re-fetches the skills (the wait is for that event, bounded
+	// generously: the Computer looks every 5 s).
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "user", "deploy"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "user", "deploy", "SKILL.md"), []byte("---\ndescription: Deploys\n---\nSteps."), 0o644))
+	select {
+	case sk := <-changed:
+		names := []string{}
+		for _, r := range sk {
+			names = append(names, r.Name)
+		}
+		require.ElementsMatch(t, []string{"review", "deploy"}, names)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no notify:update_skills after a new skill")
+	}
 
 	raw := dialAgent(t, d, "", "go-agent-raw", agent.WithBlobDrain(0))
 	require.NoError(t, a.LeaveOffice(ctx)) // an office has one Agent
@@ -233,7 +250,7 @@ func TestCapabilitiesGoAgentThroughSmcpServer(t *testing.T) {
 	// The skill's large file, streamed and checked against its sha256.
 	sk, err := raw.Skills(ctx, "go-pc")
 	require.NoError(t, err)
-	require.Len(t, sk, 1)
+	require.Len(t, sk, 2)
 	one, err := raw.Skill(ctx, "go-pc", "review", "assets/logo.png")
 	require.NoError(t, err)
 	require.Nil(t, one.Body)
