@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -58,16 +61,22 @@ func startGoComputer(t *testing.T, url, key, office, name string, dial ...sio.Op
 // (it says so on its stderr, which the Computer logs).
 func (c *goComputer) slowStarted(t *testing.T, n int) {
 	t.Helper()
+	c.waitLog(t, "slow: started", n)
+}
+
+// waitLog waits until the Computer's log holds what n times.
+func (c *goComputer) waitLog(t *testing.T, what string, n int) {
+	t.Helper()
 	deadline := time.After(peerWait)
 	for {
 		out, changed := c.log.snapshot()
-		if strings.Count(out, "slow: started") >= n {
+		if strings.Count(out, what) >= n {
 			return
 		}
 		select {
 		case <-changed:
 		case <-deadline:
-			t.Fatalf("%s: its slow tool did not start (%d runs expected)", c.name, n)
+			t.Fatalf("%s: %q not logged %d times:\n%s", c.name, what, n, tail(out, 4000))
 		}
 	}
 }
@@ -91,6 +100,34 @@ func TestGoComputerOnReferenceServers(t *testing.T) {
 			// Computer's answer and answers nothing when it runs out, so a
 			// Computer's own timeout marker races it there: the timeout is
 			// checked on the Rust Server, which waits 30 s.
+			goComputerMarkers(t, a, c, sdk == refRust04)
+			goComputer04Events(t, a, c)
+		})
+	}
+}
+
+// The smcp-computer command with its defaults against the same reference
+// Servers, used by the 0.4.2 Python Agent: the same answers as the
+// library's.
+func TestSmcpComputerOnReferenceServers(t *testing.T) {
+	bins := buildChaos(t)
+	for _, sdk := range []refSDK{refPy04, refRust04} {
+		t.Run(sdk.Lang, func(t *testing.T) {
+			s := startRefServer(t, sdk)
+			tools := toolServer(t, "tools")
+			tools["default_tool_meta"] = map[string]any{"auto_apply": true}
+			raw, err := json.Marshal([]mcpServer{tools})
+			require.NoError(t, err)
+			cfg := filepath.Join(t.TempDir(), "computer.json")
+			require.NoError(t, os.WriteFile(cfg, raw, 0o600))
+			p := startProc(t, "smcp-computer", bins.computer, "run", "--server", s.URL, "--office", "o1", "--name", "go-cli",
+				"--config", cfg, "--api-key", s.APIKey, "--log-level", "debug", "--log-format", "text")
+			c := &goComputer{name: "go-cli", log: p.logs}
+			c.waitLog(t, "joined office", 1)
+			c.waitLog(t, "protocol=0.4.0 confirmed=false", 1)
+
+			a := startRefAgent(t, refPy04, s.URL, s.APIKey, "o1", "py-agent", "SMCP_TIMEOUT=60")
+			goComputerBasics(t, a, c)
 			goComputerMarkers(t, a, c, sdk == refRust04)
 			goComputer04Events(t, a, c)
 		})
