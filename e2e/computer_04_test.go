@@ -272,3 +272,35 @@ func TestGoComputerMixedOffice(t *testing.T) {
 	a := startRefAgent(t, refPy04, d.URL, d.APIKey, "mixed", "agent-04")
 	goComputerBasics(t, a, c)
 }
+
+// The same MCP servers' windows come out of the Go Computer in the order
+// the a2c-smcp 0.4.2 Computer gives them: within a server by
+// annotations.priority, and for a server with fullscreen windows the
+// highest-priority fullscreen one alone (here a low-priority one is listed
+// before it: 0.4.2 sorts a server's windows by priority before it looks for
+// the first fullscreen one), servers by bundle id.
+func TestGoComputerDesktopOrder(t *testing.T) {
+	s := startRefServer(t, refPy04)
+	servers := func() []mcpServer {
+		return []mcpServer{
+			reexec(t, "wa", "windowserver", "a1:0.2", "a2:0.9", "a3:0.5"),
+			reexec(t, "wb", "windowserver", "b1:0.1:full", "b2:0.9:full", "b3:1"),
+		}
+	}
+	ref := startRefComputer(t, refPy04, s.URL, s.APIKey, "o1", "py-pc", withRefServers(servers()...))
+	goPC := startComputerDialing(t, &deployment{URL: s.URL, APIKey: s.APIKey}, "o1", "go-pc", servers(), nil)
+	require.Equal(t, protocol.Gen04, goPC.Client().Generation())
+
+	a := startRefAgent(t, refPy04, s.URL, s.APIKey, "o1", "py-agent")
+	a.ok(t, map[string]any{"op": "join"})
+	desktop := func(name string) []any {
+		d := a.ok(t, map[string]any{"op": "get_desktop", "computer": name}).(map[string]any)
+		return d["desktops"].([]any)
+	}
+	want := desktop(ref.Name)
+	require.Equal(t, []any{
+		"window://e2e.win/a2\n\nwindow a2", "window://e2e.win/a3\n\nwindow a3", "window://e2e.win/a1\n\nwindow a1",
+		"window://e2e.win/b2\n\nwindow b2",
+	}, want, "the reference's order")
+	require.Equal(t, want, desktop("go-pc"), "the Go Computer's order")
+}
