@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,6 +227,43 @@ func TestGoAgentSmcpServerGenerations(t *testing.T) {
 
 			_, err = a.GetTools(ctx, "ghost")
 			require.Equal(t, protocol.CodeNotFound, protocol.CodeOf(err), "%v", err)
+		})
+	}
+}
+
+// TestAgentCLIReferenceServers: smcp-agent, with its defaults, lists the
+// room of a 0.4 reference Server with each member's version and a 0.4
+// Computer's tools with their bundle id; pinned to 0.3 it fails with the
+// Server's 4008, never "bad handshake".
+func TestAgentCLIReferenceServers(t *testing.T) {
+	bin := buildAgentCLI(t)
+	for _, sdk := range []refSDK{refPy04, refRust04} {
+		t.Run(sdk.String(), func(t *testing.T) {
+			s := startRefServer(t, sdk)
+			startRefComputer(t, sdk, s.URL, s.APIKey, "o1", "rc")
+			run := func(env []string, args ...string) (string, string, error) {
+				ctx := testContext(t)
+				cmd := exec.CommandContext(ctx, bin, args...)
+				cmd.Env = append(os.Environ(), append([]string{"SMCP_SERVER=" + s.URL, "SMCP_API_KEY=" + s.APIKey, "SMCP_OFFICE=o1", "SMCP_AGENT_NAME=cli"}, env...)...)
+				var out, errOut strings.Builder
+				cmd.Stdout, cmd.Stderr = &out, &errOut
+				err := cmd.Run()
+				return out.String(), errOut.String(), err
+			}
+			out, errOut, err := run(nil, "room")
+			require.NoError(t, err, "%s", errOut)
+			require.Regexp(t, `(?m)^NAME\s+ROLE\s+VERSION\s+SID$`, out)
+			require.Regexp(t, `(?m)^rc\s+computer\s+0\.4\.0\s+\S+$`, out)
+
+			out, errOut, err = run(nil, "tools", "rc")
+			require.NoError(t, err, "%s", errOut)
+			require.Regexp(t, `(?m)^COMPUTER\s+TOOL\s+BUNDLE\s+`, out)
+			require.Regexp(t, `(?m)^rc\s+tools__echo\s+tools\s+`, out)
+
+			_, errOut, err = run([]string{"SMCP_PROTOCOL_VERSIONS=0.3"}, "room")
+			require.Error(t, err)
+			require.Contains(t, errOut, "4008")
+			require.NotContains(t, errOut, "bad handshake")
 		})
 	}
 }
