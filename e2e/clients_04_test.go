@@ -13,6 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
+	"github.com/a2c-smcp/smcp-go/computer"
+	"github.com/a2c-smcp/smcp-go/computer/config"
+	csio "github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -264,6 +267,45 @@ func TestAgentCLIReferenceServers(t *testing.T) {
 			require.Error(t, err)
 			require.Contains(t, errOut, "4008")
 			require.NotContains(t, errOut, "bad handshake")
+		})
+	}
+}
+
+// TestGoComputerConnectionReferenceServers: the Go Computer's connection
+// with its defaults is admitted by the 0.4 reference Servers (0.4.0
+// named, the key in auth.token) and joins; the room shows it as 0.4.0 and,
+// the Server confirming nothing, without extensions. A wrong key fails
+// Connect with 401 rather than at its timeout. (What the Computer answers
+// there is tested with its rows.)
+func TestGoComputerConnectionReferenceServers(t *testing.T) {
+	for _, sdk := range []refSDK{refPy04, refRust04} {
+		t.Run(sdk.String(), func(t *testing.T) {
+			s := startRefServer(t, sdk)
+			d := &deployment{URL: s.URL, APIKey: s.APIKey}
+			startComputer(t, d, "o1", "gc", []mcpServer{toolServer(t, "tools")})
+			ctx := testContext(t)
+			a, err := agent.Dial(ctx, s.URL, agent.WithAPIKey(s.APIKey), agent.WithName("ga"), agent.WithLogger(logger(t)))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = a.Close() })
+			require.NoError(t, joinRef(ctx, a, "o1"))
+			sessions, err := a.ListRoom(ctx)
+			require.NoError(t, err)
+			var gc *protocol.SessionInfo
+			for i := range sessions {
+				if sessions[i].Name == "gc" {
+					gc = &sessions[i]
+				}
+			}
+			require.NotNil(t, gc, "%v", sessions)
+			require.Equal(t, "0.4.0", gc.A2CVersion)
+			require.Empty(t, gc.Extensions)
+
+			c := computer.New(&config.Config{}, computer.WithLogger(logger(t)))
+			t.Cleanup(func() { _ = c.Close(context.Background()) })
+			long, stop := context.WithTimeout(context.Background(), time.Hour)
+			defer stop()
+			err = c.Connect(long, s.URL, "o1", "bad", csio.WithAPIKey("wrong"), csio.WithTimeout(time.Hour))
+			require.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err), "%v", err)
 		})
 	}
 }
