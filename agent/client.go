@@ -54,6 +54,7 @@ type Client struct {
 
 	tools    *toolCache
 	notifier *notifier
+	progress progressWatchers // tool calls waiting for progress (progress.go)
 }
 
 type connState int
@@ -133,6 +134,8 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	c.conn, c.sock = conn, conn.Socket()
 	c.notifier.register(c.sock)
 	c.notifier.start()
+	c.progress.c = c
+	c.progress.register(c.sock)
 
 	wait := ctx
 	if _, ok := ctx.Deadline(); !ok {

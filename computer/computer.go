@@ -427,7 +427,9 @@ func (c *Computer) Tools() []protocol.SMCPTool { return c.tools.List() }
 
 // CallTool runs one tool call (client:tool_call).
 func (c *Computer) CallTool(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
+	ctx, flush := c.withProgress(ctx, req)
 	res := c.tools.Call(ctx, req)
+	flush()
 	c.m.toolCall(res)
 	return res
 }

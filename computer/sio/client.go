@@ -112,7 +112,7 @@ var errConnectionLost = errors.New("connection lost before the answer")
 
 // routed are the client:* events a Computer answers.
 var routed = []string{protocol.EventToolCall, protocol.EventGetTools, protocol.EventGetConfig,
-	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource}
+	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource, protocol.EventComplete}
 
 // Dial connects to serverURL (http[s]://host:port, with or without the
 // /smcp path), joins office as name and returns once joined. Its errors
@@ -534,6 +534,8 @@ func (c *Client) dispatch(event string, payload any) (out any) {
 			return protocol.NewBadRequest("%s: %v", event, err)
 		}
 		return res(c.h.ReadResource(ctx, req))
+	case protocol.EventComplete:
+		return c.complete(ctx, payload)
 	}
 	return protocol.NewBadRequest("unknown event %q", event)
 }

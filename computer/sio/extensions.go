@@ -1,0 +1,58 @@
+package sio
+
+import (
+	"context"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// Completer is implemented by a Handler that answers client:complete, an
+// smcp-go extension
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#completion).
+// A Handler without it answers 4106.
+type Completer interface {
+	Complete(ctx context.Context, req protocol.CompleteReq) (protocol.CompleteRet, error)
+}
+
+func (c *Client) complete(ctx context.Context, payload any) any {
+	h, ok := c.h.(Completer)
+	if !ok {
+		return protocol.NewNotSupported("computer %q does not offer %s", c.name, protocol.EventComplete).With("event", protocol.EventComplete)
+	}
+	var req protocol.CompleteReq
+	if err := decode(payload, &req); err != nil {
+		return protocol.NewBadRequest("%s: %v", protocol.EventComplete, err)
+	}
+	ret, err := h.Complete(ctx, req)
+	if err != nil {
+		return protocol.AsError(err)
+	}
+	return ret
+}
+
+// Progress emits server:tool_progress, an smcp-go extension
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications,
+// Tool-call progress), for a tool call routed to this Computer that asked
+// for it, when the office is joined; it reports whether it was sent. The
+// caller bounds the rate.
+func (c *Client) Progress(p protocol.ToolProgress) bool {
+	c.mu.Lock()
+	ok := c.joined && !c.closed
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	p.Computer = c.name
+	data, err := toJSONValue(p)
+	if err != nil {
+		return false
+	}
+	c.emitMu.Lock()
+	err = c.sock.Emit(protocol.EventToolProgress, data)
+	c.emitMu.Unlock()
+	if err != nil {
+		c.log.Warn("emit failed", "event", protocol.EventToolProgress, "err", err)
+		return false
+	}
+	return true
+}
