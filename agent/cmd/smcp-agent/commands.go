@@ -52,9 +52,9 @@ func cmdRoom(ctx context.Context, e *env, _ []string) error {
 	if e.g.json {
 		return e.printJSON(sessions)
 	}
-	tw := e.table("NAME", "ROLE", "SID")
+	tw := e.table("NAME", "ROLE", "VERSION", "FINDER", "SID")
 	for _, s := range sessions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Role, s.Sid)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Role, cell(s.A2CVersion, 12), finderCell(s), s.Sid)
 	}
 	return tw.Flush()
 }
@@ -121,7 +121,9 @@ func cmdCall(ctx context.Context, e *env, args []string) error {
 	if err := callArgs(params, args[2:]); err != nil {
 		return err
 	}
-	res, err := e.client.CallTool(ctx, args[0], args[1], params, e.o.toolTimeout)
+	pctx, done := withProgressBar(ctx, e.errOut)
+	res, err := e.client.CallTool(pctx, args[0], args[1], params, e.o.toolTimeout)
+	done()
 	if err != nil {
 		return err
 	}
@@ -239,7 +241,7 @@ func cmdFinder(ctx context.Context, e *env, args []string) error {
 	q := agent.FinderQuery{Keywords: splitList(e.o.keywords), FileType: e.o.fileType, Offset: e.o.offset, Limit: e.o.limit}
 	ret, err := e.client.GetFinder(ctx, args[0], q)
 	if err != nil {
-		return err
+		return noFinder(err, args[0])
 	}
 	if e.g.json {
 		return e.printJSON(ret)
@@ -266,7 +268,7 @@ func cmdOpen(ctx context.Context, e *env, args []string) error {
 	}
 	d, err := e.client.ReadDocument(ctx, computer, args[0], agent.DocumentQuery{Pages: e.o.pages, Offset: e.o.offset, Limit: e.o.limit})
 	if err != nil {
-		return err
+		return noFinder(err, computer)
 	}
 	if e.g.json {
 		return e.printJSON(d)
@@ -316,7 +318,7 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if err != nil {
-		return err
+		return noFinder(err, computer)
 	}
 	if e.g.json || format == dpe.FormatJSON {
 		return e.printJSON(p)
@@ -380,7 +382,7 @@ func cmdElement(ctx context.Context, e *env, args []string) error {
 	}
 	d, err := e.client.ReadElement(ctx, computer, args[0], args[1], dpe.FormatJSON)
 	if err != nil {
-		return err
+		return noFinder(err, computer)
 	}
 	if e.g.json {
 		return e.printJSON(d)

@@ -100,7 +100,7 @@ func TestRoom(t *testing.T) {
 	p := startPeer(t)
 	r := cli(t, p, nil, "room")
 	requireOK(t, r)
-	require.Equal(t, []string{"NAME ROLE SID", "cli agent sid-agent", "alpha computer sid-0", "beta computer sid-1"}, lines(r.out))
+	require.Equal(t, []string{"NAME ROLE VERSION FINDER SID", "cli agent - - sid-agent", "alpha computer - yes sid-0", "beta computer - yes sid-1"}, lines(r.out))
 
 	r = cli(t, p, nil, "room", "--json")
 	requireOK(t, r)
