@@ -93,16 +93,24 @@ func (languages) CompletePromptArgument(_ context.Context, name string, arg mcp.
 }
 
 // progressTool sends notifications/progress 1 … steps (of total steps) for
-// the call's progressToken, none without one, and answers "sent N" (after
-// the file hold exists, when given).
+// the call's progressToken, none without one (unless stray: then for a
+// token nobody gave), and answers "sent N" (after the file hold exists, when
+// given).
 func progressTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	steps := req.GetInt("steps", 3)
 	sent := 0
-	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+	var token mcp.ProgressToken
+	if req.Params.Meta != nil {
+		token = req.Params.Meta.ProgressToken
+	}
+	if token == nil && req.GetBool("stray", false) {
+		token = "a-token-nobody-gave" // a server that reports progress unasked
+	}
+	if token != nil {
 		srv := mcpserver.ServerFromContext(ctx)
 		for i := 1; i <= steps; i++ {
 			if err := srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
-				"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": steps,
+				"progressToken": token, "progress": i, "total": steps,
 				"message": fmt.Sprintf("step %d of %d", i, steps)}); err != nil {
 				return nil, err
 			}
@@ -149,5 +157,5 @@ func addExtras(s *mcpserver.MCPServer) {
 				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Say hello in "+req.Params.Arguments["language"]))}), nil
 		})
 	s.AddTool(mcp.NewTool("progress", mcp.WithDescription("Reports steps of steps as MCP progress when the call has a progressToken, then answers how many it sent."),
-		mcp.WithNumber("steps", mcp.Required()), mcp.WithString("hold")), progressTool)
+		mcp.WithNumber("steps", mcp.Required()), mcp.WithString("hold"), mcp.WithBoolean("stray")), progressTool)
 }
