@@ -38,7 +38,7 @@ var moduleTable = []struct {
 	Binaries  []string
 }{
 	{Dir: "protocol", Published: true},
-	{Dir: "sio", Published: true},
+	{Dir: "sio", Published: true, Pulls: []string{"protocol"}},
 	{Dir: "dpekit", Published: true, Pulls: []string{"protocol"}},
 	{Dir: "server", Published: true, Pulls: []string{"protocol", "sio"}, Binaries: []string{"server/cmd/smcp-server"}},
 	{Dir: "computer", Published: true, Pulls: []string{"protocol", "sio"}, Binaries: []string{"computer/cmd/smcp-computer"}},

@@ -13,6 +13,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/computer/config"
 	"github.com/a2c-smcp/smcp-go/computer/internal/siotest"
 	"github.com/a2c-smcp/smcp-go/computer/internal/testmcp"
+	"github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/stretchr/testify/require"
 )
@@ -26,8 +27,15 @@ import (
 // every Computer's entry). The MCP server holds its initialize until the
 // test lets it go; its arrival is announced with server:update_tool_list.
 // Its config is the least one (no forbidden_tools, no tool_meta, no env):
-// what a user writes.
+// what a user writes. In each generation, against the schemas of that
+// generation, every event of it included.
 func TestFreshComputerAnswersValidate(t *testing.T) {
+	for _, g := range []protocol.Generation{protocol.Gen02, protocol.Gen04} {
+		t.Run(g.String(), func(t *testing.T) { freshComputerAnswersValidate(t, g) })
+	}
+}
+
+func freshComputerAnswersValidate(t *testing.T, g protocol.Generation) {
 	bin := testmcp.Binary(t)
 	hold := filepath.Join(t.TempDir(), "up")
 	raw := fmt.Sprintf(`{"servers": {"late": {"type": "stdio", "default_tool_meta": {"auto_apply": true},
@@ -35,12 +43,18 @@ func TestFreshComputerAnswersValidate(t *testing.T) {
 	cfg, err := config.Parse([]byte(raw))
 	require.NoError(t, err)
 	srv := siotest.Start(t, "127.0.0.1:0", "")
+	srv.Confirm.Store(true) // as smcp-go: the extension events are routed
 	c := New(cfg, WithDebounce(20*time.Millisecond))
 	t.Cleanup(func() { c.Close(context.Background()) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, c.Launch(ctx))
-	require.NoError(t, c.Connect(ctx, srv.URL(), "o", "pc"))
+	require.NoError(t, c.Connect(ctx, srv.URL(), "o", "pc", sio.WithGenerations(g)))
+	require.Equal(t, g, c.Client().Generation())
+	tool := "echo"
+	if g.Handshake() {
+		tool = "late__echo"
+	}
 	select {
 	case <-srv.Joined:
 	case <-ctx.Done():
@@ -64,14 +78,19 @@ func TestFreshComputerAnswersValidate(t *testing.T) {
 		}
 		payloads := map[string]map[string]any{
 			protocol.EventGetTools:     with(),
-			protocol.EventToolCall:     with("tool_name", "echo", "params", map[string]any{"text": "hi"}, "timeout", 10),
+			protocol.EventToolCall:     with("tool_name", tool, "params", map[string]any{"text": "hi"}, "timeout", 10),
 			protocol.EventGetConfig:    with(),
 			protocol.EventGetDesktop:   with(),
 			protocol.EventGetFinder:    with(),
 			protocol.EventReadResource: with("uri", window),
+			protocol.EventGetResources: with("mcp_server", "late"),
+			protocol.EventGetSkills:    with(),
+			protocol.EventGetSkill:     with("name", "a-skill"),
+			protocol.EventGetBlob:      with("blob_handle", "h"),
+			protocol.EventPutBlob:      with("blob", "", "chunk_offset", 0, "eof", true),
 		}
 		out := map[string]map[string]any{}
-		for _, info := range protocol.Events() {
+		for _, info := range g.Events() {
 			if info.Direction != protocol.DirectionClient {
 				continue
 			}
@@ -80,7 +99,7 @@ func TestFreshComputerAnswersValidate(t *testing.T) {
 			vals := srv.Request(info.Name, payload)
 			require.Len(t, vals, 1, "%s %s: one ack value", phase, info.Name)
 			b, _ := json.Marshal(vals[0])
-			require.NoError(t, protocol.ValidateValue(info.Name, protocol.Ack, vals[0]), "%s %s answered %s", phase, info.Name, b)
+			require.NoError(t, g.ValidateValue(info.Name, protocol.Ack, vals[0]), "%s %s answered %s", phase, info.Name, b)
 			m, _ := vals[0].(map[string]any)
 			out[info.Name] = m
 		}
@@ -96,7 +115,7 @@ func TestFreshComputerAnswersValidate(t *testing.T) {
 	require.NoError(t, os.WriteFile(hold, nil, 0o644))
 	waitEvent(t, srv, protocol.EventUpdateToolList, time.Minute)
 	desktop := func() []string {
-		d, err := c.Desktop(ctx, nil, "")
+		d, err := c.Desktop(ctx, protocol.Gen02, nil, "")
 		require.NoError(t, err)
 		return d
 	}
@@ -106,4 +125,12 @@ func TestFreshComputerAnswersValidate(t *testing.T) {
 	require.Len(t, after[protocol.EventGetTools]["tools"], len(testmcp.AllTools))
 	require.NotEqual(t, true, after[protocol.EventToolCall]["isError"], "echo answered: %v", after[protocol.EventToolCall])
 	require.NotContains(t, after[protocol.EventReadResource], "error")
+	require.NotContains(t, after[protocol.EventReadResource], "code")
+	if g.Handshake() {
+		for _, tl := range after[protocol.EventGetTools]["tools"].([]any) {
+			require.Equal(t, "late", tl.(map[string]any)["bundle_id"])
+		}
+		require.Contains(t, after[protocol.EventGetConfig]["servers"], "late")
+		require.Equal(t, float64(protocol.CodeMCPCapabilityNotSupported), after[protocol.EventGetResources]["code"], "%v", after[protocol.EventGetResources])
+	}
 }

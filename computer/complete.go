@@ -125,7 +125,7 @@ func clipRef(s string) string {
 }
 
 // Complete answers client:complete (sio.Completer).
-func (h handler) Complete(ctx context.Context, req protocol.CompleteReq) (protocol.CompleteRet, error) {
+func (h handler) Complete(ctx context.Context, _ protocol.Generation, req protocol.CompleteReq) (protocol.CompleteRet, error) {
 	ret, err := h.c.Complete(ctx, req)
 	if err != nil {
 		return protocol.CompleteRet{}, protocol.AsError(err)

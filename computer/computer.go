@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -103,10 +105,12 @@ func WithFinderRevalidation(d time.Duration) Option { return func(o *options) { 
 // Computer hosts MCP servers and answers an Agent's requests. Create it
 // with New; it is safe for concurrent use.
 type Computer struct {
-	cfgMu sync.Mutex
-	cfg   *config.Config // as written; replaced (copy on write) by PutServer/RemoveServer
-	o     options
-	log   *slog.Logger
+	cfgMu   sync.Mutex
+	cfg     *config.Config             // as written; replaced (copy on write) by PutServer/RemoveServer
+	bundles map[string]string          // server name -> bundle_id, of cfg (config.BundleIDs)
+	refused map[string]*protocol.Error // servers of cfg refused for their bundle_id
+	o       options
+	log     *slog.Logger
 
 	tools   *tools.Set
 	finder  *finder.Aggregator
@@ -129,7 +133,8 @@ func New(cfg *config.Config, opts ...Option) *Computer {
 	for _, f := range opts {
 		f(&o)
 	}
-	c := &Computer{cfg: cfg.Clone(), o: o, log: o.log}
+	c := &Computer{o: o, log: o.log}
+	c.setConfig(cfg.Clone())
 	topts := []tools.Option{tools.WithLogger(o.log), tools.WithMaxListBytes(o.maxPayload)}
 	if o.confirm != nil {
 		topts = append(topts, tools.WithConfirm(o.confirm))
@@ -188,6 +193,11 @@ func (c *Computer) Launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	refused := c.refusedServers()
+	servers = slices.DeleteFunc(servers, func(s protocol.MCPServerConfig) bool { return refused[s.Name()] != nil })
+	for _, name := range slices.Sorted(maps.Keys(refused)) {
+		c.log.Error("MCP server refused: not started", "server", name, "err", refused[name].Message)
+	}
 	mopts := append([]mcpclient.Option{mcpclient.WithLogger(c.log), mcpclient.WithHooks(mcpclient.Hooks{
 		Up: c.serverUp, Notification: c.serverNotification, Down: c.serverDown,
 	})}, c.o.manager...)
@@ -200,7 +210,10 @@ func (c *Computer) Launch(ctx context.Context) error {
 
 // Ready waits until every MCP server has made its first attempt and, when
 // it came up, its tools, windows and documents are aggregated. It fails
-// when ctx ends first (408 wrapping ctx.Err()) and when a server's first
+// when ctx ends first (408 wrapping ctx.Err()), when the configuration
+// refused a server (400 naming each, wrapping config.BundleClash's error:
+// its bundle_id is another server's, which keeps it; Launch logged it and
+// did not start it), and when a server's first
 // attempt failed — its command does not exist, it exited, it did not
 // answer initialize, its URL refused: a 503 naming each such server, with
 // their reasons in its details ("servers") and wrapping their errors (a
@@ -219,6 +232,16 @@ func (c *Computer) Ready(ctx context.Context) error {
 	// The Finder builds its catalog beside the servers' event goroutines.
 	if err := c.finder.Wait(ctx); err != nil {
 		return err
+	}
+	if refused := c.refusedServers(); len(refused) > 0 {
+		names := slices.Sorted(maps.Keys(refused))
+		causes := make([]error, len(names))
+		msgs := make([]string, len(names))
+		for i, n := range names {
+			causes[i], msgs[i] = refused[n], refused[n].Message
+		}
+		return protocol.NewBadRequest("MCP servers refused by the configuration: %s; the others serve", strings.Join(msgs, "; ")).
+			With("servers", names).Wrap(causes...)
 	}
 	down := m.Down()
 	if len(down) == 0 {
@@ -247,7 +270,11 @@ func (c *Computer) Start(ctx context.Context) error {
 }
 
 // Connect joins office on the Server at serverURL as name and starts
-// answering its requests. Options: sio.WithAPIKey and friends.
+// answering its requests in the session's generation (sio.Client.Generation).
+// To a Server that did not confirm it is smcp-go (a reference Server) the
+// answers are kept within protocol.ReferenceMaxMessageBytes: the tool list
+// shares that budget, and any other answer over it is refused with 413.
+// Options: sio.WithAPIKey and friends.
 func (c *Computer) Connect(ctx context.Context, serverURL, office, name string, opts ...sio.Option) error {
 	c.mu.Lock()
 	if c.closed {
@@ -263,13 +290,28 @@ func (c *Computer) Connect(ctx context.Context, serverURL, office, name string, 
 	if err != nil {
 		return err
 	}
+	changed := false
+	if !cl.Confirmed() {
+		// A reference Server closes a connection whose message exceeds
+		// its limit: the tool list shares that smaller budget (other
+		// answers over it are refused with 413 by the Client).
+		limit := c.o.maxPayload
+		if limit <= 0 || limit > protocol.ReferenceMaxMessageBytes {
+			limit = protocol.ReferenceMaxMessageBytes
+		}
+		changed = c.tools.SetMaxListBytes(limit)
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		cl.Close()
 		return protocol.NewInternal("computer closed")
 	}
 	c.client = cl
+	c.mu.Unlock()
+	if changed {
+		c.notify(protocol.EventUpdateToolList)
+	}
 	return nil
 }
 
@@ -369,7 +411,9 @@ func (c *Computer) refreshTools(ctx context.Context, conn *mcpclient.Conn) {
 			return
 		}
 	}
-	if c.tools.SetServer(conn.Name(), conn.Config().Base(), conn, list) {
+	base := conn.Config().Base()
+	base.BundleID = c.bundleOf(conn.Name())
+	if c.tools.SetServer(conn.Name(), base, conn, list) {
 		c.notify(protocol.EventUpdateToolList)
 	}
 }
@@ -422,13 +466,19 @@ func (c *Computer) serverDown(name string, err error) {
 	}
 }
 
-// Tools is the published tool list (client:get_tools).
-func (c *Computer) Tools() []protocol.SMCPTool { return c.tools.List() }
+// Tools is the tool list published to a session of generation g
+// (client:get_tools): bare names in 0.2.0, exposed names with bundle_id
+// from 0.3.0 on (package tools).
+func (c *Computer) Tools(g protocol.Generation) []protocol.SMCPTool { return c.tools.List(g) }
 
-// CallTool runs one tool call (client:tool_call).
-func (c *Computer) CallTool(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
+// CallTool runs one client:tool_call of a session of generation g: it takes
+// an exposed name, or a bare one that a single server publishes, in every
+// generation, and writes the result's meta, cancel and timeout markers in
+// g's form (package tools). A call that asked for progress relays the MCP
+// server's (progress.go).
+func (c *Computer) CallTool(ctx context.Context, g protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult {
 	ctx, flush := c.withProgress(ctx, req)
-	res := c.tools.Call(ctx, req)
+	res := c.tools.Call(ctx, g, req)
 	flush()
 	c.m.toolCall(res)
 	return res
@@ -437,10 +487,11 @@ func (c *Computer) CallTool(ctx context.Context, req protocol.ToolCallReq) proto
 // History is the bounded tool-call history, oldest first.
 func (c *Computer) History() []tools.Record { return c.tools.History() }
 
-// Desktop is the organised desktop (client:get_desktop); size nil means all
-// windows, window "" means every window.
-func (c *Computer) Desktop(ctx context.Context, size *int, window string) ([]string, error) {
-	return c.desktop.Get(ctx, size, window, c.tools.HistoryServers())
+// Desktop is the desktop organised for a session of generation g
+// (client:get_desktop; desktop.Organize); size nil means all windows,
+// window "" means every window.
+func (c *Computer) Desktop(ctx context.Context, g protocol.Generation, size *int, window string) ([]string, error) {
+	return c.desktop.Get(ctx, g, size, window, c.tools.HistoryServers())
 }
 
 // Finder answers a client:get_finder query from the cache.
@@ -457,14 +508,48 @@ func (c *Computer) ReadResource(ctx context.Context, uri string) ([]protocol.Res
 	return c.bridge.Read(ctx, uri)
 }
 
-// Config is the configuration as written, placeholders kept
-// (client:get_config).
-func (c *Computer) Config() protocol.GetComputerConfigRet { return c.config().Ret() }
+// Config is the configuration as written, placeholders kept, as
+// client:get_config answers it to a session of generation g (config.Ret).
+func (c *Computer) Config(g protocol.Generation) protocol.GetComputerConfigRet {
+	return c.config().Ret(g)
+}
 
 func (c *Computer) config() *config.Config {
 	c.cfgMu.Lock()
 	defer c.cfgMu.Unlock()
 	return c.cfg
+}
+
+// setConfig installs cfg and its bundle ids; the caller holds cfgMu or
+// owns c.
+func (c *Computer) setConfig(cfg *config.Config) {
+	c.cfg = cfg
+	c.bundles, c.refused = cfg.BundleIDs()
+}
+
+// bundleOf is the bundle_id of the server named name.
+func (c *Computer) bundleOf(name string) string {
+	c.cfgMu.Lock()
+	defer c.cfgMu.Unlock()
+	return c.bundles[name]
+}
+
+// serverOf is the name of the server whose bundle_id is id.
+func (c *Computer) serverOf(id string) (string, bool) {
+	c.cfgMu.Lock()
+	defer c.cfgMu.Unlock()
+	for name, b := range c.bundles {
+		if b == id {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+func (c *Computer) refusedServers() map[string]*protocol.Error {
+	c.cfgMu.Lock()
+	defer c.cfgMu.Unlock()
+	return c.refused
 }
 
 func (c *Computer) resolveOptions() []config.ResolveOption {
@@ -473,7 +558,9 @@ func (c *Computer) resolveOptions() []config.ResolveOption {
 
 // PutServer adds an MCP server config, or replaces the one with the same
 // name (restarting it), after validating it and resolving its ${input:ID}
-// placeholders against the config's inputs; then it announces
+// placeholders against the config's inputs; a config whose bundle_id
+// (explicit or derived) another server has is refused (400,
+// config.BundleClash). Then it announces
 // server:update_config (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications). Call it
 // after Start.
 func (c *Computer) PutServer(ctx context.Context, s protocol.MCPServerConfig) error {
@@ -489,6 +576,20 @@ func (c *Computer) PutServer(ctx context.Context, s protocol.MCPServerConfig) er
 		return err
 	}
 	cur := c.config()
+	id, err := protocol.ResolveBundleID(s)
+	if err != nil {
+		return protocol.AsError(err).With("server", s.Name())
+	}
+	for _, o := range cur.Servers {
+		if o.Name() == s.Name() {
+			continue
+		}
+		if c.bundleOf(o.Name()) == id {
+			err := config.BundleClash(s.Name(), id, o.Name())
+			c.log.Error("MCP server refused", "server", s.Name(), "err", err.Message)
+			return err
+		}
+	}
 	resolved, err := (&config.Config{Servers: []protocol.MCPServerConfig{s}, Inputs: cur.Inputs}).Resolve(ctx, c.resolveOptions()...)
 	if err != nil {
 		return err
@@ -499,7 +600,7 @@ func (c *Computer) PutServer(ctx context.Context, s protocol.MCPServerConfig) er
 	c.cfgMu.Lock()
 	next := c.cfg.Clone()
 	next.Put(s)
-	c.cfg = next
+	c.setConfig(next)
 	c.cfgMu.Unlock()
 	c.notify(protocol.EventUpdateConfig)
 	return nil
@@ -518,7 +619,7 @@ func (c *Computer) RemoveServer(ctx context.Context, name string) error {
 	c.cfgMu.Lock()
 	next := c.cfg.Clone()
 	next.Remove(name)
-	c.cfg = next
+	c.setConfig(next)
 	c.cfgMu.Unlock()
 	c.notify(protocol.EventUpdateConfig)
 	return nil
@@ -565,37 +666,33 @@ func list[T any](s []T) []T {
 	return s
 }
 
-func (h handler) GetTools(_ context.Context, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
-	return protocol.GetToolsRet{Tools: list(h.c.Tools()), ReqID: req.ReqID}, nil
+func (h handler) GetTools(_ context.Context, g protocol.Generation, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
+	return protocol.GetToolsRet{Tools: list(h.c.Tools(g)), ReqID: req.ReqID}, nil
 }
 
-func (h handler) ToolCall(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
-	return h.c.CallTool(ctx, req)
+func (h handler) ToolCall(ctx context.Context, g protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult {
+	return h.c.CallTool(ctx, g, req)
 }
 
-func (h handler) GetConfig(context.Context, protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
-	return h.c.Config(), nil
+func (h handler) GetConfig(_ context.Context, g protocol.Generation, _ protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
+	return h.c.Config(g), nil
 }
 
-func (h handler) GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
-	win := ""
-	if req.Window != "" {
-		win = req.Window
-	}
-	d, err := h.c.Desktop(ctx, req.DesktopSize, win)
+func (h handler) GetDesktop(ctx context.Context, g protocol.Generation, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
+	d, err := h.c.Desktop(ctx, g, req.DesktopSize, req.Window)
 	if err != nil {
 		return protocol.GetDesktopRet{}, err
 	}
 	return protocol.GetDesktopRet{Desktops: list(d), ReqID: req.ReqID}, nil
 }
 
-func (h handler) GetFinder(_ context.Context, req protocol.GetFinderReq) (protocol.GetFinderRet, error) {
+func (h handler) GetFinder(_ context.Context, _ protocol.Generation, req protocol.GetFinderReq) (protocol.GetFinderRet, error) {
 	ret := h.c.Finder(req)
 	ret.Documents = list(ret.Documents)
 	return ret, nil
 }
 
-func (h handler) ReadResource(ctx context.Context, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
+func (h handler) ReadResource(ctx context.Context, _ protocol.Generation, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
 	started := time.Now()
 	contents, err := h.c.ReadResource(ctx, req.URI)
 	h.c.m.read(started, err)

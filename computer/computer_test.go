@@ -59,14 +59,14 @@ func newComputer(t *testing.T, cfg *config.Config, opts ...Option) *Computer {
 
 func toolNames(c *Computer) []string {
 	var out []string
-	for _, t := range c.Tools() {
+	for _, t := range c.Tools(protocol.Gen02) {
 		out = append(out, t.Name)
 	}
 	return out
 }
 
 func call(c *Computer, tool string, params map[string]any) protocol.CallToolResult {
-	return c.CallTool(context.Background(), protocol.ToolCallReq{Agent: "ag", Computer: "pc", ReqID: "r-" + tool, ToolName: tool, Params: params, Timeout: 10})
+	return c.CallTool(context.Background(), protocol.Gen02, protocol.ToolCallReq{Agent: "ag", Computer: "pc", ReqID: "r-" + tool, ToolName: tool, Params: params, Timeout: 10})
 }
 
 func TestComputerAggregatesStdioAndHTTP(t *testing.T) {
@@ -88,7 +88,7 @@ func TestComputerAggregatesStdioAndHTTP(t *testing.T) {
 	assert.Equal(t, "a", c.Finder(protocol.GetFinderReq{}).Documents[0].Server)
 
 	// Desktop: two windows per server, a first (most recently used).
-	d, err := c.Desktop(context.Background(), nil, "")
+	d, err := c.Desktop(context.Background(), protocol.Gen02, nil, "")
 	require.NoError(t, err)
 	require.Len(t, d, 4)
 	assert.True(t, strings.HasPrefix(d[0], "window://ha/"), d[0])
@@ -114,7 +114,7 @@ func TestComputerAggregatesStdioAndHTTP(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(strings.Join(toolNames(c), ","), "extra") }, 20*time.Second, 10*time.Millisecond)
 
 	// The config answered keeps its placeholder.
-	b, err := json.Marshal(c.Config())
+	b, err := json.Marshal(c.Config(protocol.Gen02))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "${input:DOCS}")
 	require.NoError(t, protocol.Validate(protocol.EventGetConfig, protocol.Ack, b))
@@ -123,7 +123,7 @@ func TestComputerAggregatesStdioAndHTTP(t *testing.T) {
 func TestComputerWithdrawsCrashedServerAndAnnounces(t *testing.T) {
 	srv := siotest.Start(t, "127.0.0.1:0", "key")
 	c := newComputer(t, twoServers(t))
-	require.NoError(t, c.Connect(context.Background(), srv.URL(), "office-1", "pc", sio.WithAPIKey("key")))
+	require.NoError(t, c.Connect(context.Background(), srv.URL(), "office-1", "pc", sio.WithAPIKey("key"), sio.WithGenerations(protocol.Gen02)))
 	<-srv.Joined
 	assert.Equal(t, map[string]any{"role": "computer", "name": "pc", "office_id": "office-1"}, srv.Joins()[0])
 
@@ -181,13 +181,13 @@ func TestComputerWithdrawsCrashedServerAndAnnounces(t *testing.T) {
 	}
 	// ...and come back after the restart.
 	require.Eventually(t, func() bool {
-		return c.Finder(protocol.GetFinderReq{}).TotalCount == 5 && len(c.Tools()) == 11
+		return c.Finder(protocol.GetFinderReq{}).TotalCount == 5 && len(c.Tools(protocol.Gen02)) == 11
 	}, 20*time.Second, 10*time.Millisecond)
 
 	// notify:tool_call_cancel cancels an in-flight call.
 	done := make(chan protocol.CallToolResult, 1)
 	go func() {
-		done <- c.CallTool(context.Background(), protocol.ToolCallReq{Agent: "ag", ReqID: "long-1", ToolName: "b__slow", Params: map[string]any{"seconds": 60}, Timeout: 120})
+		done <- c.CallTool(context.Background(), protocol.Gen02, protocol.ToolCallReq{Agent: "ag", ReqID: "long-1", ToolName: "b__slow", Params: map[string]any{"seconds": 60}, Timeout: 120})
 	}()
 	require.Eventually(t, func() bool {
 		srv.Emit(protocol.NotifyCancelToolCall, map[string]any{"agent": "ag", "req_id": "long-1"})
@@ -278,8 +278,8 @@ func TestPutAndRemoveServerAnnounceConfig(t *testing.T) {
 	require.NoError(t, c.PutServer(context.Background(), s))
 	next(protocol.EventUpdateConfig)
 	next(protocol.EventUpdateToolList)
-	assert.Contains(t, c.Config().Servers, "n")
-	assert.Equal(t, "${input:HOST}", c.Config().Servers["n"].Stdio.ServerParameters.Args[1])
+	assert.Contains(t, c.Config(protocol.Gen02).Servers, "n")
+	assert.Equal(t, "${input:HOST}", c.Config(protocol.Gen02).Servers["n"].Stdio.ServerParameters.Args[1])
 	require.Eventually(t, func() bool { return c.Finder(protocol.GetFinderReq{}).TotalCount == 2 }, 20*time.Second, 10*time.Millisecond)
 	assert.Equal(t, "dpe://added/doc-2", c.Finder(protocol.GetFinderReq{}).Documents[0].URI)
 
@@ -288,8 +288,10 @@ func TestPutAndRemoveServerAnnounceConfig(t *testing.T) {
 
 	require.NoError(t, c.RemoveServer(context.Background(), "n"))
 	next(protocol.EventUpdateConfig)
-	assert.NotContains(t, c.Config().Servers, "n")
-	require.Eventually(t, func() bool { return len(c.Tools()) == 0 && c.Finder(protocol.GetFinderReq{}).TotalCount == 0 }, 20*time.Second, 10*time.Millisecond)
+	assert.NotContains(t, c.Config(protocol.Gen02).Servers, "n")
+	require.Eventually(t, func() bool {
+		return len(c.Tools(protocol.Gen02)) == 0 && c.Finder(protocol.GetFinderReq{}).TotalCount == 0
+	}, 20*time.Second, 10*time.Millisecond)
 	assert.Equal(t, protocol.CodeNotFound, protocol.CodeOf(c.RemoveServer(context.Background(), "n")))
 }
 

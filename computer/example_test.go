@@ -46,12 +46,12 @@ func Example() {
 	if err := c.Start(ctx); err != nil { // every server's first attempt
 		panic(err)
 	}
-	for _, t := range c.Tools() {
+	for _, t := range c.Tools(protocol.Gen02) {
 		fmt.Println(t.Name+":", t.Description)
 	}
 
 	// What an Agent's client:tool_call runs.
-	res := c.CallTool(ctx, protocol.ToolCallReq{Agent: "bot", Computer: "desk", ReqID: "1",
+	res := c.CallTool(ctx, protocol.Gen02, protocol.ToolCallReq{Agent: "bot", Computer: "desk", ReqID: "1",
 		ToolName: "greet", Params: map[string]any{"name": "Ada"}, Timeout: 10})
 	fmt.Println(res.Text())
 	// Output:

@@ -21,7 +21,7 @@ func TestMetrics(t *testing.T) {
 	require.False(t, ok.IsError != nil && *ok.IsError)
 	res := call(c, "a__fail", map[string]any{})
 	require.True(t, res.IsError != nil && *res.IsError)
-	_, err := handler{c}.ReadResource(context.Background(), protocol.ReadResourceReq{Agent: "ag", Computer: "pc", ReqID: "r", URI: "nope://x"})
+	_, err := handler{c}.ReadResource(context.Background(), protocol.Gen02, protocol.ReadResourceReq{Agent: "ag", Computer: "pc", ReqID: "r", URI: "nope://x"})
 	require.Error(t, err)
 
 	expect := `

@@ -50,7 +50,7 @@ func TestToolListBoundedForTheServer(t *testing.T) {
 		}
 	})
 
-	list := c.Tools()
+	list := c.Tools(protocol.Gen02)
 	ret, err := json.Marshal(protocol.GetToolsRet{Tools: list, ReqID: "r"})
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(ret), protocol.DefaultMaxPayloadBytes, "one get_tools answer the Server accepts")
@@ -79,7 +79,7 @@ func TestToolListBoundedForTheServer(t *testing.T) {
 	assert.Greater(t, bigCount, 10000, "the big server keeps a large prefix")
 
 	withheld := map[string]protocol.Code{}
-	for _, w := range c.tools.Withheld() {
+	for _, w := range c.tools.Withheld(protocol.Gen02) {
 		withheld[w.Tool] = w.Err.Code
 	}
 	assert.Equal(t, protocol.CodePayloadTooLarge, withheld["huge"])
@@ -91,7 +91,27 @@ func TestToolListBoundedForTheServer(t *testing.T) {
 			warned++
 		}
 	}
-	assert.Equal(t, 2, warned, "one warning per server and code")
+	// One per server and code, and one more for the big server under the
+	// exposed names, which are longer: more of its tools are over its share.
+	assert.Equal(t, 3, warned, "one warning per server, code and naming")
+
+	// A 0.4 session's list: exposed names with bundle ids, within the same
+	// budget, valid in 0.4.0.
+	list4 := c.Tools(protocol.Gen04)
+	ret4, err := json.Marshal(protocol.GetToolsRet{Tools: list4, ReqID: "r"})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(ret4), protocol.DefaultMaxPayloadBytes, "one get_tools answer the Server accepts")
+	require.NoError(t, protocol.Gen04.Validate(protocol.EventGetTools, protocol.Ack, ret4), "a valid 0.4 answer")
+	exposed := map[string]bool{}
+	for _, tl := range list4 {
+		require.True(t, strings.HasPrefix(tl.Name, tl.BundleID+"__"), "%s of %s", tl.Name, tl.BundleID)
+		exposed[tl.Name] = true
+	}
+	for _, n := range []string{"ok__echo", "ok__fail", "huge__echo", "big__echo", "big__t-000001"} {
+		assert.True(t, exposed[n], "%s published", n)
+	}
+	assert.False(t, exposed["huge__huge"], "the 10 MB tool is withheld")
+	assert.Less(t, len(list4), len(list), "the longer names cost the big server some tools")
 
 	for _, n := range []string{"ok__echo", "huge__echo", "big__echo"} {
 		res := call(c, n, map[string]any{"text": n})

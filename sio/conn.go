@@ -18,6 +18,24 @@
 // A refusal by the Server's authentication ends Connect with a
 // *ConnectError whose Refused is true; the socket does not retry it.
 //
+// # Generations
+//
+// A Conn negotiates the protocol generation
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#versions-and-negotiation):
+// it names the newest generation it speaks (WithGenerations, default
+// every one, so protocol.NewestGeneration()) in the a2c_version query
+// parameter of every Engine.IO request, and sends the key as auth.token,
+// auth.api_key and the x-api-key header. A Server that gates versions
+// refuses with HTTP 400 and a JSON body, read from the websocket upgrade's
+// answer as from a long-polling one: Connect fails with a *ConnectError
+// wrapping the *protocol.Error the body carries (400, or 4008 with the
+// Server's supported range), except that a 4008 whose range holds a
+// generation the Conn speaks is retried once in that generation
+// (protocol.RetryGeneration). A websocket closed with 4900 is a refusal
+// with code 4008 and no range. Generation returns what the session
+// speaks, Confirmed whether the Server said so (an smcp-go Server names it
+// in the X-A2C-Version header of the handshake's answer).
+//
 // # Errors
 //
 // Connect fails with a *ConnectError that wraps its cause, in one of three
@@ -40,9 +58,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/protocol"
 	engine "github.com/a2c-smcp/smcp-go/sio/third_party/engineioclient"
 	client "github.com/a2c-smcp/smcp-go/sio/third_party/socketioclient"
 	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
@@ -81,11 +101,34 @@ type config struct {
 	delayMin time.Duration
 	delayMax time.Duration
 	maxMsg   int64
+	speaks   []protocol.Generation
 }
 
-// WithAPIKey sends key as the auth payload {"api_key": key} and as the
-// x-api-key header (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth).
+// WithAPIKey sends key as the auth payload {"token": key, "api_key": key}
+// and as the x-api-key header: 0.3/0.4 Servers read auth.token, 0.2.0
+// Servers auth.api_key or the header
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth;
+// https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#versions-and-negotiation).
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
+
+// WithGenerations sets the generations the Conn speaks, the first one
+// named in the handshake (default every generation smcp-go speaks, newest
+// first: protocol.NewestGeneration() is named). A Server that refuses the
+// first one gets one retry, with the newest of the others it accepts:
+// inside the range of its 4008, or, refused with 400 for naming no version
+// (protocol.Gen02 names none, as 0.2.0 clients do), the newest that names
+// one. One generation pins it. Invalid and repeated generations are
+// ignored.
+func WithGenerations(gens ...protocol.Generation) Option {
+	return func(c *config) {
+		c.speaks = nil
+		for _, g := range gens {
+			if g.Valid() && !slices.Contains(c.speaks, g) {
+				c.speaks = append(c.speaks, g)
+			}
+		}
+	}
+}
 
 // WithHeader adds an HTTP header to the handshake.
 func WithHeader(k, v string) Option {
@@ -148,14 +191,20 @@ type Conn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu        sync.Mutex
-	connects  int
-	failures  int        // failed attempts since the last connection
-	first     chan error // the first connection's outcome
-	lastErr   error
-	closed    bool
-	started   bool
-	closeOnce sync.Once
+	mu          sync.Mutex
+	gen         protocol.Generation // named in the handshake
+	confirmed   protocol.Generation // the Server's X-A2C-Version, 0 when none
+	retried     bool                // a 4008 was retried
+	heard       bool                // an event or ack arrived on this connection
+	ended       bool                // the Server's DISCONNECT arrived on this connection
+	nsConnected bool                // the namespace CONNECT was answered on this connection
+	connects    int
+	failures    int        // failed attempts since the last connection
+	first       chan error // the first connection's outcome
+	lastErr     error
+	closed      bool
+	started     bool
+	closeOnce   sync.Once
 }
 
 // New prepares a Conn to nsURL (the namespace URL, e.g.
@@ -178,7 +227,16 @@ func New(nsURL string, hooks Hooks, opts ...Option) (*Conn, error) {
 	if cfg.delayMax < cfg.delayMin {
 		cfg.delayMax = cfg.delayMin
 	}
+	if len(cfg.speaks) == 0 {
+		cfg.speaks = protocol.Generations()
+		slices.Reverse(cfg.speaks)
+	}
+	gen := cfg.speaks[0]
 	if _, err := url.Parse(nsURL); err != nil {
+		return nil, err
+	}
+	dialURL, err := protocol.HandshakeURL(nsURL, gen)
+	if err != nil {
 		return nil, err
 	}
 	o := client.DefaultOptions()
@@ -203,18 +261,18 @@ func New(nsURL string, hooks Hooks, opts ...Option) (*Conn, error) {
 		}
 	}
 	if cfg.apiKey != "" {
-		o.SetAuth(map[string]any{"api_key": cfg.apiKey})
+		o.SetAuth(map[string]any{protocol.AuthToken: cfg.apiKey, protocol.AuthAPIKey: cfg.apiKey})
 		hdr.Set("x-api-key", cfg.apiKey)
 	}
 	if len(hdr) > 0 {
 		o.SetExtraHeaders(hdr)
 	}
-	sock, err := client.Connect(nsURL, o)
+	sock, err := client.Connect(dialURL, o)
 	if err != nil {
 		return nil, err
 	}
 	life, cancel := context.WithCancel(context.Background())
-	c := &Conn{url: nsURL, cfg: cfg, log: cfg.log, hooks: hooks, sock: sock,
+	c := &Conn{url: nsURL, cfg: cfg, log: cfg.log, hooks: hooks, sock: sock, gen: gen,
 		ctx: life, cancel: cancel, first: make(chan error, 1)}
 	_ = sock.On("connect", func(...any) { c.onConnect() })
 	_ = sock.On("disconnect", func(args ...any) {
@@ -223,7 +281,13 @@ func New(nsURL string, hooks Hooks, opts ...Option) (*Conn, error) {
 	})
 	_ = sock.On("connect_error", func(args ...any) { c.onConnectError(args) })
 	mgr := sock.Io()
-	_ = mgr.On("open", func(...any) { c.watch.managerOpened(mgr.Engine()) })
+	_ = mgr.On("packet", func(args ...any) { c.onPacket(args) })
+	_ = mgr.On("open", func(...any) {
+		c.mu.Lock()
+		c.nsConnected, c.heard, c.ended = false, false, false // a new engine
+		c.mu.Unlock()
+		c.watch.managerOpened(mgr.Engine())
+	})
 	// A failed attempt reaches the socket as connect_error too: reported there.
 	_ = mgr.On("error", func(...any) { c.watch.managerErrored(mgr.Engine()) })
 	return c, nil
@@ -383,6 +447,7 @@ func (c *Conn) onConnect() {
 	c.connects++
 	n, failed := c.connects, c.failures
 	c.failures = 0
+	c.confirmed = c.readConfirmation()
 	c.mu.Unlock()
 	c.watch.reset()
 	if n > 1 {
@@ -399,6 +464,11 @@ func (c *Conn) onConnect() {
 func (c *Conn) onDisconnect(reason string) {
 	c.mu.Lock()
 	closed := c.closed
+	if c.ended {
+		// The Server's DISCONNECT: the socket may report the manager's
+		// close ("forced close") that it causes first.
+		reason = "io server disconnect"
+	}
 	c.mu.Unlock()
 	if closed {
 		return
@@ -425,6 +495,12 @@ func (c *Conn) onConnectError(args []any) {
 				ce.Code = int(n)
 			}
 		}
+		if ce.Code == 0 {
+			// A refusal without a code (the Python Server's
+			// {"message": "Connection refused by server"}) is its
+			// connection handler's, which decides on the credential.
+			ce.Code = int(protocol.CodeUnauthorized)
+		}
 		c.mu.Lock()
 		c.lastErr = ce
 		c.mu.Unlock()
@@ -433,6 +509,10 @@ func (c *Conn) onConnectError(args []any) {
 			c.hooks.AttemptFailed(ce)
 		}
 		c.report(ce)
+		return
+	}
+	var hs *engine.HandshakeError
+	if errors.As(err, &hs) && c.onHandshakeRefused(hs) {
 		return
 	}
 	c.attemptFailed(err)

@@ -3,6 +3,7 @@ module github.com/a2c-smcp/smcp-go/sio
 go 1.26.0
 
 require (
+	github.com/a2c-smcp/smcp-go/protocol v0.1.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5

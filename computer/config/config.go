@@ -209,6 +209,11 @@ func parseServer(raw json.RawMessage) (protocol.MCPServerConfig, error) {
 		return protocol.MCPServerConfig{}, protocol.NewBadRequest("config: server %q: %v", name, err).With("server", name)
 	}
 	normalize(&s)
+	if id := s.Base().BundleID; id != "" {
+		if err := protocol.ValidateBundleID(id); err != nil {
+			return protocol.MCPServerConfig{}, protocol.AsError(err).With("server", name)
+		}
+	}
 	if _, err := TimeoutsOf(s); err != nil {
 		return protocol.MCPServerConfig{}, err
 	}
@@ -368,14 +373,91 @@ func (c *Config) Server(name string) (protocol.MCPServerConfig, bool) {
 	return protocol.MCPServerConfig{}, false
 }
 
-// Ret is the config as client:get_config answers it.
-func (c *Config) Ret() protocol.GetComputerConfigRet {
-	ret := protocol.GetComputerConfigRet{Servers: map[string]protocol.MCPServerConfig{}}
+// BundleIDs resolves the bundle_id of every server from the config as
+// written (protocol.ResolveBundleID: explicit, else derived from the name),
+// in file order, and keeps them unique as the 0.4 references do: the first
+// server keeps a bundle_id, a later one that resolves to it is refused
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#bundle-ids).
+// ids maps the name of every server kept to its bundle_id; refused maps
+// the name of every other one to a 400 saying why (details: server,
+// bundle_id, and the server that holds it).
+func (c *Config) BundleIDs() (ids map[string]string, refused map[string]*protocol.Error) {
+	ids = map[string]string{}
+	holder := map[string]string{}
 	for _, s := range c.Servers {
-		ret.Servers[s.Name()] = s
+		id, err := protocol.ResolveBundleID(s)
+		if err != nil {
+			if refused == nil {
+				refused = map[string]*protocol.Error{}
+			}
+			refused[s.Name()] = protocol.NewBadRequest("MCP server %q: %s", s.Name(), protocol.AsError(err).Message).With("server", s.Name())
+			continue
+		}
+		if first, taken := holder[id]; taken {
+			if refused == nil {
+				refused = map[string]*protocol.Error{}
+			}
+			refused[s.Name()] = BundleClash(s.Name(), id, first)
+			continue
+		}
+		holder[id] = s.Name()
+		ids[s.Name()] = id
 	}
-	if len(c.Inputs) > 0 {
-		ret.Inputs = append([]protocol.MCPServerInput(nil), c.Inputs...)
+	return ids, refused
+}
+
+// BundleClash is the refusal of MCP server name, whose bundle_id id server
+// first already holds.
+func BundleClash(name, id, first string) *protocol.Error {
+	return protocol.NewBadRequest("MCP server %q has bundle_id %q, which MCP server %q already has: set a distinct bundle_id", name, id, first).
+		With("server", name).With("bundle_id", id).With("held_by", first)
+}
+
+// Ret is the config as client:get_config answers it to a session of
+// generation g (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
+// in 0.2.0 keyed by server name, without bundle_id members, pickString
+// options as bare values; from 0.3.0 on keyed by bundle_id, each entry
+// carrying its resolved bundle_id (a server refused for a clashing
+// bundle_id is left out), pickString options as {label, value}.
+func (c *Config) Ret(g protocol.Generation) protocol.GetComputerConfigRet {
+	ret := protocol.GetComputerConfigRet{Servers: map[string]protocol.MCPServerConfig{}}
+	if g.Handshake() {
+		ids, _ := c.BundleIDs()
+		for _, s := range c.Servers {
+			if id, ok := ids[s.Name()]; ok {
+				ret.Servers[id] = WithBundleID(s, id)
+			}
+		}
+	} else {
+		for _, s := range c.Servers {
+			ret.Servers[s.Name()] = WithBundleID(s, "")
+		}
+	}
+	for _, in := range c.Inputs {
+		if in.PickString != nil {
+			p := in.PickString.In(g)
+			in.PickString = &p
+		}
+		ret.Inputs = append(ret.Inputs, in)
 	}
 	return ret
+}
+
+// WithBundleID returns s with its bundle_id member set to id ("": absent).
+func WithBundleID(s protocol.MCPServerConfig, id string) protocol.MCPServerConfig {
+	switch {
+	case s.Stdio != nil:
+		v := *s.Stdio
+		v.BundleID = id
+		s.Stdio = &v
+	case s.Streamable != nil:
+		v := *s.Streamable
+		v.BundleID = id
+		s.Streamable = &v
+	case s.SSE != nil:
+		v := *s.SSE
+		v.BundleID = id
+		s.SSE = &v
+	}
+	return s
 }

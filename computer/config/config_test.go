@@ -90,7 +90,7 @@ func TestParseAppliesPythonDefaults(t *testing.T) {
 	assert.False(t, s.Disabled)
 	assert.Equal(t, []string{}, s.ForbiddenTools)
 	assert.Equal(t, map[string]protocol.ToolMeta{}, s.ToolMeta)
-	b, err := json.Marshal(c.Ret())
+	b, err := json.Marshal(c.Ret(protocol.Gen02))
 	require.NoError(t, err)
 	assert.NoError(t, protocol.Validate(protocol.EventGetConfig, protocol.Ack, b))
 	assert.Contains(t, string(b), `"forbidden_tools":[]`)
@@ -102,7 +102,7 @@ func TestParseAppliesPythonDefaults(t *testing.T) {
 func TestRetKeepsPlaceholders(t *testing.T) {
 	c, err := Parse([]byte(pyServer))
 	require.NoError(t, err)
-	b, err := json.Marshal(c.Ret())
+	b, err := json.Marshal(c.Ret(protocol.Gen02))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `${input:SCRIPT}`)
 }

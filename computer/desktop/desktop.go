@@ -11,6 +11,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/protocol/window"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Defaults of the Desktop's options.
@@ -85,8 +86,19 @@ func New(opts ...Option) *Desktop {
 	codec := rescache.Codec[Window]{
 		Select: canonical,
 		Match:  canonical,
-		Decode: func(server, uri string, contents []protocol.ResourceContents) (Window, error) {
-			return Window{Server: server, URI: uri, Contents: d.clipContents(server, uri, contents)}, nil
+		Decode: func(server string, res mcp.Resource, contents []protocol.ResourceContents) (Window, error) {
+			w := Window{Server: server, URI: res.URI, Contents: d.clipContents(server, res.URI, contents)}
+			if a := res.Annotations; a != nil && a.Priority != nil {
+				p := protocol.WindowPriority(map[string]any{"priority": *a.Priority})
+				w.Priority = &p
+			}
+			if m := res.Meta; m != nil {
+				if _, ok := m.AdditionalFields[protocol.MetaFullscreen]; ok {
+					f := protocol.WindowFullscreen(m.AdditionalFields)
+					w.Fullscreen = &f
+				}
+			}
+			return w, nil
 		},
 	}
 	d.cache = rescache.New(codec, rescache.Options{
@@ -163,15 +175,13 @@ func canonical(uri string) (string, bool) {
 	return u.String(), true
 }
 
-// AddSource lists src's window:// resources, subscribes to and reads each.
-// It replaces the windows of a previous source of the same name. A source
-// that does not declare resources.subscribe is ignored. A listing failure is
-// returned; the source stays known so that a later ResourceListChanged can
-// fill it.
+// AddSource lists src's window:// resources, subscribes to (when src
+// declares resources.subscribe) and reads each. It replaces the windows of a
+// previous source of the same name. A source without subscribe is listed
+// all the same, as the 0.4 references do: its windows are read again when
+// it sends resources/list_changed. A listing failure is returned; the
+// source stays known so that a later ResourceListChanged can fill it.
 func (d *Desktop) AddSource(ctx context.Context, src mcpsource.Source) error {
-	if !src.SupportsSubscribe() {
-		return nil
-	}
 	return d.cache.Add(ctx, src)
 }
 
@@ -218,7 +228,7 @@ func (d *Desktop) Windows() []Window {
 //
 // ctx is accepted for symmetry with the other client:* handlers; Get makes
 // no MCP call.
-func (d *Desktop) Get(_ context.Context, size *int, win string, history []string) ([]string, error) {
+func (d *Desktop) Get(_ context.Context, g protocol.Generation, size *int, win string, history []string) ([]string, error) {
 	windows := d.Windows()
 	if win != "" {
 		u, err := window.Parse(win)
@@ -241,7 +251,7 @@ func (d *Desktop) Get(_ context.Context, size *int, win string, history []string
 		}
 		windows = one
 	}
-	return d.fit(Organize(windows, size, history)), nil
+	return d.fit(Organize(g, windows, size, history)), nil
 }
 
 // Close cancels in-flight refreshes and stops OnChange. Get keeps answering

@@ -1,6 +1,7 @@
 package desktop
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -14,6 +15,30 @@ type Window struct {
 	Server   string // the MCP server's configured name
 	URI      string // as the server listed it
 	Contents []protocol.ResourceContents
+	// Priority is the listing's annotations.priority (0 to 1; out of that
+	// range 0, as the 0.4 references read it), nil when the listing has
+	// none: the URI's priority query parameter (0 to 100) then stands for
+	// it, divided by 100.
+	Priority *float64
+	// Fullscreen is the listing's _meta.fullscreen (true only for true),
+	// nil when the listing has none: the URI's fullscreen query parameter
+	// then stands for it.
+	Fullscreen *bool
+}
+
+// Layout is a window's priority (0 to 1) and fullscreen flag: the 0.4
+// places first (annotations.priority, _meta.fullscreen), the 0.2 URI query
+// as the fallback (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#window-metadata).
+func (w Window) Layout(u *window.URI) (priority float64, fullscreen bool) {
+	priority = float64(u.Priority) / window.MaxPriority
+	if w.Priority != nil {
+		priority = *w.Priority
+	}
+	fullscreen = u.Fullscreen
+	if w.Fullscreen != nil {
+		fullscreen = *w.Fullscreen
+	}
+	return priority, fullscreen
 }
 
 // Render renders w as one Desktop entry (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop): the URI
@@ -34,27 +59,29 @@ func Render(w Window) string {
 	return w.URI + "\n\n" + body
 }
 
-// Organize is the Desktop organizer (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop; Python SDK
-// a2c_smcp/computer/desktop/organize.py, v0.1.2). It returns the rendered
-// windows:
+// Organize is the Desktop organizer for a session of generation g
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop; Python SDK
+// a2c_smcp/computer/desktop/organize.py, v0.1.2 for 0.2.0 and v0.4.2 for
+// 0.3.0 and 0.4.0). It returns the rendered windows:
 //
 //  1. Windows without contents, and windows whose URI is not a valid
 //     window:// URI, are dropped.
 //  2. Servers are ordered by the tool-call history read backwards and
 //     de-duplicated (most recently used first), then the other servers
 //     alphabetically. history is oldest first.
-//  3. Within a server, windows are ordered by priority, highest first; ties
-//     keep the input order.
-//  4. A server that has a fullscreen window contributes only one window: the
-//     first fullscreen window in that order (the highest-priority one,
-//     the earliest listed among equals — the Python SDK lists each server's
-//     windows sorted by priority before organising and keeps the first
-//     fullscreen of that list).
+//  3. Within a server, windows are ordered by priority (Window.Layout),
+//     highest first; ties keep the input order.
+//  4. A server that has a fullscreen window contributes only one window:
+//     for 0.2.0 the first fullscreen window in that order (the
+//     highest-priority one, the earliest listed among equals — a2c-smcp
+//     0.1.2 sorts each server's windows by priority and keeps the first
+//     fullscreen of that list); from 0.3.0 on the earliest listed
+//     fullscreen window, whatever its priority, as a2c-smcp 0.4.2 does.
 //  5. The result is cut to size windows: nil keeps all, size ≤ 0 gives none.
 //     Once the result is full no further server is visited.
 //
 // The result is never nil.
-func Organize(windows []Window, size *int, history []string) []string {
+func Organize(g protocol.Generation, windows []Window, size *int, history []string) []string {
 	out := []string{}
 	if size != nil && *size <= 0 {
 		return out
@@ -65,8 +92,9 @@ func Organize(windows []Window, size *int, history []string) []string {
 	}
 	type item struct {
 		w          Window
-		priority   int
+		priority   float64
 		fullscreen bool
+		index      int // in listing order
 	}
 	grouped := map[string][]item{}
 	var servers []string
@@ -81,7 +109,8 @@ func Organize(windows []Window, size *int, history []string) []string {
 		if _, ok := grouped[w.Server]; !ok {
 			servers = append(servers, w.Server)
 		}
-		grouped[w.Server] = append(grouped[w.Server], item{w: w, priority: u.Priority, fullscreen: u.Fullscreen})
+		p, f := w.Layout(u)
+		grouped[w.Server] = append(grouped[w.Server], item{w: w, priority: p, fullscreen: f, index: len(grouped[w.Server])})
 	}
 	slices.Sort(servers)
 	for _, s := range serverOrder(history, servers) {
@@ -92,9 +121,15 @@ func Organize(windows []Window, size *int, history []string) []string {
 		if limit >= 0 && len(out) >= limit {
 			break
 		}
-		slices.SortStableFunc(items, func(a, b item) int { return b.priority - a.priority })
-		if i := slices.IndexFunc(items, func(it item) bool { return it.fullscreen }); i >= 0 {
-			out = append(out, Render(items[i].w))
+		slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.priority, a.priority) })
+		full := -1
+		for i, it := range items {
+			if it.fullscreen && (full < 0 || g.Handshake() && it.index < items[full].index) {
+				full = i
+			}
+		}
+		if full >= 0 {
+			out = append(out, Render(items[full].w))
 			continue
 		}
 		for _, it := range items {

@@ -16,6 +16,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/protocol/dpe"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Defaults of the Aggregator's options.
@@ -325,7 +326,8 @@ var errNoText = errors.New("no text content")
 // decodeDocument turns a Level-1 read into a prepared summary. Keywords past
 // maxKeywords are left out (a warning for the first ten documents so cut,
 // debug level after).
-func (a *Aggregator) decodeDocument(server, uri string, contents []protocol.ResourceContents) (*entry, error) {
+func (a *Aggregator) decodeDocument(server string, res mcp.Resource, contents []protocol.ResourceContents) (*entry, error) {
+	uri := res.URI
 	var raw []byte
 	for _, c := range contents {
 		if c.Text != nil {

@@ -28,6 +28,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,15 +38,28 @@ import (
 )
 
 // Handler answers the routed requests. Each call runs on its own goroutine;
-// ctx ends when the Client closes. Errors should be *protocol.Error (others
-// become 500).
+// ctx ends when the Client closes. g is the protocol generation of the
+// session the request arrived in (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
+// a Handler answers in its shapes (bundle ids and exposed tool names,
+// result meta, config keys) and the Client writes an error in its error
+// shape. Errors should be *protocol.Error (others become 500).
+//
+// GetResources, GetSkills, GetSkill, GetBlob and PutBlob answer the events
+// 0.4.0 added (GetResources, GetSkills, GetSkill and GetBlob are in 0.3.0
+// too); a session of a generation that lacks the event never reaches them:
+// the Client answers it 4106 itself.
 type Handler interface {
-	GetTools(ctx context.Context, req protocol.GetToolsReq) (protocol.GetToolsRet, error)
-	ToolCall(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult
-	GetConfig(ctx context.Context, req protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error)
-	GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error)
-	GetFinder(ctx context.Context, req protocol.GetFinderReq) (protocol.GetFinderRet, error)
-	ReadResource(ctx context.Context, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error)
+	GetTools(ctx context.Context, g protocol.Generation, req protocol.GetToolsReq) (protocol.GetToolsRet, error)
+	ToolCall(ctx context.Context, g protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult
+	GetConfig(ctx context.Context, g protocol.Generation, req protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error)
+	GetDesktop(ctx context.Context, g protocol.Generation, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error)
+	GetFinder(ctx context.Context, g protocol.Generation, req protocol.GetFinderReq) (protocol.GetFinderRet, error)
+	ReadResource(ctx context.Context, g protocol.Generation, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error)
+	GetResources(ctx context.Context, g protocol.Generation, req protocol.GetResourcesReq) (protocol.GetResourcesRet, error)
+	GetSkills(ctx context.Context, g protocol.Generation, req protocol.GetSkillsReq) (protocol.GetSkillsRet, error)
+	GetSkill(ctx context.Context, g protocol.Generation, req protocol.GetSkillReq) (protocol.GetSkillRet, error)
+	GetBlob(ctx context.Context, g protocol.Generation, req protocol.GetBlobReq) (protocol.GetBlobRet, error)
+	PutBlob(ctx context.Context, g protocol.Generation, req protocol.PutBlobReq) (protocol.PutBlobRet, error)
 	CancelToolCall(req protocol.CancelToolCallReq)
 }
 
@@ -53,11 +67,14 @@ type Handler interface {
 type Option func(*options)
 
 type options struct {
-	apiKey  string
-	headers http.Header
-	log     *slog.Logger
-	timeout time.Duration
-	polling bool
+	apiKey     string
+	headers    http.Header
+	log        *slog.Logger
+	timeout    time.Duration
+	polling    bool
+	gens       []protocol.Generation
+	extensions []string
+	extSet     bool
 }
 
 // WithAPIKey sends key as auth {"api_key": key} and header x-api-key.
@@ -83,6 +100,27 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 // where it can; behind a proxy that refuses websockets the connection stays
 // on long-polling (default: websocket only).
 func WithPolling() Option { return func(o *options) { o.polling = true } }
+
+// WithGenerations sets the protocol generations the Computer speaks, the
+// first one named in the handshake (default every generation, newest
+// first); a Server that refuses it gets one retry with the newest of the
+// others it accepts (sio.WithGenerations;
+// https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#versions-and-negotiation).
+// One generation pins it. The session's generation is Generation.
+func WithGenerations(gens ...protocol.Generation) Option {
+	return func(o *options) { o.gens = append([]protocol.Generation(nil), gens...) }
+}
+
+// WithExtensions sets the client:* events the Computer answers beyond its
+// generation's core events, listed in the extensions member of its
+// server:join_office to a Server that confirmed the session's generation
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions);
+// events that are core in the session's generation, or that it lacks, are
+// left out. Default: every routed event that is an extension in the
+// session's generation (protocol.Generation.Lookup). None: WithExtensions().
+func WithExtensions(events ...string) Option {
+	return func(o *options) { o.extensions, o.extSet = append([]string(nil), events...), true }
+}
 
 // Client is a Computer's connection to a Server.
 type Client struct {
@@ -110,9 +148,13 @@ type Client struct {
 // Server answered: transient, the reconnection retries.
 var errConnectionLost = errors.New("connection lost before the answer")
 
-// routed are the client:* events a Computer answers.
+// routed are the client:* events a Computer answers, in any generation that
+// has them (0.2.0's, the Finder's and client:read_resource, and those 0.3.0
+// and 0.4.0 added).
 var routed = []string{protocol.EventToolCall, protocol.EventGetTools, protocol.EventGetConfig,
-	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource, protocol.EventComplete}
+	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource,
+	protocol.EventGetResources, protocol.EventGetSkills, protocol.EventGetSkill,
+	protocol.EventGetBlob, protocol.EventPutBlob, protocol.EventComplete}
 
 // Dial connects to serverURL (http[s]://host:port, with or without the
 // /smcp path), joins office as name and returns once joined. Its errors
@@ -138,6 +180,9 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 		ctx: life, cancel: cancel, firstCh: make(chan error, 1)}
 
 	copts := []conn.Option{conn.WithLogger(c.log)}
+	if len(o.gens) > 0 {
+		copts = append(copts, conn.WithGenerations(o.gens...))
+	}
 	if o.polling {
 		copts = append(copts, conn.WithPolling())
 	}
@@ -151,10 +196,16 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 	}
 	cn, err := conn.New(nsURL, conn.Hooks{
 		Connected: func(int) { c.onConnect() },
-		Disconnected: func(string) {
+		Disconnected: func(reason string) {
 			c.mu.Lock()
 			c.joined = false
 			c.mu.Unlock()
+			if reason == "io server disconnect" {
+				// No reconnection follows a Server's disconnect: a Dial
+				// still waiting for its join fails with why (the Rust 0.4
+				// Server drops a refused credential's session so).
+				c.first(c.serverEnded())
+			}
 		},
 	}, copts...)
 	if err != nil {
@@ -184,6 +235,47 @@ func Dial(ctx context.Context, serverURL, office, name string, h Handler, opts .
 		c.Close()
 		return nil, wrap(protocol.Errorf(protocol.CodeTimeout, "connect to %s and join office %q: no answer in time", nsURL, office), wait.Err())
 	}
+}
+
+// serverEnded is the error of a session the Server ended: the refusal
+// the connection read (sio.Conn.LastError), else a 503.
+func (c *Client) serverEnded() error {
+	if err := c.conn.LastError(); err != nil {
+		return dialError(c.ctx, c.conn.URL(), c.office, err)
+	}
+	return protocol.NewUnavailable("connect to %s and join office %q: the server ended the session", c.conn.URL(), c.office)
+}
+
+// Generation returns the protocol generation of the session: the one the
+// Server confirmed, else the one the Computer named in its handshake
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions).
+func (c *Client) Generation() protocol.Generation { return c.conn.Generation() }
+
+// Confirmed reports whether the Server confirmed the session's generation
+// (an smcp-go Server does; the reference Servers do not, and route no
+// smcp-go extension).
+func (c *Client) Confirmed() bool { return c.conn.Confirmed() }
+
+// extensions returns the events to list in server:join_office: none to a
+// Server that did not confirm the generation; else WithExtensions' list,
+// or every routed event that is an extension in g, keeping only the
+// events that are extensions in g.
+func (c *Client) extensions() []string {
+	if !c.conn.Confirmed() {
+		return nil
+	}
+	g := c.conn.Generation()
+	list := routed
+	if c.o.extSet {
+		list = c.o.extensions
+	}
+	var out []string
+	for _, ev := range list {
+		if info, ok := g.Lookup(ev); ok && info.Extension && !slices.Contains(out, ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 func (c *Client) first(err error) {
@@ -257,7 +349,7 @@ func (c *Client) join(gen int) {
 			return
 		}
 		if err == nil {
-			c.log.Info("joined office", "sid", c.sock.Id())
+			c.log.Info("joined office", "sid", c.sock.Id(), "protocol", c.conn.Generation().String(), "confirmed", c.conn.Confirmed())
 			c.first(nil)
 			return
 		}
@@ -294,7 +386,7 @@ func (c *Client) join(gen int) {
 }
 
 func (c *Client) joinOnce() error {
-	req := protocol.EnterOfficeReq{Role: protocol.RoleComputer, Name: c.name, OfficeID: c.office}
+	req := protocol.EnterOfficeReq{Role: protocol.RoleComputer, Name: c.name, OfficeID: c.office, Extensions: c.extensions()}
 	vals, err := c.call(protocol.EventJoinOffice, req)
 	c.log.Debug("join answered", "vals", vals, "err", err)
 	if err != nil {
@@ -447,95 +539,190 @@ func (c *Client) onRequest(event string, args []any) {
 		c.log.Warn("request without ack ignored", "event", event)
 		return
 	}
+	g, confirmed := c.session()
+	a := answerer{g: g, limit: messageLimit(confirmed), name: c.name, h: c.h, log: c.log}
 	reply := func(v any) {
-		data, err := toJSONValue(v)
-		if err != nil {
-			data, _ = toJSONValue(protocol.AsError(err))
-		}
+		data := a.encode(event, v)
 		c.emitMu.Lock()
 		ack([]any{data}, nil)
 		c.emitMu.Unlock()
 	}
-	if len(args) != 1 {
-		reply(protocol.NewBadRequest("%s: want one payload, got %d", event, len(args)))
-		return
-	}
-	if err := protocol.ValidateValue(event, protocol.Request, args[0]); err != nil {
+	if err := a.check(event, args); err != nil {
 		reply(err)
 		return
+	}
+	payload := args[0]
+	if !c.goOwned(func() { reply(a.dispatch(c.ctx, event, payload)) }) {
+		reply(protocol.NewInternal("computer %q is shutting down", c.name))
+	}
+}
+
+// messageLimit is the largest answer the Client sends: the reference
+// Servers' limit when the Server did not confirm it is smcp-go, else none
+// (the Handler bounds its answers by WithMaxPayloadBytes, which matches an
+// smcp-go Server's setting).
+func messageLimit(confirmed bool) int64 {
+	if confirmed {
+		return 0
+	}
+	return protocol.ReferenceMaxMessageBytes
+}
+
+// answerer answers the requests of one session: its generation, and the
+// largest answer its Server accepts (0: unbounded here).
+type answerer struct {
+	g     protocol.Generation
+	limit int64
+	name  string
+	h     Handler
+	log   *slog.Logger
+}
+
+// check validates a request before it is dispatched (in g: its schema, that
+// g has the event, and that it is addressed to this Computer); the error is
+// the ack value, nil when the request may be dispatched.
+func (a answerer) check(event string, args []any) *protocol.Error {
+	if len(args) != 1 {
+		return protocol.NewBadRequest("%s: want one payload, got %d", event, len(args))
+	}
+	if _, ok := a.g.Lookup(event); !ok {
+		// The Server routes no event the session's generation lacks
+		// (spec/generations.md, Confirmation and extensions); one that
+		// arrives all the same is refused as it would be.
+		return protocol.NewNotSupported("%s is not an event of protocol %s", event, a.g).With("event", event)
+	}
+	if err := a.g.ValidateValue(event, protocol.Request, args[0]); err != nil {
+		return protocol.AsError(err)
 	}
 	var target struct {
 		Computer string `json:"computer"`
 	}
 	if err := decode(args[0], &target); err != nil {
-		reply(protocol.NewBadRequest("%s: %v", event, err))
-		return
+		return protocol.NewBadRequest("%s: %v", event, err)
 	}
-	if target.Computer != c.name {
-		reply(protocol.NewNotFound("computer %q is not this computer (%q)", target.Computer, c.name).With("computer", target.Computer))
-		return
+	if target.Computer != a.name {
+		return protocol.ComputerNotFound(a.g, target.Computer)
 	}
-	payload := args[0]
-	if !c.goOwned(func() { reply(c.dispatch(event, payload)) }) {
-		reply(protocol.NewInternal("computer %q is shutting down", c.name))
+	return nil
+}
+
+// encode turns the ack value v (a result, or a *protocol.Error) into what
+// is sent: an error in g's shape, and an answer over the message limit
+// replaced by a 413 (a tool call's by an error CallToolResult) rather than
+// sent for the Server to close the connection.
+func (a answerer) encode(event string, v any) any {
+	if e, ok := v.(*protocol.Error); ok {
+		v = e.In(a.g)
 	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(protocol.NewInternal("%s: encode the answer: %v", event, err).In(a.g))
+	}
+	if a.limit > 0 && int64(len(b))+envelope > a.limit {
+		e := protocol.NewPayloadTooLarge("%s: the answer of %d bytes exceeds the %d bytes the Server accepts in one message; narrow the request",
+			event, len(b), a.limit).With("bytes", len(b)).With("limit", a.limit)
+		a.log.Warn("answer over the Server's message limit refused", "event", event, "bytes", len(b), "limit", a.limit)
+		if event == protocol.EventToolCall {
+			b, _ = json.Marshal(errorResult(e))
+		} else {
+			b, _ = json.Marshal(e.In(a.g))
+		}
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return map[string]any{}
+	}
+	return out
+}
+
+// envelope is the room kept in a message for the Socket.IO framing of an
+// ack (its packet type, namespace, ack id and brackets).
+const envelope = 256
+
+// errorResult is the CallToolResult of a tool call refused by the Client
+// itself, in the shape package tools writes.
+func errorResult(e *protocol.Error) protocol.CallToolResult {
+	t := true
+	text := e.Message
+	return protocol.CallToolResult{
+		Content:           []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &text}},
+		IsError:           &t,
+		StructuredContent: map[string]any{"error": e.Message, "error_type": e.Code.String(), "code": int(e.Code)},
+	}
+}
+
+// call decodes the request into a value of type Req and calls fn.
+func call[Req, Ret any](ctx context.Context, event string, payload any, fn func(context.Context, Req) (Ret, error)) any {
+	var req Req
+	if err := decode(payload, &req); err != nil {
+		return protocol.NewBadRequest("%s: %v", event, err)
+	}
+	v, err := fn(ctx, req)
+	if err != nil {
+		return protocol.AsError(err)
+	}
+	return v
 }
 
 // dispatch decodes the request and calls the Handler; it returns the ack
 // value (result or *protocol.Error).
-func (c *Client) dispatch(event string, payload any) (out any) {
+func (a answerer) dispatch(ctx context.Context, event string, payload any) (out any) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("handler panicked", "event", event, "panic", r)
+			a.log.Error("handler panicked", "event", event, "panic", r)
 			out = protocol.NewInternal("%s: internal error", event)
 		}
 	}()
-	ctx := c.ctx
-	res := func(v any, err error) any {
-		if err != nil {
-			return protocol.AsError(err)
-		}
-		return v
-	}
+	g, h := a.g, a.h
 	switch event {
 	case protocol.EventToolCall:
 		var req protocol.ToolCallReq
 		if err := decode(payload, &req); err != nil {
 			return protocol.NewBadRequest("%s: %v", event, err)
 		}
-		return c.h.ToolCall(ctx, req)
+		return h.ToolCall(ctx, g, req)
 	case protocol.EventGetTools:
-		var req protocol.GetToolsReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.GetTools(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetToolsReq) (protocol.GetToolsRet, error) {
+			return h.GetTools(ctx, g, r)
+		})
 	case protocol.EventGetConfig:
-		var req protocol.GetComputerConfigReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.GetConfig(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
+			return h.GetConfig(ctx, g, r)
+		})
 	case protocol.EventGetDesktop:
-		var req protocol.GetDesktopReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.GetDesktop(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
+			return h.GetDesktop(ctx, g, r)
+		})
 	case protocol.EventGetFinder:
-		var req protocol.GetFinderReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.GetFinder(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetFinderReq) (protocol.GetFinderRet, error) {
+			return h.GetFinder(ctx, g, r)
+		})
 	case protocol.EventReadResource:
-		var req protocol.ReadResourceReq
-		if err := decode(payload, &req); err != nil {
-			return protocol.NewBadRequest("%s: %v", event, err)
-		}
-		return res(c.h.ReadResource(ctx, req))
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
+			return h.ReadResource(ctx, g, r)
+		})
+	case protocol.EventGetResources:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetResourcesReq) (protocol.GetResourcesRet, error) {
+			return h.GetResources(ctx, g, r)
+		})
+	case protocol.EventGetSkills:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetSkillsReq) (protocol.GetSkillsRet, error) {
+			return h.GetSkills(ctx, g, r)
+		})
+	case protocol.EventGetSkill:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetSkillReq) (protocol.GetSkillRet, error) {
+			return h.GetSkill(ctx, g, r)
+		})
+	case protocol.EventGetBlob:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.GetBlobReq) (protocol.GetBlobRet, error) {
+			return h.GetBlob(ctx, g, r)
+		})
+	case protocol.EventPutBlob:
+		return call(ctx, event, payload, func(ctx context.Context, r protocol.PutBlobReq) (protocol.PutBlobRet, error) {
+			return h.PutBlob(ctx, g, r)
+		})
 	case protocol.EventComplete:
-		return c.complete(ctx, payload)
+		return a.complete(ctx, payload)
 	}
 	return protocol.NewBadRequest("unknown event %q", event)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,30 +18,50 @@ import (
 type handler struct {
 	block     chan struct{}
 	cancelled chan string
+	big       int // the length of the text a tool call answers, when set
 }
 
-func (h *handler) GetTools(_ context.Context, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
+func (h *handler) GetTools(_ context.Context, _ protocol.Generation, req protocol.GetToolsReq) (protocol.GetToolsRet, error) {
 	return protocol.GetToolsRet{ReqID: req.ReqID, Tools: []protocol.SMCPTool{}}, nil
 }
-func (h *handler) ToolCall(_ context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
+func (h *handler) ToolCall(_ context.Context, _ protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult {
 	text := req.ToolName
+	if h.big > 0 {
+		text = strings.Repeat("x", h.big)
+	}
 	return protocol.CallToolResult{Content: []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &text}}}
 }
-func (h *handler) GetConfig(context.Context, protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
+func (h *handler) GetConfig(context.Context, protocol.Generation, protocol.GetComputerConfigReq) (protocol.GetComputerConfigRet, error) {
 	return protocol.GetComputerConfigRet{}, protocol.NewNotFound("no config")
 }
-func (h *handler) GetDesktop(ctx context.Context, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
+func (h *handler) GetDesktop(ctx context.Context, _ protocol.Generation, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
 	select {
 	case <-h.block:
 	case <-ctx.Done():
 	}
 	return protocol.GetDesktopRet{ReqID: req.ReqID, Desktops: []string{"window://a/b"}}, nil
 }
-func (h *handler) GetFinder(context.Context, protocol.GetFinderReq) (protocol.GetFinderRet, error) {
+func (h *handler) GetFinder(context.Context, protocol.Generation, protocol.GetFinderReq) (protocol.GetFinderRet, error) {
 	panic("boom")
 }
-func (h *handler) ReadResource(context.Context, protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
+func (h *handler) ReadResource(context.Context, protocol.Generation, protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
 	return protocol.ReadResourceRet{}, protocol.NewDocumentNotFound("nope").With("doc_ref", "x")
+}
+func (h *handler) GetResources(_ context.Context, g protocol.Generation, req protocol.GetResourcesReq) (protocol.GetResourcesRet, error) {
+	return protocol.GetResourcesRet{}, protocol.NewMCPServerNotFound("no %s", req.MCPServer).WithField("mcp_server", req.MCPServer)
+}
+func (h *handler) GetSkills(_ context.Context, g protocol.Generation, req protocol.GetSkillsReq) (protocol.GetSkillsRet, error) {
+	return protocol.GetSkillsRet{ReqID: req.ReqID, Skills: []protocol.A2CSkillRef{}}, nil
+}
+func (h *handler) GetSkill(context.Context, protocol.Generation, protocol.GetSkillReq) (protocol.GetSkillRet, error) {
+	return protocol.GetSkillRet{}, protocol.NewMCPServerNotFound("no skill")
+}
+func (h *handler) GetBlob(_ context.Context, _ protocol.Generation, req protocol.GetBlobReq) (protocol.GetBlobRet, error) {
+	// An answer over any message limit.
+	return protocol.GetBlobRet{ReqID: req.ReqID, BlobHandle: req.BlobHandle, Blob: strings.Repeat("A", protocol.ReferenceMaxMessageBytes)}, nil
+}
+func (h *handler) PutBlob(context.Context, protocol.Generation, protocol.PutBlobReq) (protocol.PutBlobRet, error) {
+	return protocol.PutBlobRet{}, protocol.NewBlobWriteFailed("no").With("reason", "forbidden")
 }
 func (h *handler) CancelToolCall(req protocol.CancelToolCallReq) { h.cancelled <- req.ReqID }
 
@@ -68,7 +89,8 @@ func req(extra map[string]any) map[string]any {
 func TestDialJoinAndAnswer(t *testing.T) {
 	f := siotest.Start(t, "127.0.0.1:0", "secret")
 	h := newHandler()
-	c, err := Dial(context.Background(), f.URL(), "office-1", "pc", h, WithAPIKey("secret"))
+	// The 0.2.0 wire (answers in 0.3/0.4: answer_test.go).
+	c, err := Dial(context.Background(), f.URL(), "office-1", "pc", h, WithAPIKey("secret"), WithGenerations(protocol.Gen02))
 	require.NoError(t, err)
 	defer c.Close()
 	assert.True(t, c.Joined())
@@ -243,4 +265,59 @@ func TestDialErrors(t *testing.T) {
 	require.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err), "%v", err)
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotErrorIs(t, err, ErrUnreachable)
+}
+
+// TestDialGenerations: the Computer names its generation in every
+// Engine.IO request (the newest by default, none when pinned to 0.2.0),
+// reports the session's generation and whether the Server confirmed it,
+// and lists its extension events in server:join_office only to a Server
+// that confirmed the generation.
+func TestDialGenerations(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		confirm    bool
+		opts       []Option
+		gen        protocol.Generation
+		version    string
+		extensions any
+	}{
+		{"reference server", false, nil, protocol.Gen04, "0.4.0", nil},
+		{"smcp-go server", true, nil, protocol.Gen04, "0.4.0", []any{protocol.EventGetFinder, protocol.EventReadResource}},
+		{"smcp-go server, 0.2 pinned", true, []Option{WithGenerations(protocol.Gen02)}, protocol.Gen02, "-", []any{protocol.EventReadResource}},
+		{"smcp-go server, no extensions", true, []Option{WithExtensions()}, protocol.Gen04, "0.4.0", nil},
+		{"smcp-go server, core events left out", true, []Option{WithGenerations(protocol.Gen02), WithExtensions(protocol.EventGetFinder, protocol.EventReadResource)}, protocol.Gen02, "-", []any{protocol.EventReadResource}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := siotest.Start(t, "127.0.0.1:0", "")
+			f.Confirm.Store(tc.confirm)
+			c, err := Dial(context.Background(), f.URL(), "office-1", "pc", newHandler(), tc.opts...)
+			require.NoError(t, err)
+			defer c.Close()
+			assert.Equal(t, tc.gen, c.Generation())
+			assert.Equal(t, tc.confirm, c.Confirmed())
+			for _, v := range f.Versions() {
+				assert.Equal(t, tc.version, v)
+			}
+			join := f.Joins()[0]
+			if tc.extensions == nil {
+				assert.NotContains(t, join, "extensions")
+			} else {
+				assert.Equal(t, tc.extensions, join["extensions"])
+			}
+		})
+	}
+}
+
+// TestDialDropped: a Server that drops the session as soon as it accepted
+// it (the Rust 0.4.1 Server's answer to a wrong key) fails Dial with a 401
+// refusal, not with Dial's timeout.
+func TestDialDropped(t *testing.T) {
+	f := siotest.Start(t, "127.0.0.1:0", "")
+	f.DropOnConnect.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := Dial(ctx, f.URL(), "office-1", "pc", newHandler(), WithTimeout(time.Minute))
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err), "%v", err)
+	require.NoError(t, ctx.Err(), "Dial waited for its bound")
 }

@@ -11,23 +11,17 @@ import (
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#completion).
 // A Handler without it answers 4106.
 type Completer interface {
-	Complete(ctx context.Context, req protocol.CompleteReq) (protocol.CompleteRet, error)
+	Complete(ctx context.Context, g protocol.Generation, req protocol.CompleteReq) (protocol.CompleteRet, error)
 }
 
-func (c *Client) complete(ctx context.Context, payload any) any {
-	h, ok := c.h.(Completer)
+func (a answerer) complete(ctx context.Context, payload any) any {
+	h, ok := a.h.(Completer)
 	if !ok {
-		return protocol.NewNotSupported("computer %q does not offer %s", c.name, protocol.EventComplete).With("event", protocol.EventComplete)
+		return protocol.NewNotSupported("computer %q does not offer %s", a.name, protocol.EventComplete).With("event", protocol.EventComplete)
 	}
-	var req protocol.CompleteReq
-	if err := decode(payload, &req); err != nil {
-		return protocol.NewBadRequest("%s: %v", protocol.EventComplete, err)
-	}
-	ret, err := h.Complete(ctx, req)
-	if err != nil {
-		return protocol.AsError(err)
-	}
-	return ret
+	return call(ctx, protocol.EventComplete, payload, func(ctx context.Context, r protocol.CompleteReq) (protocol.CompleteRet, error) {
+		return h.Complete(ctx, a.g, r)
+	})
 }
 
 // Progress emits server:tool_progress, an smcp-go extension

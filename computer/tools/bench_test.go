@@ -18,7 +18,7 @@ func BenchmarkCall(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if res := s.Call(context.Background(), req); res.IsError != nil && *res.IsError {
+				if res := s.Call(context.Background(), protocol.Gen02, req); res.IsError != nil && *res.IsError {
 					b.Fatal(*res.Content[0].Text)
 				}
 			}

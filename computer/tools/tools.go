@@ -161,21 +161,28 @@ type Withheld struct {
 	Server string
 	Tool   string          // its published name had it been published
 	Err    *protocol.Error // 413 (too large, or over the list budget) or 400 (not a valid SMCPTool)
+	e      *entry
 }
 
 type server struct {
-	cands     []cand   // its tools that are not forbidden, in listing order
-	forbidden []string // published names of its forbidden tools
+	bundle    string // its bundle_id
+	cands     []cand // its tools that are not forbidden, in listing order
+	forbidden []cand // its forbidden tools (e nil)
 }
 
-// cand is a tool under the name it asks for (its alias or MCP name).
+// cand is a tool under the names it asks for: display, its merged alias or
+// MCP name (0.2.0), and exposed, {bundle_id}__{own alias or MCP name}
+// (0.3.0 on).
 type cand struct {
 	display string
+	exposed string
 	e       *entry
 }
 
 type entry struct {
 	server   string
+	bundle   string
+	exposed  string // its name from 0.3.0 on
 	original string
 	meta     *protocol.ToolMeta
 	caller   Caller
@@ -194,43 +201,85 @@ type Set struct {
 	log         *slog.Logger
 	maxList     int64
 
-	mu        sync.Mutex
-	servers   map[string]*server
+	mu       sync.Mutex
+	servers  map[string]*server
+	bare     view // the 0.2.0 names
+	exposed  view // the 0.3.0 and 0.4.0 names
+	inflight map[string]context.CancelCauseFunc
+	history  []Record
+}
+
+// view is the published tools under one naming: the 0.2.0 bare names or
+// the exposed names of 0.3.0 and 0.4.0.
+type view struct {
 	published map[string]*entry   // callable names
 	forbidden map[string]string   // name -> server, for 4002
-	ambiguous map[string][]string // bare name -> qualified names
+	ambiguous map[string][]string // bare: name -> qualified names; exposed: name -> MCP names dropped
+	clashes   map[string][]*entry // bare name -> the tools that share it (bare view only)
 	list      []protocol.SMCPTool
 	withheld  map[string]Withheld // published name -> why not
-	inflight  map[string]context.CancelCauseFunc
-	history   []Record
+}
+
+func newView() view {
+	return view{published: map[string]*entry{}, forbidden: map[string]string{}, ambiguous: map[string][]string{},
+		clashes: map[string][]*entry{}, withheld: map[string]Withheld{}}
 }
 
 // New returns an empty tool set.
 func New(opts ...Option) *Set {
-	s := &Set{historySize: 10, log: slog.Default(), maxList: protocol.DefaultMaxPayloadBytes, servers: map[string]*server{}, published: map[string]*entry{},
-		withheld:  map[string]Withheld{},
-		forbidden: map[string]string{}, ambiguous: map[string][]string{}, inflight: map[string]context.CancelCauseFunc{}}
+	s := &Set{historySize: 10, log: slog.Default(), maxList: protocol.DefaultMaxPayloadBytes, servers: map[string]*server{},
+		bare: newView(), exposed: newView(), inflight: map[string]context.CancelCauseFunc{}}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
 
+// SetMaxListBytes changes the list budget (WithMaxListBytes) and reports
+// whether the published lists changed. The Computer lowers it to the
+// reference Servers' message limit on a connection to a Server that did
+// not confirm it is smcp-go.
+func (s *Set) SetMaxListBytes(n int64) bool {
+	if n <= 0 {
+		n = protocol.DefaultMaxPayloadBytes
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.maxList == n {
+		return false
+	}
+	s.maxList = n
+	return s.rebuild()
+}
+
 // SetServer records the tools of one server (after it came up or sent
 // tools/list_changed) and reports whether the published list changed.
+// cfg.BundleID is the server's resolved bundle_id (the Computer resolves
+// it from the config as written, protocol.ResolveBundleID, and keeps it
+// unique); when empty, the server's name normalized
+// (protocol.NormalizeBundleName) stands for it.
 func (s *Set) SetServer(name string, cfg protocol.MCPServerConfigBase, caller Caller, tools []mcp.Tool) bool {
-	sv := &server{}
+	bundle := cfg.BundleID
+	if bundle == "" {
+		bundle = protocol.NormalizeBundleName(name)
+	}
+	sv := &server{bundle: bundle}
 	for i, t := range tools { // converted before taking the lock: a long list takes a while
 		meta := MergedMeta(cfg, t.Name)
 		display := t.Name
 		if meta != nil && meta.Alias != "" {
 			display = meta.Alias
 		}
-		if slices.Contains(cfg.ForbiddenTools, t.Name) || slices.Contains(cfg.ForbiddenTools, display) {
-			sv.forbidden = append(sv.forbidden, display)
+		own := ""
+		if tm, ok := cfg.ToolMeta[t.Name]; ok {
+			own = tm.Alias
+		}
+		exposed := protocol.ExposedToolName(bundle, t.Name, own)
+		if slices.Contains(cfg.ForbiddenTools, t.Name) || slices.Contains(cfg.ForbiddenTools, display) || slices.Contains(cfg.ForbiddenTools, exposed) {
+			sv.forbidden = append(sv.forbidden, cand{display: display, exposed: exposed})
 			continue
 		}
-		e := &entry{server: name, original: t.Name, meta: meta, caller: caller, tool: Convert(t, meta), order: i}
+		e := &entry{server: name, bundle: bundle, exposed: exposed, original: t.Name, meta: meta, caller: caller, tool: Convert(t, meta), order: i}
 		unnamed := e.tool
 		unnamed.Name = "" // sized without its name, which rebuild chooses
 		if e.size = answer.Size(unnamed); e.size > MaxToolBytes {
@@ -238,7 +287,7 @@ func (s *Set) SetServer(name string, cfg protocol.MCPServerConfigBase, caller Ca
 		}
 		e.longDesc = utf8.RuneCountInString(e.tool.Description) > maxTextRunes
 		e.longMeta = !simpleMeta(e.tool.Meta)
-		sv.cands = append(sv.cands, cand{display: display, e: e})
+		sv.cands = append(sv.cands, cand{display: display, exposed: exposed, e: e})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -258,11 +307,21 @@ func (s *Set) RemoveServer(name string) bool {
 	return s.rebuild()
 }
 
-// List is the published tools, sorted by name (client:get_tools).
-func (s *Set) List() []protocol.SMCPTool {
+// List is the tools published to a session of generation g, sorted by
+// name (client:get_tools): bare names in 0.2.0, exposed names with their
+// bundle_id from 0.3.0 on (see the package documentation).
+func (s *Set) List(g protocol.Generation) []protocol.SMCPTool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.list)
+	return slices.Clone(s.view(g).list)
+}
+
+// view is g's naming; s.mu held.
+func (s *Set) view(g protocol.Generation) *view {
+	if g.Handshake() {
+		return &s.exposed
+	}
+	return &s.bare
 }
 
 // MergedMeta is the tool's tool_meta entry over default_tool_meta, field
@@ -283,26 +342,91 @@ func MergedMeta(cfg protocol.MCPServerConfigBase, tool string) *protocol.ToolMet
 	return &m
 }
 
-// rebuild recomputes the published names; s.mu held.
+// rebuild recomputes the published names of both views; s.mu held.
 func (s *Set) rebuild() bool {
-	byName := map[string][]cand{}
-	forbidden := map[string]string{}
 	names := make([]string, 0, len(s.servers))
 	for n := range s.servers {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	bare := s.rebuildBare(names)
+	exposed := s.rebuildExposed(names)
+	return bare || exposed
+}
+
+// rebuildExposed recomputes the exposed names, {bundle_id}__{alias or
+// name}: unique across servers (bundle ids are), and within one server the
+// first tool in listing order keeps a name two aliases share, as the 0.4
+// references do (a warning names the others); s.mu held.
+func (s *Set) rebuildExposed(names []string) bool {
+	v := newView()
+	logged := 0
+	for _, srv := range names {
+		sv := s.servers[srv]
+		for _, c := range sv.cands {
+			if first, taken := v.published[c.exposed]; taken {
+				v.ambiguous[c.exposed] = append(v.ambiguous[c.exposed], c.e.original)
+				if _, known := s.exposed.ambiguous[c.exposed]; !known {
+					if logged++; logged <= maxClashWarnings {
+						s.log.Warn("two tools of one MCP server share an exposed name (tool_meta aliases): the first listed keeps it",
+							"tool", clip.String(c.exposed, 80), "server", srv, "kept", first.original, "dropped", c.e.original)
+					}
+				}
+				continue
+			}
+			v.published[c.exposed] = c.e
+		}
+		for _, f := range sv.forbidden {
+			v.forbidden[f.exposed] = srv
+		}
+	}
+	for name := range v.forbidden {
+		if _, ok := v.published[name]; ok {
+			delete(v.forbidden, name)
+		}
+	}
+	v.withheld = s.bound(v.published, true)
+	v.list = make([]protocol.SMCPTool, 0, len(v.published))
+	for name, e := range v.published {
+		t := e.tool
+		t.Name, t.BundleID = name, e.bundle
+		v.list = append(v.list, t)
+	}
+	sort.Slice(v.list, func(i, j int) bool { return v.list[i].Name < v.list[j].Name })
+	// A tool withheld under both names for the same reason was logged with
+	// its 0.2.0 name (rebuildBare ran first).
+	bare := map[*entry]protocol.Code{}
+	for _, w := range s.bare.withheld {
+		bare[w.e] = w.Err.Code
+	}
+	fresh := map[string]Withheld{}
+	for name, w := range v.withheld {
+		if code, ok := bare[w.e]; !ok || code != w.Err.Code {
+			fresh[name] = w
+		}
+	}
+	s.logWithheld("exposed (0.3.0, 0.4.0)", s.exposed.withheld, fresh)
+	changed := !reflect.DeepEqual(v.list, s.exposed.list)
+	s.exposed = v
+	return changed
+}
+
+// rebuildBare recomputes the 0.2.0 names; s.mu held.
+func (s *Set) rebuildBare(names []string) bool {
+	byName := map[string][]cand{}
+	forbidden := map[string]string{}
 	for _, srv := range names {
 		sv := s.servers[srv]
 		for _, c := range sv.cands {
 			byName[c.display] = append(byName[c.display], c)
 		}
 		for _, f := range sv.forbidden {
-			forbidden[f] = srv
+			forbidden[f.display] = srv
 		}
 	}
 	published := map[string]*entry{}
 	ambiguous := map[string][]string{}
+	clashed := map[string][]*entry{}
 	clashes := map[string][]cand{}
 	for name, cs := range byName {
 		if len(cs) == 1 {
@@ -330,11 +454,12 @@ func (s *Set) rebuild() bool {
 			}
 			published[q] = c.e
 			ambiguous[name] = append(ambiguous[name], q)
+			clashed[name] = append(clashed[name], c.e)
 		}
 		// One warning per clash, but only for clashes that are new and only
 		// the first few: two servers sharing 100,000 tool names must not
 		// write 100,000 warnings at every change of the tool set.
-		if _, known := s.ambiguous[name]; !known {
+		if _, known := s.bare.ambiguous[name]; !known {
 			if logged++; logged <= maxClashWarnings {
 				s.log.Warn("tool name published by several MCP servers: publishing qualified names; set a tool_meta alias to choose",
 					"tool", clip.String(name, 80), "servers", servers, "published_as", ambiguous[name])
@@ -344,7 +469,7 @@ func (s *Set) rebuild() bool {
 	if logged > maxClashWarnings {
 		s.log.Warn("more tool name clashes than logged one by one", "clashes", logged, "logged", maxClashWarnings)
 	}
-	withheld := s.bound(published)
+	withheld := s.bound(published, false)
 	list := make([]protocol.SMCPTool, 0, len(published))
 	for name, e := range published {
 		t := e.tool
@@ -357,16 +482,18 @@ func (s *Set) rebuild() bool {
 			delete(forbidden, name) // another server publishes it: calls go there
 		}
 	}
-	s.logWithheld(withheld)
-	changed := !reflect.DeepEqual(list, s.list)
-	s.published, s.forbidden, s.ambiguous, s.list, s.withheld = published, forbidden, ambiguous, list, withheld
+	s.logWithheld("bare (0.2.0)", s.bare.withheld, withheld)
+	changed := !reflect.DeepEqual(list, s.bare.list)
+	s.bare = view{published: published, forbidden: forbidden, ambiguous: ambiguous, clashes: clashed, list: list, withheld: withheld}
 	return changed
 }
 
 // bound removes from published the tools that are not valid SMCPTools, are
 // over MaxToolBytes, or do not fit the list budget (see the package
 // documentation), and returns them.
-func (s *Set) bound(published map[string]*entry) map[string]Withheld {
+//
+// withBundle counts each tool's bundle_id member (the exposed view).
+func (s *Set) bound(published map[string]*entry, withBundle bool) map[string]Withheld {
 	withheld := map[string]Withheld{}
 	type pub struct {
 		name string
@@ -379,6 +506,9 @@ func (s *Set) bound(published map[string]*entry) map[string]Withheld {
 	for name, e := range published {
 		var err *protocol.Error
 		size := e.size + answer.Size(name) - 2 + 1 // the name replaces "", and a comma
+		if withBundle {
+			size += int64(len(`,"bundle_id":`)) + answer.Size(e.bundle)
+		}
 		switch {
 		case !validName(name):
 			err = protocol.NewBadRequest("tool name %q of MCP server %q is not a valid SMCPTool name (1 to 256 characters)", clip.String(name, 80), e.server)
@@ -391,7 +521,7 @@ func (s *Set) bound(published map[string]*entry) map[string]Withheld {
 				name, e.server, size, MaxToolBytes).With("bytes", size).With("limit", MaxToolBytes)
 		}
 		if err != nil {
-			withheld[name] = Withheld{Server: e.server, Tool: name, Err: err.With("server", e.server)}
+			withheld[name] = Withheld{Server: e.server, Tool: name, Err: err.With("server", e.server), e: e}
 			delete(published, name)
 			continue
 		}
@@ -432,7 +562,7 @@ func (s *Set) bound(published map[string]*entry) map[string]Withheld {
 				continue
 			}
 			full = true // keep a prefix of the listing: no later small tool jumps ahead
-			withheld[p.name] = Withheld{Server: srv, Tool: p.name, Err: protocol.NewPayloadTooLarge(
+			withheld[p.name] = Withheld{Server: srv, Tool: p.name, e: p.e, Err: protocol.NewPayloadTooLarge(
 				"tool %q of MCP server %q does not fit the tool list: the server's tools need %d bytes, its share of the %d-byte answer is %d",
 				p.name, srv, need[srv], s.maxList, share).With("server", srv).With("bytes", need[srv]).With("share", share).With("limit", s.maxList)}
 			delete(published, p.name)
@@ -442,16 +572,16 @@ func (s *Set) bound(published map[string]*entry) map[string]Withheld {
 	return withheld
 }
 
-// logWithheld warns about the tools withheld that were not already, one
-// record per server and code.
-func (s *Set) logWithheld(withheld map[string]Withheld) {
+// logWithheld warns about the tools withheld under a naming that were not
+// already (in old), one record per server and code.
+func (s *Set) logWithheld(naming string, old, withheld map[string]Withheld) {
 	type key struct {
 		server string
 		code   protocol.Code
 	}
 	groups := map[key][]Withheld{}
 	for name, w := range withheld {
-		if old, ok := s.withheld[name]; ok && old.Server == w.Server && old.Err.Code == w.Err.Code {
+		if o, ok := old[name]; ok && o.Server == w.Server && o.Err.Code == w.Err.Code {
 			continue
 		}
 		k := key{w.Server, w.Err.Code}
@@ -464,17 +594,19 @@ func (s *Set) logWithheld(withheld map[string]Withheld) {
 			examples = append(examples, clip.String(w.Tool, 80))
 		}
 		s.log.Warn("tools of an MCP server withheld from the published list; its other tools are published",
-			"server", k.server, "code", int(k.code), "withheld", len(ws), "tools", examples, "reason", ws[0].Err.Message)
+			"server", k.server, "code", int(k.code), "names", naming, "withheld", len(ws), "tools", examples, "reason", ws[0].Err.Message)
 	}
 }
 
-// Withheld lists the tools that are not published because they are invalid
-// or too large (see the package documentation), by name.
-func (s *Set) Withheld() []Withheld {
+// Withheld lists the tools that are not published to a session of
+// generation g because they are invalid or too large (see the package
+// documentation), by name.
+func (s *Set) Withheld(g protocol.Generation) []Withheld {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Withheld, 0, len(s.withheld))
-	for _, w := range s.withheld {
+	v := s.view(g)
+	out := make([]Withheld, 0, len(v.withheld))
+	for _, w := range v.withheld {
 		out = append(out, w)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
@@ -613,26 +745,74 @@ var (
 	errTimeout   = errors.New("tool call timeout")
 )
 
-// Call runs one client:tool_call (see the package documentation). It
-// always returns a result; failures are error results.
-func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallToolResult {
+// resolve finds the tool a call names, in any generation: an exposed name,
+// else a 0.2.0 name (a bare name one server alone publishes, an alias, or
+// the server-qualified name of a clash). When there is none it returns the
+// error to answer; s.mu held.
+func (s *Set) resolve(g protocol.Generation, name string) (*entry, *protocol.Error) {
+	if e, ok := s.exposed.published[name]; ok {
+		return e, nil
+	}
+	if e, ok := s.bare.published[name]; ok {
+		return e, nil
+	}
+	for _, v := range []*view{&s.exposed, &s.bare} {
+		if _, ok := v.forbidden[name]; ok {
+			return nil, protocol.NewToolDisabled("tool %q is disabled by the Computer's configuration", name)
+		}
+		if w, ok := v.withheld[name]; ok {
+			return nil, protocol.NewToolNotFound("tool %q of MCP server %q is not published: %s", clip.String(name, 80), w.Server, w.Err.Message)
+		}
+	}
+	if es := s.bare.clashes[name]; len(es) > 0 {
+		qnames := s.bare.ambiguous[name]
+		if g.Handshake() {
+			qnames = nil
+			for _, e := range es {
+				if s.exposed.published[e.exposed] == e {
+					qnames = append(qnames, e.exposed)
+				}
+			}
+			sort.Strings(qnames)
+		}
+		return nil, protocol.NewToolNotFound("tool %q is published by several MCP servers; call one of %s", name, strings.Join(qnames, ", "))
+	}
+	return nil, protocol.NewToolNotFound("tool %q not found", clip.String(name, 256))
+}
+
+// cancelled is the answer to a call cancelled by the Agent: in 0.2.0 a
+// 4004 error result, from 0.3.0 on the references' cancelled result (isError,
+// meta a2c_cancelled and a2c_cancel_reason "agent_requested").
+func cancelled(g protocol.Generation, msg string) protocol.CallToolResult {
+	if !g.Handshake() {
+		return errorResult(protocol.NewToolTimeout("%s", msg))
+	}
+	return textResult(msg).MarkCancelled(g, protocol.CancelReasonAgent)
+}
+
+// timedOut is the answer to a call whose execution outlived its timeout: in
+// 0.2.0 a 4004 error result, from 0.3.0 on the references' timed-out result
+// (isError, meta a2c_timeout).
+func timedOut(g protocol.Generation, msg string) protocol.CallToolResult {
+	if !g.Handshake() {
+		return errorResult(protocol.NewToolTimeout("%s", msg))
+	}
+	return textResult(msg).MarkTimedOut(g)
+}
+
+func textResult(msg string) protocol.CallToolResult {
+	return protocol.CallToolResult{Content: []protocol.ContentBlock{{Type: protocol.ContentBlockTypeText, Text: &msg}}}
+}
+
+// Call runs one client:tool_call of a session of generation g (see the
+// package documentation). It always returns a result; failures are error
+// results.
+func (s *Set) Call(ctx context.Context, g protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult {
 	s.mu.Lock()
-	e, ok := s.published[req.ToolName]
-	_, isForbidden := s.forbidden[req.ToolName]
-	qnames := s.ambiguous[req.ToolName]
-	w, isWithheld := s.withheld[req.ToolName]
+	e, rerr := s.resolve(g, req.ToolName)
 	s.mu.Unlock()
-	if !ok {
-		if isForbidden {
-			return errorResult(protocol.NewToolDisabled("tool %q is disabled by the Computer's configuration", req.ToolName))
-		}
-		if isWithheld {
-			return errorResult(protocol.NewToolNotFound("tool %q of MCP server %q is not published: %s", clip.String(req.ToolName, 80), w.Server, w.Err.Message))
-		}
-		if len(qnames) > 0 {
-			return errorResult(protocol.NewToolNotFound("tool %q is published by several MCP servers; call one of %s", req.ToolName, strings.Join(qnames, ", ")))
-		}
-		return errorResult(protocol.NewToolNotFound("tool %q not found", req.ToolName))
+	if rerr != nil {
+		return errorResult(rerr)
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -666,8 +846,10 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 		switch cause := context.Cause(callCtx); {
 		case cause == errCancelled:
 			s.record(e.server, e.original, false)
-			return errorResult(protocol.NewToolTimeout("tool call %s cancelled while awaiting confirmation", req.ReqID))
+			return cancelled(g, fmt.Sprintf("tool call %s cancelled while awaiting confirmation", req.ReqID))
 		case cause == errTimeout:
+			// Not an execution timeout: the 0.4 references answer it as an
+			// ordinary failure, without the a2c_timeout marker.
 			s.record(e.server, e.original, false)
 			return errorResult(protocol.NewToolTimeout("tool %q was not confirmed within its timeout of %d s", req.ToolName, req.Timeout))
 		case err != nil:
@@ -684,9 +866,9 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 		s.record(e.server, e.original, false)
 		switch cause := context.Cause(callCtx); {
 		case cause == errCancelled:
-			return errorResult(protocol.NewToolTimeout("tool call %s cancelled by the agent", req.ReqID))
+			return cancelled(g, fmt.Sprintf("tool call %s cancelled by the agent", req.ReqID))
 		case cause == errTimeout:
-			return errorResult(protocol.NewToolTimeout("tool %q did not finish within %d s", req.ToolName, req.Timeout))
+			return timedOut(g, fmt.Sprintf("tool %q did not finish within %d s", req.ToolName, req.Timeout))
 		}
 		var rpc *mcpsource.RPCError
 		if errors.As(err, &rpc) {
@@ -705,14 +887,18 @@ func (s *Set) Call(ctx context.Context, req protocol.ToolCallReq) protocol.CallT
 	if res.Content == nil {
 		res.Content = []protocol.ContentBlock{}
 	}
+	meta := res.ResultMeta() // the MCP server's _meta
 	if e.meta != nil {
-		if res.Meta == nil {
-			res.Meta = map[string]any{}
+		if meta == nil {
+			meta = map[string]any{}
 		}
 		var mm map[string]any
 		if b, err := json.Marshal(e.meta); err == nil && json.Unmarshal(b, &mm) == nil {
-			res.Meta[protocol.MetaKeyToolMeta] = mm
+			meta[protocol.MetaKeyToolMeta] = mm
 		}
+	}
+	if meta != nil {
+		res.SetResultMeta(g, meta)
 	}
 	s.record(e.server, e.original, res.IsError == nil || !*res.IsError)
 	return res

@@ -150,9 +150,9 @@ func TestNamesAliasesClashesForbidden(t *testing.T) {
 			s := New()
 			assert.True(t, s.SetServer("a", tt.a, fakeCaller{"a"}, tools))
 			s.SetServer("b", tt.b, fakeCaller{"b"}, tools)
-			assert.Equal(t, tt.published, names(s.List()))
+			assert.Equal(t, tt.published, names(s.List(protocol.Gen02)))
 			for name, want := range tt.calls {
-				res := s.Call(context.Background(), protocol.ToolCallReq{ToolName: name, ReqID: "r", Params: map[string]any{}})
+				res := s.Call(context.Background(), protocol.Gen02, protocol.ToolCallReq{ToolName: name, ReqID: "r", Params: map[string]any{}})
 				if c := code(t, res); c != 0 {
 					assert.Equal(t, want, protocol.Code(c).String()[:0]+itoa(c), "%s: %s", name, *res.Content[0].Text)
 					if name == "echo" && want == "4001" {
@@ -163,9 +163,9 @@ func TestNamesAliasesClashesForbidden(t *testing.T) {
 				assert.Equal(t, want, *res.Content[0].Text, name)
 			}
 			assert.False(t, s.SetServer("b", tt.b, fakeCaller{"b"}, tools), "same tools: no change")
-			before := names(s.List())
+			before := names(s.List(protocol.Gen02))
 			changed := s.RemoveServer("b")
-			assert.Equal(t, changed, !assert.ObjectsAreEqual(before, names(s.List())))
+			assert.Equal(t, changed, !assert.ObjectsAreEqual(before, names(s.List(protocol.Gen02))))
 			assert.False(t, s.RemoveServer("b"))
 		})
 	}
@@ -216,9 +216,9 @@ func TestCallOverRealServers(t *testing.T) {
 				asked = append(asked, r)
 				return answer, nil
 			}))
-			assert.Equal(t, []string{"crash", "echo", "fail", "mutate", "slow"}, names(s.List()))
+			assert.Equal(t, []string{"crash", "echo", "fail", "mutate", "slow"}, names(s.List(protocol.Gen02)))
 			call := func(tool string, params map[string]any, timeout int) protocol.CallToolResult {
-				return s.Call(context.Background(), protocol.ToolCallReq{Agent: "ag", Computer: "c", ReqID: "r-" + tool, ToolName: tool, Params: params, Timeout: timeout})
+				return s.Call(context.Background(), protocol.Gen02, protocol.ToolCallReq{Agent: "ag", Computer: "c", ReqID: "r-" + tool, ToolName: tool, Params: params, Timeout: timeout})
 			}
 
 			res := call("echo", map[string]any{"text": "hi"}, 10)
@@ -261,7 +261,7 @@ func TestCallOverRealServers(t *testing.T) {
 
 func TestNoConfirmHook(t *testing.T) {
 	s, _ := env(t, "stdio")
-	res := s.Call(context.Background(), protocol.ToolCallReq{ReqID: "1", ToolName: "mutate", Params: map[string]any{"action": "list_changed"}, Timeout: 5})
+	res := s.Call(context.Background(), protocol.Gen02, protocol.ToolCallReq{ReqID: "1", ToolName: "mutate", Params: map[string]any{"action": "list_changed"}, Timeout: 5})
 	assert.Equal(t, 4005, code(t, res))
 	assert.Contains(t, *res.Content[0].Text, "no confirm hook")
 }
@@ -272,7 +272,7 @@ func TestCancelInFlight(t *testing.T) {
 			s, m := env(t, tr)
 			done := make(chan protocol.CallToolResult)
 			go func() {
-				done <- s.Call(context.Background(), protocol.ToolCallReq{ReqID: "req-9", ToolName: "slow", Params: map[string]any{"seconds": 60}, Timeout: 120})
+				done <- s.Call(context.Background(), protocol.Gen02, protocol.ToolCallReq{ReqID: "req-9", ToolName: "slow", Params: map[string]any{"seconds": 60}, Timeout: 120})
 			}()
 			require.Eventually(t, func() bool { return s.Cancel("req-9") }, 10*time.Second, 5*time.Millisecond)
 			select {
@@ -286,7 +286,7 @@ func TestCancelInFlight(t *testing.T) {
 			assert.False(t, s.Cancel("unknown"))
 			// The server is still fine.
 			require.NotNil(t, m.Conn("a"))
-			res := s.Call(context.Background(), protocol.ToolCallReq{ReqID: "x", ToolName: "echo", Params: map[string]any{"text": "ok"}, Timeout: 10})
+			res := s.Call(context.Background(), protocol.Gen02, protocol.ToolCallReq{ReqID: "x", ToolName: "echo", Params: map[string]any{"text": "ok"}, Timeout: 10})
 			assert.Equal(t, "ok", *res.Content[0].Text)
 		})
 	}
@@ -294,11 +294,11 @@ func TestCancelInFlight(t *testing.T) {
 
 func TestCrashedServerToolsWithdrawn(t *testing.T) {
 	s, m := env(t, "stdio")
-	res := s.Call(context.Background(), protocol.ToolCallReq{ReqID: "c", ToolName: "crash", Params: map[string]any{}, Timeout: 10})
+	res := s.Call(context.Background(), protocol.Gen02, protocol.ToolCallReq{ReqID: "c", ToolName: "crash", Params: map[string]any{}, Timeout: 10})
 	assert.Equal(t, 4003, code(t, res))
 	// Withdrawn, then back after the restart.
-	require.Eventually(t, func() bool { return m.Conn("a") != nil && len(s.List()) == 5 }, 20*time.Second, 10*time.Millisecond)
-	assert.True(t, strings.Contains(strings.Join(names(s.List()), ","), "echo"))
+	require.Eventually(t, func() bool { return m.Conn("a") != nil && len(s.List(protocol.Gen02)) == 5 }, 20*time.Second, 10*time.Millisecond)
+	assert.True(t, strings.Contains(strings.Join(names(s.List(protocol.Gen02)), ","), "echo"))
 }
 
 // Tools that are not valid SMCPTools or too large are withheld with a code;
@@ -317,7 +317,7 @@ func TestBounds(t *testing.T) {
 	s.SetServer("many", base(nil, nil, nil), fakeCaller{"many"}, many)
 	s.SetServer("small", base(nil, nil, nil), fakeCaller{"small"}, []mcp.Tool{tool("s1", "x"), tool("s2", "y")})
 
-	list := s.List()
+	list := s.List(protocol.Gen02)
 	b, err := json.Marshal(protocol.GetToolsRet{Tools: list, ReqID: "r"})
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(b), 64<<10)
@@ -331,7 +331,7 @@ func TestBounds(t *testing.T) {
 	assert.False(t, got["m-1999"])
 
 	w := map[string]protocol.Code{}
-	for _, x := range s.Withheld() {
+	for _, x := range s.Withheld(protocol.Gen02) {
 		w[x.Tool] = x.Err.Code
 	}
 	assert.Equal(t, protocol.CodeBadRequest, w[long])
@@ -344,15 +344,15 @@ func TestBounds(t *testing.T) {
 			assert.True(t, got[fmt.Sprintf("m-%04d", i-1)], "a prefix: %s", n)
 		}
 	}
-	res := s.Call(context.Background(), protocol.ToolCallReq{Agent: "ag", Computer: "c", ReqID: "r", ToolName: "m-1999"})
+	res := s.Call(context.Background(), protocol.Gen02, protocol.ToolCallReq{Agent: "ag", Computer: "c", ReqID: "r", ToolName: "m-1999"})
 	assert.Equal(t, 4001, code(t, res))
 	assert.Contains(t, *res.Content[0].Text, "does not fit the tool list")
 
 	// The big server goes away: the other one gets the room back.
 	s.RemoveServer("a")
 	s.SetServer("many", base(nil, nil, nil), fakeCaller{"many"}, many[:100])
-	assert.Len(t, s.List(), 102)
-	assert.Empty(t, s.Withheld())
+	assert.Len(t, s.List(protocol.Gen02), 102)
+	assert.Empty(t, s.Withheld(protocol.Gen02))
 }
 
 // Two servers sharing 1,000 tool names: the clashes are warned about once,
@@ -372,7 +372,7 @@ func TestClashWarningsBounded(t *testing.T) {
 	}
 	s.SetServer("a", base(nil, nil, nil), fakeCaller{"a"}, ts)
 	s.SetServer("b", base(nil, nil, nil), fakeCaller{"b"}, ts)
-	assert.Len(t, s.List(), 2000, "every tool published under its qualified name")
+	assert.Len(t, s.List(protocol.Gen02), 2000, "every tool published under its qualified name")
 	s.SetServer("c", base(nil, nil, nil), fakeCaller{"c"}, []mcp.Tool{mcp.NewTool("other")})
 	mu.Lock()
 	defer mu.Unlock()
@@ -405,7 +405,7 @@ func TestConfirmBoundedByTimeout(t *testing.T) {
 	for name, hook := range hooks {
 		t.Run(name, func(t *testing.T) {
 			s, _ := env(t, "stdio", WithConfirm(hook))
-			res := s.Call(context.Background(), protocol.ToolCallReq{ReqID: "r", ToolName: "mutate", Params: map[string]any{"action": "list_changed"}, Timeout: 1})
+			res := s.Call(context.Background(), protocol.Gen02, protocol.ToolCallReq{ReqID: "r", ToolName: "mutate", Params: map[string]any{"action": "list_changed"}, Timeout: 1})
 			assert.Equal(t, 4004, code(t, res), "%s", *res.Content[0].Text)
 			assert.Contains(t, *res.Content[0].Text, "not confirmed within its timeout")
 			h := s.History()
@@ -422,7 +422,7 @@ func TestConfirmBoundedByTimeout(t *testing.T) {
 		}))
 		done := make(chan protocol.CallToolResult, 1)
 		go func() {
-			done <- s.Call(context.Background(), protocol.ToolCallReq{ReqID: "r-c", ToolName: "mutate", Params: map[string]any{"action": "list_changed"}, Timeout: 600})
+			done <- s.Call(context.Background(), protocol.Gen02, protocol.ToolCallReq{ReqID: "r-c", ToolName: "mutate", Params: map[string]any{"action": "list_changed"}, Timeout: 600})
 		}()
 		<-asked
 		require.True(t, s.Cancel("r-c"))

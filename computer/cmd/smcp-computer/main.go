@@ -41,6 +41,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,7 +59,7 @@ import (
 const usage = `smcp-computer: an A2C-SMCP Computer
 
 usage:
-  smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY]
+  smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY] [--protocol-versions 0.4,0.3,0.2]
   smcp-computer tools   --config FILE
   smcp-computer desktop --config FILE [--size N] [--window URI]
   smcp-computer finder  --config FILE [--keywords a,b] [--file-type T] [--offset N] [--limit N]
@@ -176,6 +177,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	c.register(fs)
 	var (
 		server, office, name, apiKey string
+		versions                     string
 		maxPayload                   int64
 		metricsListen                string
 		size                         int
@@ -200,6 +202,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fs.Int64Var(&maxPayload, "max-payload-bytes", maxPayload,
 			"largest answer sent to the Server; the same setting as smcp-server --max-payload-bytes [SMCP_MAX_PAYLOAD_BYTES]")
+		fs.StringVar(&versions, "protocol-versions", env("SMCP_PROTOCOL_VERSIONS", protocol.GenerationList(defaultGenerations())),
+			"comma-separated protocol generations this Computer speaks (MAJOR.MINOR), the first named in the handshake, the others tried once when the Server refuses it; one pins it [SMCP_PROTOCOL_VERSIONS]")
 		fs.StringVar(&metricsListen, "metrics-listen", env("SMCP_METRICS_LISTEN", ""), "address serving /healthz, /readyz and /metrics (off when empty) [SMCP_METRICS_LISTEN]")
 	case "tools":
 	case "desktop":
@@ -226,6 +230,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "smcp-computer %s: %v (run smcp-computer %s -h)\n", cmd, err, cmd)
 		return 2
+	}
+	var gens []protocol.Generation
+	if cmd == "run" {
+		var err error
+		if gens, err = protocol.ParseGenerationList(versions); err != nil {
+			fmt.Fprintf(stderr, "smcp-computer run: --protocol-versions: %s\n", protocol.AsError(err).Message)
+			return 2
+		}
 	}
 	log, err := c.logger(stderr)
 	if err != nil {
@@ -303,7 +315,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			defer stopOps()
 		}
-		var opts []sio.Option
+		opts := []sio.Option{sio.WithGenerations(gens...)}
 		if apiKey != "" {
 			opts = append(opts, sio.WithAPIKey(apiKey))
 		}
@@ -320,7 +332,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Info("shutting down (a second interrupt stops at once)")
 		return shutdown()
 	case "tools":
-		t := comp.Tools()
+		t := comp.Tools(protocol.DefaultGeneration)
 		if t == nil {
 			t = []protocol.SMCPTool{}
 		}
@@ -330,7 +342,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if size >= 0 {
 			sz = &size
 		}
-		d, err := comp.Desktop(ctx, sz, window)
+		d, err := comp.Desktop(ctx, protocol.DefaultGeneration, sz, window)
 		if err != nil {
 			fmt.Fprintln(stderr, "smcp-computer:", err)
 			shutdown()
@@ -368,4 +380,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 func serversDown(err error) bool {
 	var se *mcpclient.ServerError
 	return errors.As(err, &se)
+}
+
+// defaultGenerations is --protocol-versions' default: every generation,
+// newest first (the newest is named in the handshake).
+func defaultGenerations() []protocol.Generation {
+	gens := protocol.Generations()
+	slices.Reverse(gens)
+	return gens
 }

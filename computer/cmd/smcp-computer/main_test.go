@@ -296,3 +296,16 @@ func TestHelp(t *testing.T) {
 	assert.Contains(t, errs, "flag provided but not defined: -nope")
 	assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %s", errs)
 }
+
+// TestProtocolVersionsFlag: --protocol-versions lists every generation,
+// newest first, by default, and a version smcp-go speaks no generation of
+// is a usage error before anything starts.
+func TestProtocolVersionsFlag(t *testing.T) {
+	_, out, _ := runCmd("run", "-h")
+	assert.Contains(t, out, "-protocol-versions")
+	assert.Contains(t, out, `(default "0.4,0.3,0.2")`)
+	code, _, errs := runCmd("run", "--server", "http://127.0.0.1:1", "--office", "o", "--name", "n", "--protocol-versions", "0.5")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "--protocol-versions")
+	assert.Contains(t, errs, `"0.5"`)
+}

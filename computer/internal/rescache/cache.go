@@ -98,9 +98,10 @@ type Codec[T any] struct {
 	// empty key names every resource of the source (a catalog URI) and
 	// makes a full refresh.
 	Match func(uri string) (key string, ok bool)
-	// Decode turns the contents read from uri into an item. An error skips
-	// the resource with a warning.
-	Decode func(server, uri string, contents []protocol.ResourceContents) (T, error)
+	// Decode turns the contents read from a listed resource into an item
+	// (res is the resource as listed, its annotations and _meta included;
+	// res.URI is the URI read). An error skips the resource with a warning.
+	Decode func(server string, res mcp.Resource, contents []protocol.ResourceContents) (T, error)
 	// Arrange orders one server's items (given in listing order) for the
 	// snapshot; it may sort in place. Nil keeps the listing order.
 	Arrange func(items []T)
@@ -174,14 +175,15 @@ type source[T any] struct {
 
 	list sync.Mutex // serialises this source's listings (never held across reads)
 
-	mu      sync.Mutex        // guards the fields below; never held across an MCP call
-	order   []string          // selected keys in listing order
-	uris    map[string]string // key → URI as listed
-	items   map[string]T      // key → decoded item (readable resources only)
-	digests map[string]uint64 // key → digest of the contents items[key] was decoded from
-	unread  map[string]bool   // keys not read yet, or whose last read timed out
-	seq     uint64            // read tickets handed out
-	stored  map[string]uint64 // key → ticket of the read last applied
+	mu      sync.Mutex              // guards the fields below; never held across an MCP call
+	order   []string                // selected keys in listing order
+	uris    map[string]string       // key → URI as listed
+	listed  map[string]mcp.Resource // key → the resource as listed
+	items   map[string]T            // key → decoded item (readable resources only)
+	digests map[string]uint64       // key → digest of the contents items[key] was decoded from
+	unread  map[string]bool         // keys not read yet, or whose last read timed out
+	seq     uint64                  // read tickets handed out
+	stored  map[string]uint64       // key → ticket of the read last applied
 	reads   map[string]*keyRead
 	refresh struct {
 		running bool
@@ -334,7 +336,7 @@ func (b Build) Err() error {
 // registered (empty) so that a later refresh can fill it.
 func (c *Cache[T]) Start(ctx context.Context, src mcpsource.Source) Build {
 	r := &request{build: true, ctx: ctx, done: make(chan struct{})}
-	s := &source[T]{src: src, name: src.Name(), uris: map[string]string{}, items: map[string]T{},
+	s := &source[T]{src: src, name: src.Name(), uris: map[string]string{}, listed: map[string]mcp.Resource{}, items: map[string]T{},
 		digests: map[string]uint64{}, unread: map[string]bool{}, stored: map[string]uint64{},
 		reads: map[string]*keyRead{}, updates: make(chan struct{}, c.maxUpdates)}
 	// The build is the source's first refresh: a refresh asked for before
@@ -526,7 +528,7 @@ func (c *Cache[T]) sync(ctx context.Context, s *source[T], full, build, paced bo
 		s.list.Unlock()
 		return nil, err
 	}
-	order, uris := c.selectAll(res)
+	order, uris, listed := c.selectAll(res)
 	s.mu.Lock()
 	var read, fresh []string
 	retry := 0
@@ -554,7 +556,7 @@ func (c *Cache[T]) sync(ctx context.Context, s *source[T], full, build, paced bo
 		}
 	}
 	// The listing order may change without the set changing; keep it.
-	s.order, s.uris = order, uris
+	s.order, s.uris, s.listed = order, uris, listed
 	s.mu.Unlock()
 	s.list.Unlock()
 
@@ -717,9 +719,14 @@ func (c *Cache[T]) apply(s *source[T], key, uri string, ticket uint64, contents 
 		s.mu.Lock()
 		old, had := s.digests[key]
 		_, present := s.items[key]
+		r, ok := s.listed[key]
 		s.mu.Unlock()
+		if !ok {
+			r = mcp.Resource{}
+		}
+		r.URI = uri
 		if !(had && present && old == d) {
-			it, err = c.codec.Decode(s.name, uri, pc)
+			it, err = c.codec.Decode(s.name, r, pc)
 		}
 	}
 	s.mu.Lock()
@@ -781,8 +788,9 @@ func setOf(keys []string) map[string]bool {
 
 // selectAll keeps the selected resources, de-duplicated by key, in listing
 // order.
-func (c *Cache[T]) selectAll(res []mcp.Resource) (order []string, uris map[string]string) {
+func (c *Cache[T]) selectAll(res []mcp.Resource) (order []string, uris map[string]string, listed map[string]mcp.Resource) {
 	uris = make(map[string]string)
+	listed = make(map[string]mcp.Resource)
 	for _, r := range res {
 		key, ok := c.codec.Select(r.URI)
 		if !ok {
@@ -792,9 +800,10 @@ func (c *Cache[T]) selectAll(res []mcp.Resource) (order []string, uris map[strin
 			continue
 		}
 		uris[key] = r.URI
+		listed[key] = r
 		order = append(order, key)
 	}
-	return order, uris
+	return order, uris, listed
 }
 
 // giveUpAfter is how many reads in a row must time out before load gives

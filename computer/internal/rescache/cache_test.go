@@ -122,7 +122,7 @@ func (f *fake) ReadResource(ctx context.Context, uri string) ([]mcp.ResourceCont
 var codec = Codec[string]{
 	Select: func(uri string) (string, bool) { return uri, strings.HasPrefix(uri, "t://") },
 	Match:  func(uri string) (string, bool) { return uri, strings.HasPrefix(uri, "t://") },
-	Decode: func(_, _ string, c []protocol.ResourceContents) (string, error) { return *c[0].Text, nil },
+	Decode: func(_ string, _ mcp.Resource, c []protocol.ResourceContents) (string, error) { return *c[0].Text, nil },
 }
 
 func ctx(t *testing.T) context.Context {

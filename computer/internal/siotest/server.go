@@ -16,7 +16,9 @@ import (
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/sio/holdearly"
+	"github.com/gorilla/websocket"
 	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // Server is the fake SMCP Server.
@@ -26,6 +28,12 @@ type Server struct {
 	apiKey string
 	// RefuseJoin makes joins answer (false, "name taken").
 	RefuseJoin atomic.Bool
+	// Confirm makes the server confirm the version a websocket upgrade
+	// names in X-A2C-Version ("0.2.0" for none), as an smcp-go Server does.
+	Confirm atomic.Bool
+	// DropOnConnect makes the server disconnect every namespace socket as
+	// soon as it connects, as the Rust 0.4.1 Server answers a wrong key.
+	DropOnConnect atomic.Bool
 
 	mu     sync.Mutex
 	io     *socket.Server
@@ -34,6 +42,7 @@ type Server struct {
 	sock   *socket.Socket
 	joins  []map[string]any
 	auths  []string
+	vers   []string
 	events []string
 	// hijacked are the websockets taken over from the HTTP server; Stop
 	// closes them.
@@ -63,6 +72,24 @@ func (f *Server) Restart() {
 	io := socket.NewServer(nil, socket.DefaultServerOptions())
 	mux := http.NewServeMux()
 	mux.Handle("/socket.io/", io.ServeHandler(nil))
+	io.Engine().Use(func(ctx *types.HttpContext, next func(error)) {
+		if r := ctx.Request(); r != nil {
+			v := r.URL.Query().Get(protocol.VersionParam)
+			if !r.URL.Query().Has(protocol.VersionParam) {
+				v = "-"
+			}
+			f.mu.Lock()
+			f.vers = append(f.vers, v)
+			f.mu.Unlock()
+			if f.Confirm.Load() && websocket.IsWebSocketUpgrade(r) {
+				if v == "-" {
+					v = "0.2.0"
+				}
+				ctx.ResponseHeaders().Set(protocol.VersionHeader, v)
+			}
+		}
+		next(nil)
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ConnState: func(c net.Conn, st http.ConnState) {
 		if st == http.StateHijacked {
 			f.mu.Lock()
@@ -90,6 +117,10 @@ func (f *Server) Restart() {
 	})
 	_ = nsp.On("connection", func(args ...any) {
 		s := args[0].(*socket.Socket)
+		if f.DropOnConnect.Load() {
+			s.Disconnect(false)
+			return
+		}
 		_ = s.On(protocol.EventJoinOffice, func(args ...any) {
 			req, _ := args[0].(map[string]any)
 			ack, _ := args[len(args)-1].(socket.Ack)
@@ -160,6 +191,14 @@ func (f *Server) Joins() []map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]map[string]any(nil), f.joins...)
+}
+
+// Versions returns the a2c_version of every Engine.IO request, "-" for a
+// request that named none.
+func (f *Server) Versions() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.vers...)
 }
 
 // Auths are "header|auth" API keys of every handshake.

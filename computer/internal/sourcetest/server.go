@@ -106,6 +106,11 @@ type Resource struct {
 	URI      string
 	Contents []mcp.ResourceContents // what resources/read answers
 	Err      error                  // if set, resources/read fails with it (-32603)
+	// Priority and Fullscreen, when set, are listed as the 0.4 window
+	// metadata: annotations.priority and _meta.fullscreen (applied when the
+	// URI is new).
+	Priority   *float64
+	Fullscreen *bool
 }
 
 // Text is a single application/json-or-text content for uri.
@@ -140,11 +145,15 @@ func (s *Server) Put(rs ...Resource) {
 			s.contents[r.URI] = r.Contents
 		}
 		if !known {
-			fresh = append(fresh, server.ServerResource{
-				// Names must be unique: mcp-go pages by the last name.
-				Resource: mcp.NewResource(r.URI, r.URI, mcp.WithMIMEType("application/json")),
-				Handler:  s.handle,
-			})
+			// Names must be unique: mcp-go pages by the last name.
+			res := mcp.NewResource(r.URI, r.URI, mcp.WithMIMEType("application/json"))
+			if r.Priority != nil {
+				res.Annotations = &mcp.Annotations{Priority: r.Priority, Audience: []mcp.Role{mcp.RoleAssistant}}
+			}
+			if r.Fullscreen != nil {
+				res.Meta = &mcp.Meta{AdditionalFields: map[string]any{protocol.MetaFullscreen: *r.Fullscreen}}
+			}
+			fresh = append(fresh, server.ServerResource{Resource: res, Handler: s.handle})
 		}
 	}
 	s.mu.Unlock()

@@ -39,7 +39,8 @@ func statusError(res *http.Response) error {
 	if res.StatusCode >= 200 && res.StatusCode <= 299 {
 		return nil
 	}
-	return fmt.Errorf("unexpected HTTP status %s", res.Status)
+	// smcp-go patch 16: the server's answer is kept.
+	return newHandshakeError(res, fmt.Errorf("unexpected HTTP status %s", res.Status))
 }
 
 // randomString is the cache-busting timestamp parameter of a request:

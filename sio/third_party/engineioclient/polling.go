@@ -41,6 +41,8 @@ type polling struct {
 
 	writeQueue *queue.Queue
 
+	responseHeader // smcp-go patch 16
+
 	// pollQueue runs the long-polling GETs, one at a time (smcp-go patch:
 	// upstream ran them on writeQueue, so a write waited behind a pending
 	// poll until the server next sent something, a ping interval at worst).
@@ -246,6 +248,7 @@ func (p *polling) doPoll() {
 		p.OnError("fetch read error", err, res.Request.Context())
 		return
 	}
+	p.keep(res.Header) // smcp-go patch 16: the first poll is the handshake
 	// smcp-go patch: a bounded response, as a websocket message is
 	// (MaxMessageBytes); upstream read whatever the server sent.
 	var body io.Reader = res.Body

@@ -45,6 +45,8 @@ type websocket struct {
 	mu sync.Mutex
 
 	writeQueue *queue.Queue
+
+	responseHeader // smcp-go patch 16
 }
 
 // Name returns the identifier for the WebSocket transport.
@@ -126,10 +128,15 @@ func (w *websocket) DoOpen() {
 			headers.Add(k, v)
 		}
 	}
-	socket, _, err := w.dialer.Dial(w.uri().String(), headers)
+	socket, res, err := w.dialer.Dial(w.uri().String(), headers)
 	if err != nil {
-		w.Emit("error", err)
+		// smcp-go patch 16: the server's answer to a refused upgrade is
+		// kept (gorilla returns it with ErrBadHandshake).
+		w.Emit("error", newHandshakeError(res, err))
 		return
+	}
+	if res != nil {
+		w.keep(res.Header) // smcp-go patch 16
 	}
 	// smcp-go patch: a message over the bound fails the read (gorilla's
 	// ErrReadLimit) and closes the transport, instead of being read into
@@ -143,6 +150,14 @@ func (w *websocket) DoOpen() {
 }
 
 func (w *websocket) _error(err error) {
+	// smcp-go patch 16: a close code of the application range (4900, a
+	// version refusal on a websocket the server could not deny) is an
+	// error that names it, not a plain close.
+	var ce *ws.CloseError
+	if errors.As(err, &ce) && ce.Code >= 4000 && ce.Code <= 4999 {
+		w.socket.Emit("error", &HandshakeError{CloseCode: ce.Code, Err: err})
+		return
+	}
 	if ws.IsUnexpectedCloseError(err) || errors.Is(err, net.ErrClosed) {
 		w.socket.Emit("close")
 	} else {

@@ -3,6 +3,7 @@ package socket
 import (
 	"errors"
 	"math"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,9 @@ type Manager struct {
 	//
 	// Readonly
 	uri string
+	// uriMu guards uri (smcp-go patch 16: SetURI changes it between
+	// attempts).
+	uriMu sync.Mutex
 	// Public
 	opts ManagerOptionsInterface
 
@@ -282,7 +286,7 @@ func (m *Manager) Open(fn func(error)) *Manager {
 		return m
 	}
 
-	managerLog.Debug("opening %s", m.uri)
+	managerLog.Debug("opening %s", m.URI())
 	// smcp-go patch: the engine is made first and started only once the
 	// manager listens to it (upstream started it in engine.NewSocket and
 	// subscribed afterwards, so the open of a fast handshake, or the error of
@@ -352,7 +356,7 @@ func (m *Manager) Open(fn func(error)) *Manager {
 		})
 	}
 
-	socket.Construct(m.uri, m.opts)
+	socket.Construct(m.URI(), m.opts)
 	dialMu.Lock()
 	dialing = false
 	late := timedOut
@@ -366,6 +370,29 @@ func (m *Manager) Open(fn func(error)) *Manager {
 	}
 
 	return m
+}
+
+// URI returns the URI the next connection attempt dials (smcp-go patch 16).
+func (m *Manager) URI() string {
+	m.uriMu.Lock()
+	defer m.uriMu.Unlock()
+	return m.uri
+}
+
+// SetURI changes the URI that the following connection attempts dial, its
+// query included (smcp-go patch 16: a client that a server refused for
+// the version named in the query retries with another).
+//
+// Call it between attempts (from a connect_error handler): the engine
+// takes its query from the URI, or keeps the options' query when the URI
+// has none, so the options' query is replaced too.
+func (m *Manager) SetURI(uri string) {
+	m.uriMu.Lock()
+	defer m.uriMu.Unlock()
+	m.uri = uri
+	if u, err := url.Parse(uri); err == nil {
+		m.opts.SetQuery(u.Query())
+	}
 }
 
 // Alias for [Manager.Open]

@@ -61,10 +61,10 @@ func processExtendedError(d map[string]any) (*types.ExtendedError, error) {
 		return nil, err
 	}
 
-	data, err := extractValue[any](d, "data")
-	if err != nil {
-		return nil, err
-	}
+	// smcp-go patch 17: data is optional (the Python Socket.IO server
+	// refuses a connection with {"message": "..."} alone); upstream failed
+	// with "missing 'data' field" and lost the server's message.
+	data := d["data"]
 
 	return &types.ExtendedError{
 		Message: message,

@@ -1,0 +1,228 @@
+package e2e
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/a2c-smcp/smcp-go/computer"
+	"github.com/a2c-smcp/smcp-go/computer/sio"
+	"github.com/a2c-smcp/smcp-go/protocol"
+)
+
+// The Go Computer against the reference Servers (issue 25, Deliver 4 and
+// 7, the Computer's rows): the library's Computer, with its defaults (it
+// names 0.4.0 and falls back on a 4008), joins an office on the a2c-smcp
+// 0.4.2 Python Server (version gate on, as documented) and on the Rust
+// 0.4.1 Server, and the reference Agents of the same SDK use it as they
+// use their own Computers: the room lists it with 0.4.0, its tools carry
+// the bundle id "tools" and are called by exposed name, a cancelled call
+// and a call that outlives its timeout come back with the 0.4 markers,
+// its config is keyed by bundle id (the Python Server validates it), its
+// desktop has the tool server's window, and every 0.4 event gets a coded
+// answer. Then, on smcp-server, a 0.2 Agent (a2c-smcp 0.1.2) and a 0.4
+// Agent (0.4.2) share an office with it, each seeing it in its own
+// generation.
+
+// goComputer is a Go Computer of these tests, with its log kept so that a
+// test can wait for what its MCP servers print.
+type goComputer struct {
+	*computer.Computer
+	name string
+	log  *syncBuffer
+}
+
+// startGoComputer starts the library's Computer over the e2e tool server
+// (as "tools", auto_apply) and connects it to url with key and dial.
+func startGoComputer(t *testing.T, url, key, office, name string, dial ...sio.Option) *goComputer {
+	t.Helper()
+	tools := toolServer(t, "tools")
+	tools["default_tool_meta"] = map[string]any{"auto_apply": true}
+	var buf syncBuffer
+	var w io.Writer = &buf
+	if testing.Verbose() {
+		w = io.MultiWriter(&buf, testWriter{t})
+	}
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := startComputerDialing(t, &deployment{URL: url, APIKey: key}, office, name, []mcpServer{tools},
+		[]computer.Option{computer.WithLogger(log)}, dial...)
+	return &goComputer{Computer: c, name: name, log: &buf}
+}
+
+// slowStarted waits until the tool server's slow tool has started n times
+// (it says so on its stderr, which the Computer logs).
+func (c *goComputer) slowStarted(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(peerWait)
+	for {
+		out, changed := c.log.snapshot()
+		if strings.Count(out, "slow: started") >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("%s: its slow tool did not start (%d runs expected)", c.name, n)
+		}
+	}
+}
+
+func TestGoComputerOnReferenceServers(t *testing.T) {
+	for _, sdk := range []refSDK{refPy04, refRust04} {
+		t.Run(sdk.Lang, func(t *testing.T) {
+			s := startRefServer(t, sdk)
+			c := startGoComputer(t, s.URL, s.APIKey, "o1", "go-pc")
+			require.Equal(t, protocol.Gen04, c.Client().Generation(), "the newest generation, accepted")
+			require.False(t, c.Client().Confirmed(), "a reference Server confirms nothing")
+
+			if sdk == refRust04 {
+				a := startRefAgent(t, refRust04, s.URL, s.APIKey, "o1", "rs-agent")
+				goComputerBasics(t, a, c)
+				a.ok(t, map[string]any{"op": "leave"})
+			}
+			a := startRefAgent(t, refPy04, s.URL, s.APIKey, "o1", "py-agent", "SMCP_TIMEOUT=60")
+			goComputerBasics(t, a, c)
+			goComputerMarkers(t, a, c)
+			goComputer04Events(t, a, c)
+		})
+	}
+}
+
+// goComputerBasics: a joins, finds c in the room with 0.4.0, lists its
+// tools with their bundle id, calls one by its exposed name, reads its
+// config keyed by bundle id and its desktop.
+func goComputerBasics(t *testing.T, a *refAgent, c *goComputer) {
+	t.Helper()
+	a.ok(t, map[string]any{"op": "join"})
+	var found map[string]any
+	for _, s := range a.ok(t, map[string]any{"op": "list_room"}).([]any) {
+		if s := s.(map[string]any); s["name"] == c.name {
+			found = s
+		}
+	}
+	require.NotNil(t, found, "%s not in the room", c.name)
+	require.Equal(t, "computer", found["role"], "%v", found)
+	require.Equal(t, "0.4.0", found["a2c_version"], "%v", found)
+
+	got := a.ok(t, map[string]any{"op": "get_tools", "computer": c.name})
+	if m, ok := got.(map[string]any); ok { // Python: GetToolsRet; Rust: the list
+		got = m["tools"]
+	}
+	names := map[string]string{}
+	for _, tool := range got.([]any) {
+		tool := tool.(map[string]any)
+		names[tool["name"].(string)] = tool["bundle_id"].(string)
+	}
+	require.Equal(t, map[string]string{"tools__echo": "tools", "tools__slow": "tools", "tools__fail": "tools"}, names)
+
+	res := a.ok(t, map[string]any{"op": "tool_call", "computer": c.name, "tool": "tools__echo",
+		"params": map[string]any{"text": "hi"}}).(map[string]any)
+	require.Equal(t, "echo: hi", firstText(res), "%v", res)
+	require.NotEqual(t, true, res["isError"], "%v", res)
+
+	cfg := a.ok(t, map[string]any{"op": "get_config", "computer": c.name}).(map[string]any)
+	servers, _ := cfg["servers"].(map[string]any)
+	require.Contains(t, servers, "tools", "%v", cfg)
+	require.Equal(t, "tools", servers["tools"].(map[string]any)["bundle_id"], "%v", cfg)
+
+	desk := a.ok(t, map[string]any{"op": "get_desktop", "computer": c.name})
+	if m, ok := desk.(map[string]any); ok {
+		desk = m["desktops"]
+	}
+	require.Len(t, desk, 1, "the tool server's one window: %v", desk)
+	require.True(t, strings.HasPrefix(desk.([]any)[0].(string), statusWindow), "%v", desk)
+}
+
+// goComputerMarkers: the Python Agent cancels a slow call (the Computer
+// answers it with meta.a2c_cancelled and a2c_cancel_reason), and a raw
+// client:tool_call whose timeout is 2 s comes back from the Computer with
+// meta.a2c_timeout (the step waits far longer, so the answer is the
+// Computer's own).
+func goComputerMarkers(t *testing.T, a *refAgent, c *goComputer) {
+	t.Helper()
+	a.start(t, "slow", map[string]any{"op": "tool_call", "computer": c.name, "tool": "tools__slow",
+		"params": map[string]any{"seconds": 120}, "timeout": 180, "deadline_ms": 200_000})
+	c.slowStarted(t, 1)
+	a.ok(t, map[string]any{"op": "cancel", "call": "slow"})
+	m := a.await(t, "slow")
+	require.Equal(t, true, m["ok"], "%v", m)
+	res := m["result"].(map[string]any)
+	require.Equal(t, true, res["isError"], "%v", res)
+	meta, _ := res["_meta"].(map[string]any) // the SDK's CallToolResult, dumped with MCP's names
+	require.Equal(t, true, meta["a2c_cancelled"], "%v", res)
+	require.Equal(t, "agent_requested", meta["a2c_cancel_reason"], "%v", res)
+
+	raw := a.ok(t, map[string]any{"op": "raw_call", "event": protocol.EventToolCall, "timeout": 120, "deadline_ms": 150_000,
+		"data": map[string]any{"agent": a.Name, "computer": c.name, "req_id": "timeout-1", "tool_name": "tools__slow",
+			"params": map[string]any{"seconds": 120}, "timeout": 2}})
+	if l, ok := raw.([]any); ok && len(l) == 1 { // python-socketio hands a one-value ack as the value
+		raw = l[0]
+	}
+	res = raw.(map[string]any)
+	require.Equal(t, true, res["isError"], "%v", res)
+	meta, _ = res["meta"].(map[string]any)
+	require.Equal(t, true, meta["a2c_timeout"], "the Computer's own timeout, as the 0.4 Computers write it: %v", res)
+	require.NotContains(t, meta, "a2c_cancelled", "%v", res)
+}
+
+// goComputer04Events: every event 0.4 added gets a coded answer from the Go
+// Computer through the reference Server, never silence.
+func goComputer04Events(t *testing.T, a *refAgent, c *goComputer) {
+	t.Helper()
+	for _, tc := range []struct {
+		step map[string]any
+		code string
+	}{
+		{map[string]any{"op": "get_resources", "computer": c.name, "mcp_server": "nope"}, "4014"},
+		{map[string]any{"op": "get_resources", "computer": c.name, "mcp_server": "tools"}, "4015"},
+		{map[string]any{"op": "get_skill", "computer": c.name, "name": "no-such-skill"}, "4014"},
+		{map[string]any{"op": "get_blob", "computer": c.name, "blob_handle": "no-such-handle"}, "4018"},
+		{map[string]any{"op": "put_blob", "computer": c.name, "text": "x"}, "4019"},
+	} {
+		m := a.do(t, tc.step)
+		require.Equal(t, false, m["ok"], "%v: %v", tc.step, m)
+		require.NotEqual(t, true, m["hung"], "%v: %v", tc.step, m)
+		require.Contains(t, m["error"], tc.code, "%v: %v", tc.step, m)
+	}
+	skills := a.ok(t, map[string]any{"op": "get_skills", "computer": c.name})
+	if m, ok := skills.(map[string]any); ok {
+		skills = m["skills"]
+	}
+	require.Equal(t, []any{}, skills)
+}
+
+// On smcp-server a 0.2 Agent and a 0.4 Agent share an office with the Go
+// Computer, which the Server confirms in 0.4: the Computer answers in its
+// session's generation, so both see the exposed names with bundle ids (the
+// 0.2 Agent keeps what it does not know), and the 0.2 Agent calls a tool by
+// its exposed name or by the bare name only one server has.
+func TestGoComputerMixedOffice(t *testing.T) {
+	d := startServer(t)
+	c := startGoComputer(t, d.URL, d.APIKey, "mixed", "go-pc")
+	require.Equal(t, protocol.Gen04, c.Client().Generation())
+	require.True(t, c.Client().Confirmed(), "smcp-go confirms the generation")
+
+	old := startRefAgent(t, refPy01, d.URL, d.APIKey, "mixed", "agent-02")
+	old.ok(t, map[string]any{"op": "join"})
+	got := old.ok(t, map[string]any{"op": "get_tools", "computer": c.name})
+	if m, ok := got.(map[string]any); ok {
+		got = m["tools"]
+	}
+	var names []string
+	for _, tool := range got.([]any) {
+		names = append(names, tool.(map[string]any)["name"].(string))
+	}
+	require.ElementsMatch(t, []string{"tools__echo", "tools__slow", "tools__fail"}, names)
+	for _, name := range []string{"tools__echo", "echo"} {
+		res := old.ok(t, map[string]any{"op": "tool_call", "computer": c.name, "tool": name, "params": map[string]any{"text": "old"}}).(map[string]any)
+		require.Equal(t, "echo: old", firstText(res), "%s: %v", name, res)
+	}
+	old.ok(t, map[string]any{"op": "leave"}) // an office has one Agent
+
+	a := startRefAgent(t, refPy04, d.URL, d.APIKey, "mixed", "agent-04")
+	goComputerBasics(t, a, c)
+}

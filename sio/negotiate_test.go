@@ -1,0 +1,349 @@
+package sio_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
+	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
+	"github.com/a2c-smcp/smcp-go/sio"
+)
+
+// The refusal bodies of the 0.4.2 Python Server's version gate, as its
+// json.dumps writes them (a2c_smcp/server/middleware.py: check_a2c_version,
+// _mismatch_body, _build_rejection), for a Server of version 0.4.0.
+const (
+	pyMissing  = `{"code": 400, "message": "Missing a2c_version query parameter"}`
+	pyMismatch = `{"code": 4008, "message": "Protocol version mismatch", "server_version": "0.4.0", "client_version": "%s", "min_supported": "0.4.0", "max_supported": "0.4.999"}`
+)
+
+// gate is an HTTP handler in front of a Socket.IO server that answers as
+// the 0.4 references' version gates do, on every Engine.IO request: HTTP
+// 400 with a JSON body for a missing or incompatible a2c_version (and
+// X-A2C-Error-Code: 4008 for the latter). It records every request.
+type gate struct {
+	next   http.Handler
+	minor  string // the MAJOR.MINOR accepted; "" accepts every request
+	strict bool   // a request naming no version is refused
+	close  bool   // a websocket is refused by closing it with 4900
+
+	mu   sync.Mutex
+	reqs []*http.Request
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	g.reqs = append(g.reqs, r.Clone(context.Background()))
+	g.mu.Unlock()
+	v := r.URL.Query().Get(protocol.VersionParam)
+	refuse := func(body string, mismatch bool) {
+		if g.close && websocket.IsWebSocketUpgrade(r) {
+			up := websocket.Upgrader{}
+			conn, err := up.Upgrade(w, r, nil)
+			if err != nil {
+				return
+			}
+			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(protocol.CloseVersionRejected, ""), time.Now().Add(time.Second))
+			_ = conn.Close()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if mismatch {
+			w.Header().Set(protocol.ErrorCodeHeader, "4008")
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(body))
+	}
+	switch {
+	case v == "" && g.strict:
+		refuse(pyMissing, false)
+		return
+	case v != "" && g.minor != "" && !strings.HasPrefix(v, g.minor+"."):
+		refuse(strings.Replace(pyMismatch, "%s", v, 1), true)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// queries returns the a2c_version of every request the gate saw, "-"
+// for none.
+func (g *gate) versions() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for _, r := range g.reqs {
+		v := r.URL.Query().Get(protocol.VersionParam)
+		if !r.URL.Query().Has(protocol.VersionParam) {
+			v = "-"
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// gated serves a Socket.IO server whose /smcp namespace admits every
+// connection and records its auth payload, behind g. confirm makes the
+// engine name the version the client asked for in X-A2C-Version, as an
+// smcp-go Server confirms it.
+func gated(t *testing.T, g *gate, confirm bool) (nsURL string, auths chan map[string]any) {
+	t.Helper()
+	io := socket.NewServer(nil, nil)
+	auths = make(chan map[string]any, 16)
+	io.Of("/smcp", nil).Use(func(s *socket.Socket, next func(*socket.ExtendedError)) {
+		auths <- s.Handshake().Auth
+		next(nil)
+	})
+	g.next = io.ServeHandler(nil) // creates the engine
+	if confirm {
+		confirmVersion := func(q url.Values) string {
+			if v := q.Get(protocol.VersionParam); v != "" {
+				return v
+			}
+			return "0.2.0"
+		}
+		eng := io.Engine()
+		_ = eng.On("initial_headers", func(args ...any) {
+			h, _ := args[0].(*types.ParameterBag)
+			ctx, _ := args[1].(*types.HttpContext)
+			if h != nil && ctx != nil {
+				h.Set(protocol.VersionHeader, confirmVersion(ctx.Request().URL.Query()))
+			}
+		})
+		eng.Use(func(ctx *types.HttpContext, next func(error)) {
+			if r := ctx.Request(); r != nil && websocket.IsWebSocketUpgrade(r) {
+				ctx.ResponseHeaders().Set(protocol.VersionHeader, confirmVersion(r.URL.Query()))
+			}
+			next(nil)
+		})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/socket.io/", g)
+	hs := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		// The clients closed first (their cleanups run before this one):
+		// wait for their sessions to end, so that no poll is aborted
+		// under the Socket.IO server library (whose polling transport
+		// races with an aborted request, sio/third_party/PATCHES.md 13).
+		eng := io.Engine()
+		require.Eventually(t, func() bool { return eng.ClientsCount() == 0 }, wait, 5*time.Millisecond)
+		io.Close(nil)
+		hs.Close()
+	})
+	return hs.URL + "/smcp", auths
+}
+
+func connect(t *testing.T, nsURL string, opts ...sio.Option) (*sio.Conn, error) {
+	t.Helper()
+	c, err := sio.New(nsURL, sio.Hooks{}, append([]sio.Option{quiet}, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close(time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	return c, c.Connect(ctx)
+}
+
+// TestNegotiationNamesNewest: by default a Conn names the newest
+// generation in every Engine.IO request, sends the key as auth.token,
+// auth.api_key and the header, and, unconfirmed, speaks what it asked for.
+func TestNegotiationNamesNewest(t *testing.T) {
+	for _, polling := range []bool{false, true} {
+		t.Run(map[bool]string{false: "websocket", true: "polling"}[polling], func(t *testing.T) {
+			g := &gate{minor: "0.4", strict: true}
+			nsURL, auths := gated(t, g, false)
+			opts := []sio.Option{sio.WithAPIKey("k")}
+			if polling {
+				opts = append(opts, sio.WithPolling())
+			}
+			c, err := connect(t, nsURL+"?keep=1", opts...)
+			require.NoError(t, err)
+			require.Equal(t, map[string]any{"token": "k", "api_key": "k"}, <-auths)
+			require.Equal(t, protocol.NewestGeneration(), c.Generation())
+			require.False(t, c.Confirmed(), "a reference Server confirms nothing")
+			vs := g.versions()
+			require.NotEmpty(t, vs)
+			for _, v := range vs {
+				require.Equal(t, "0.4.0", v, "every request names the version: %v", vs)
+			}
+			g.mu.Lock()
+			for _, r := range g.reqs {
+				require.Equal(t, "k", r.Header.Get("x-api-key"))
+				require.Equal(t, "1", r.URL.Query().Get("keep"), "the caller's query is kept")
+			}
+			g.mu.Unlock()
+		})
+	}
+}
+
+// TestNegotiationConfirmed: a Server that names the generation in
+// X-A2C-Version confirms it, on the websocket upgrade as on the polling
+// open; a pinned 0.2.0 names no version and is confirmed as 0.2.0.
+func TestNegotiationConfirmed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    []sio.Option
+		want    protocol.Generation
+		version string
+	}{
+		{"websocket", nil, protocol.Gen04, "0.4.0"},
+		{"polling", []sio.Option{sio.WithPolling()}, protocol.Gen04, "0.4.0"},
+		{"pinned 0.3", []sio.Option{sio.WithGenerations(protocol.Gen03)}, protocol.Gen03, "0.3.0"},
+		{"pinned 0.2", []sio.Option{sio.WithGenerations(protocol.Gen02)}, protocol.Gen02, "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &gate{}
+			nsURL, _ := gated(t, g, true)
+			c, err := connect(t, nsURL, tc.opts...)
+			require.NoError(t, err)
+			require.True(t, c.Confirmed())
+			require.Equal(t, tc.want, c.Generation())
+			for _, v := range g.versions() {
+				require.Equal(t, tc.version, v)
+			}
+		})
+	}
+}
+
+// refusal returns the *protocol.Error a refused Connect carries.
+func refusal(t *testing.T, err error) (*sio.ConnectError, *protocol.Error) {
+	t.Helper()
+	var ce *sio.ConnectError
+	require.ErrorAs(t, err, &ce)
+	require.True(t, ce.Refused, "%v", err)
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, int(pe.Code), ce.Code)
+	require.False(t, errors.Is(err, sio.ErrUnreachable))
+	require.NotContains(t, err.Error(), "bad handshake")
+	return ce, pe
+}
+
+// TestNegotiationRefusals: every refusal of a 0.4 reference's gate is a
+// coded refusal naming what the Server said — on the websocket upgrade as
+// on the polling open — and ends Connect without waiting for its context.
+func TestNegotiationRefusals(t *testing.T) {
+	for _, polling := range []bool{false, true} {
+		mode := map[bool]string{false: "websocket", true: "polling"}[polling]
+		with := func(opts ...sio.Option) []sio.Option {
+			if polling {
+				opts = append(opts, sio.WithPolling())
+			}
+			return opts
+		}
+		t.Run(mode+"/missing", func(t *testing.T) {
+			g := &gate{minor: "0.4", strict: true}
+			nsURL, _ := gated(t, g, false)
+			_, err := connect(t, nsURL, with(sio.WithGenerations(protocol.Gen02))...)
+			_, pe := refusal(t, err)
+			require.Equal(t, protocol.CodeBadRequest, pe.Code)
+			require.Equal(t, "Missing a2c_version query parameter", pe.Message)
+			require.Equal(t, []string{"-"}, g.versions(), "a refusal is not retried")
+		})
+		t.Run(mode+"/mismatch", func(t *testing.T) {
+			g := &gate{minor: "0.4", strict: true}
+			nsURL, _ := gated(t, g, false)
+			_, err := connect(t, nsURL, with(sio.WithGenerations(protocol.Gen03))...)
+			_, pe := refusal(t, err)
+			require.Equal(t, protocol.CodeProtocolVersionMismatch, pe.Code)
+			lo, hi, ok := pe.SupportedRange()
+			require.True(t, ok, "%#v", pe)
+			require.Equal(t, "0.4.0", lo.String())
+			require.Equal(t, "0.4.999", hi.String())
+			require.Equal(t, "0.3.0", pe.Fields["client_version"])
+			require.Equal(t, []string{"0.3.0"}, g.versions(), "a Conn that speaks nothing in range does not retry")
+		})
+		t.Run(mode+"/retry", func(t *testing.T) {
+			g := &gate{minor: "0.4", strict: true}
+			nsURL, _ := gated(t, g, false)
+			c, err := connect(t, nsURL, with(sio.WithGenerations(protocol.Gen03, protocol.Gen02, protocol.Gen04))...)
+			require.NoError(t, err)
+			require.Equal(t, protocol.Gen04, c.Generation())
+			vs := g.versions()
+			require.Equal(t, "0.3.0", vs[0])
+			for _, v := range vs[1:] {
+				require.Equal(t, "0.4.0", v)
+			}
+		})
+		t.Run(mode+"/retry after missing", func(t *testing.T) {
+			g := &gate{minor: "0.4", strict: true}
+			nsURL, _ := gated(t, g, false)
+			c, err := connect(t, nsURL, with(sio.WithGenerations(protocol.Gen02, protocol.Gen04))...)
+			require.NoError(t, err)
+			require.Equal(t, protocol.Gen04, c.Generation())
+			require.Equal(t, "-", g.versions()[0])
+		})
+		t.Run(mode+"/retried once", func(t *testing.T) {
+			// A Server that refuses the retried version too (its range
+			// is not what it accepts) is not asked a third time.
+			g := &gate{minor: "0.9", strict: true}
+			nsURL, _ := gated(t, g, false)
+			_, err := connect(t, nsURL, with(sio.WithGenerations(protocol.Gen03, protocol.Gen04))...)
+			_, pe := refusal(t, err)
+			require.Equal(t, protocol.CodeProtocolVersionMismatch, pe.Code)
+			require.Equal(t, "0.4.0", pe.Fields["client_version"])
+			require.Equal(t, []string{"0.3.0", "0.4.0"}, g.versions())
+		})
+	}
+	t.Run("websocket/4900", func(t *testing.T) {
+		g := &gate{minor: "0.4", strict: true, close: true}
+		nsURL, _ := gated(t, g, false)
+		_, err := connect(t, nsURL, sio.WithGenerations(protocol.Gen03))
+		_, pe := refusal(t, err)
+		require.Equal(t, protocol.CodeProtocolVersionMismatch, pe.Code)
+		require.Contains(t, pe.Message, "4900")
+	})
+}
+
+// TestNegotiationOldServer: a Server that ignores a2c_version (0.2.0)
+// accepts the newest generation's handshake; unconfirmed, the Conn speaks
+// what it asked for.
+func TestNegotiationOldServer(t *testing.T) {
+	url := startServer(t)
+	c, err := connect(t, url, sio.WithAPIKey("k"))
+	require.NoError(t, err)
+	require.False(t, c.Confirmed())
+	require.Equal(t, protocol.NewestGeneration(), c.Generation())
+}
+
+// TestAcceptedThenDropped: a Server that accepts the namespace CONNECT and
+// disconnects the socket before sending anything (the Rust 0.4.1 Server's
+// answer to a wrong key) leaves a refusal as the Conn's last error, and the
+// Conn does not reconnect.
+func TestAcceptedThenDropped(t *testing.T) {
+	io := socket.NewServer(nil, nil)
+	connections := make(chan struct{}, 8)
+	_ = io.Of("/smcp", nil).On("connection", func(args ...any) {
+		connections <- struct{}{}
+		args[0].(*socket.Socket).Disconnect(false)
+	})
+	url := serve(t, io)
+	lost := make(chan string, 4)
+	c, err := sio.New(url, sio.Hooks{Disconnected: func(r string) { lost <- r }}, quiet)
+	require.NoError(t, err)
+	defer c.Close(0)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, c.Connect(ctx))
+	select {
+	case <-lost:
+	case <-ctx.Done():
+		t.Fatal("the drop was not seen")
+	}
+	// The Socket.IO server library may close the connection while its
+	// DISCONNECT is read: the refusal is read from the packet.
+	require.Eventually(t, func() bool { return c.LastError() != nil }, wait, 5*time.Millisecond)
+	ce, _ := refusal(t, c.LastError())
+	require.Equal(t, 401, ce.Code)
+	require.False(t, c.Connected())
+	require.Len(t, connections, 1)
+}
