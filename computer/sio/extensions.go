@@ -27,13 +27,14 @@ func (a answerer) complete(ctx context.Context, payload any) any {
 // Progress emits server:tool_progress, an smcp-go extension
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications,
 // Tool-call progress), for a tool call routed to this Computer that asked
-// for it, when the office is joined; it reports whether it was sent. The
-// caller bounds the rate.
+// for it, when the office is joined on a Server that confirmed the
+// generation (an smcp-go Server: a reference Server does not know the
+// event); it reports whether it was sent. The caller bounds the rate.
 func (c *Client) Progress(p protocol.ToolProgress) bool {
 	c.mu.Lock()
 	ok := c.joined && !c.closed
 	c.mu.Unlock()
-	if !ok {
+	if !ok || !c.conn.Confirmed() {
 		return false
 	}
 	p.Computer = c.name
