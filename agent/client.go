@@ -114,6 +114,9 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	c.notifier = newNotifier(c)
 
 	opts2 := []sio.Option{sio.WithLogger(c.log), sio.WithAttemptTimeout(connectAttemptTimeout)}
+	if len(cfg.gens) > 0 {
+		opts2 = append(opts2, sio.WithGenerations(cfg.gens...))
+	}
 	if cfg.transport == "polling" {
 		opts2 = append(opts2, sio.WithPolling())
 	}
@@ -147,8 +150,37 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 		c.Close()
 		return nil, dialError(wait, nsURL, err)
 	}
-	c.log.Debug("connected", "url", nsURL, "sid", c.sock.Id())
+	c.log.Debug("connected", "url", nsURL, "sid", c.sock.Id(), "protocol", conn.Generation().String(), "confirmed", conn.Confirmed())
 	return c, nil
+}
+
+// Generation returns the protocol generation of the session: the one the
+// Server confirmed, else the one the Agent named in its handshake
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions).
+func (c *Client) Generation() protocol.Generation { return c.conn.Generation() }
+
+// Confirmed reports whether the Server confirmed the session's generation:
+// an smcp-go Server does, and routes the smcp-go extensions (the Finder,
+// client:read_resource); a reference Server does not, and requests for an
+// extension fail at once with 4106 (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions).
+func (c *Client) Confirmed() bool { return c.conn.Confirmed() }
+
+// checkExtension fails at once, with 4106 NotSupported, a request for event
+// that the session's Server will not route: an event the session's
+// generation lacks, or one that is an smcp-go extension there when the
+// Server did not confirm the generation (a reference Server, which never
+// answers it). An smcp-go Server answers a request for an extension that
+// the target Computer did not declare with 4106 itself, at once.
+func (c *Client) checkExtension(event string) error {
+	g := c.Generation()
+	info, ok := g.Lookup(event)
+	if !ok {
+		return protocol.NewNotSupported("%s is not part of protocol %s, which this session speaks", event, g).With("event", event)
+	}
+	if info.Extension && !c.Confirmed() {
+		return protocol.NewNotSupported("%s is an smcp-go extension, and the server did not confirm protocol %s (it is not an smcp-go Server, and routes no extension)", event, g).With("event", event)
+	}
+	return nil
 }
 
 // connectAttemptTimeout bounds one connection attempt (the first one and
@@ -355,6 +387,14 @@ func (c *Client) onDisconnect(reason string) {
 	if reason == "io server disconnect" {
 		// The Socket.IO client does not reconnect after this.
 		c.deadErr = connectionLostError("connection", "the server ended the session")
+		if last := c.conn.LastError(); last != nil {
+			// Dropped before it said anything: the Rust 0.4 Server's
+			// refusal of a credential (sio.Conn reads it so).
+			var ce *sio.ConnectError
+			if errors.As(last, &ce) && ce.Refused {
+				c.deadErr = dialError(c.ctx, c.url, last)
+			}
+		}
 		c.setStateLocked(stateDead)
 		c.log.Warn("the server ended the session; no reconnection", "reason", reason)
 		return
@@ -592,17 +632,19 @@ func decodeAnswer[T any](event, reqID string, vals []any) (*T, error) {
 		return nil, invalidAnswer(event, fmt.Errorf("%d ack values, want 1", len(vals)))
 	}
 	v := vals[0]
-	if err := protocol.ValidateValue(event, protocol.Ack, v); err != nil {
+	// An error in either shape, nested (0.2.0) or flat (0.3/0.4), whatever
+	// the session's generation: a Server or Computer of another generation
+	// may answer in its own. Each is checked against its schema.
+	if err := validateAnswer(event, v); err != nil {
 		return nil, invalidAnswer(event, err)
 	}
-	m, _ := v.(map[string]any)
-	if body, ok := m["error"]; ok {
-		var p protocol.ErrorPayloadError
-		if err := remarshal(body, &p); err != nil {
-			return nil, invalidAnswer(event, err)
+	if errorMayAnswer(event) && (protocol.IsErrorShaped(protocol.ErrorShapeNested, v) || protocol.IsErrorShaped(protocol.ErrorShapeFlat, v)) {
+		if e, ok := protocol.DecodeErrorValue(v); ok {
+			return nil, e
 		}
-		return nil, &protocol.Error{Code: protocol.Code(p.Code), Message: p.Message, Details: p.Details}
+		return nil, invalidAnswer(event, fmt.Errorf("an error payload of no known shape"))
 	}
+	m, _ := v.(map[string]any)
 	if reqID != "" {
 		if got, ok := m["req_id"].(string); ok && got != reqID {
 			return nil, invalidAnswer(event, fmt.Errorf("req_id %q, want %q", got, reqID))
@@ -613,6 +655,44 @@ func decodeAnswer[T any](event, reqID string, vals []any) (*T, error) {
 		return nil, invalidAnswer(event, err)
 	}
 	return &out, nil
+}
+
+// errorMayAnswer reports whether an ack of event may be an error in some
+// generation.
+func errorMayAnswer(event string) bool {
+	for _, g := range protocol.Generations() {
+		if info, ok := g.Lookup(event); ok && info.AckMayBeError {
+			return true
+		}
+	}
+	return false
+}
+
+// validateAnswer checks an ack against the schema of every generation that
+// has event, newest first, and accepts it when one does: tolerant in what
+// it accepts, since the session's generation is only what the Agent asked
+// for when the Server did not confirm it, and a Computer of another
+// generation may answer through an smcp-go Server (a 0.4 tool carries a
+// bundle_id, a 0.2 one none). The error is the newest generation's.
+func validateAnswer(event string, v any) error {
+	gens := protocol.Generations()
+	var first error
+	for i := len(gens) - 1; i >= 0; i-- {
+		if _, ok := gens[i].Lookup(event); !ok {
+			continue
+		}
+		err := gens[i].ValidateValue(event, protocol.Ack, v)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		return protocol.NewBadRequest("unknown event %q", event)
+	}
+	return first
 }
 
 func remarshal(v any, out any) error {

@@ -45,9 +45,13 @@ func WithServer(name string) CompleteOption {
 // https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#completion);
 // the Computer forwards MCP completion/complete to the server that owns ref.
 // A Computer without the extension (a reference SDK's) is 4106, as is an
-// MCP server that does not complete; 4201 when no server serves a
+// MCP server that does not complete, and a Server that is not smcp-go's
+// (at once: it routes no extension); 4201 when no server serves a
 // resource's host, 404 when none has the prompt.
 func (c *Client) Complete(ctx context.Context, computer string, ref protocol.CompleteRef, arg protocol.CompleteReqArgument, opts ...CompleteOption) (*protocol.CompletionValues, error) {
+	if err := c.checkExtension(protocol.EventComplete); err != nil {
+		return nil, err
+	}
 	id := c.nextReqID()
 	req := protocol.CompleteReq{Agent: c.cfg.name, ReqID: id, Computer: computer, Ref: ref, Argument: arg}
 	for _, o := range opts {

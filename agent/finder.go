@@ -43,6 +43,9 @@ func (c *Client) GetFinder(ctx context.Context, computer string, q FinderQuery) 
 		ft := q.FileType
 		req.FileType = ft
 	}
+	if err := c.checkExtension(protocol.EventGetFinder); err != nil {
+		return nil, err
+	}
 	ret, err := call[protocol.GetFinderRet](ctx, c, protocol.EventGetFinder, id, req)
 	if err != nil {
 		return nil, err
@@ -96,6 +99,9 @@ func (c *Client) Documents(ctx context.Context, computer string, q FinderQuery) 
 // found, 4202 page out of range, 4203 element not found, 4204 invalid URI.
 func (c *Client) ReadResource(ctx context.Context, computer, uri string) ([]protocol.ResourceContents, error) {
 	id := c.nextReqID()
+	if err := c.checkExtension(protocol.EventReadResource); err != nil {
+		return nil, err
+	}
 	ret, err := call[protocol.ReadResourceRet](ctx, c, protocol.EventReadResource, id,
 		protocol.ReadResourceReq{Agent: c.cfg.name, ReqID: id, Computer: computer, URI: uri})
 	if err != nil {

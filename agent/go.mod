@@ -11,7 +11,7 @@ require (
 require (
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5 // indirect
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5 // indirect
-	github.com/zishang520/socket.io/v3 v3.0.5 // indirect
+	github.com/zishang520/socket.io/v3 v3.0.5
 )
 
 require (

@@ -37,6 +37,7 @@ type config struct {
 	timeout    time.Duration
 	transport  string
 	maxMessage int64 // 0: sio's default
+	gens       []protocol.Generation
 	hooks      hooks
 }
 
@@ -55,9 +56,19 @@ type hooks struct {
 	reconnect     func(err error)
 }
 
-// WithAPIKey sets the API key, sent both as the HTTP header x-api-key and as
-// the Socket.IO auth payload key api_key (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth).
+// WithAPIKey sets the API key, sent as the HTTP header x-api-key and as the
+// Socket.IO auth payload members token (0.3/0.4 Servers) and api_key (0.2)
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth).
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
+
+// WithGenerations sets the protocol generations the Agent speaks, the first
+// named in the handshake (default every generation, newest first); a Server
+// that refuses it gets one retry with the newest of the others it accepts.
+// One generation pins it. Client.Generation is what the session speaks
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#versions-and-negotiation).
+func WithGenerations(gens ...protocol.Generation) Option {
+	return func(c *config) { c.gens = append([]protocol.Generation(nil), gens...) }
+}
 
 // WithName sets the Agent name: it is registered by the Server when the
 // Agent joins an office and sent as the agent field of every request.

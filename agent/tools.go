@@ -128,7 +128,7 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 	seconds := int(math.Ceil(timeout.Seconds()))
 	id := c.nextReqID()
 	req := protocol.ToolCallReq{Agent: c.cfg.name, ReqID: id, Computer: computer, ToolName: tool, Params: params, Timeout: seconds}
-	if f := progressFunc(ctx); f != nil {
+	if f := progressFunc(ctx); f != nil && c.Confirmed() { // only an smcp-go Server relays progress
 		req.Progress = true // an extension member (progress.go)
 		stop := c.progress.watch(id, computer, f)
 		defer stop()
@@ -188,13 +188,22 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 
 // ToolError returns the error an isError CallToolResult reports, nil for a
 // successful result. The code is structuredContent.code when it is an
-// integer (the Computer's 4001–4005), else 4003 (tool execution failed); the
-// message is structuredContent.error, else the text content.
+// integer (the Computer's 4001–4005); else 4004 for a result marked as
+// cancelled or timed out the 0.3/0.4 way (meta.a2c_cancelled, with the
+// reason in the details' a2c_cancel_reason; meta.a2c_timeout: "meta"
+// read before "_meta", protocol.CallToolResult.Cancelled and TimedOut,
+// https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#one-source-per-payload);
+// else 4003 (tool execution failed). The message is
+// structuredContent.error, else the text content.
 func ToolError(res *protocol.CallToolResult) *protocol.Error {
 	if res == nil || res.IsError == nil || !*res.IsError {
 		return nil
 	}
 	code := protocol.CodeToolExecutionFailed
+	cancelled, reason := res.Cancelled()
+	if cancelled || res.TimedOut() {
+		code = protocol.CodeToolTimeout
+	}
 	msg := ""
 	if sc := res.StructuredContent; sc != nil {
 		if n, ok := asInt(sc["code"]); ok && n != 0 {
@@ -215,9 +224,25 @@ func ToolError(res *protocol.CallToolResult) *protocol.Error {
 		}
 	}
 	if msg == "" {
-		msg = "tool call failed"
+		switch {
+		case cancelled:
+			msg = "tool call cancelled"
+		case res.TimedOut():
+			msg = "tool call timed out"
+		default:
+			msg = "tool call failed"
+		}
 	}
 	e := &protocol.Error{Code: code, Message: msg}
+	if cancelled {
+		e = e.With(protocol.MetaCancelled, true)
+		if reason != "" {
+			e = e.With(protocol.MetaCancelReason, reason)
+		}
+	}
+	if res.TimedOut() {
+		e = e.With(protocol.MetaTimeout, true)
+	}
 	if sc := res.StructuredContent; sc != nil {
 		if t, ok := sc["error_type"].(string); ok {
 			e = e.With("error_type", t)

@@ -32,12 +32,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/sio/holdearly"
@@ -95,6 +97,12 @@ type Options struct {
 	APIKey string
 	// World is the data answered by default (default NewWorld()).
 	World *World
+	// Unconfirmed makes the office confirm no protocol generation, as the
+	// reference Servers do (an smcp-go Server names the session's
+	// generation in the X-A2C-Version header of the handshake's answer;
+	// https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions):
+	// an Agent then fails a request for an smcp-go extension at once.
+	Unconfirmed bool
 }
 
 // Peer is the scripted office: a Socket.IO server playing the Server and
@@ -153,6 +161,45 @@ func Start(opts Options) (*Peer, error) {
 	return p, nil
 }
 
+// confirmGenerations makes io confirm, as an smcp-go Server does, the
+// generation of the version a client names in a2c_version (0.2.0 for none)
+// in the X-A2C-Version header of the long-polling open and of the
+// websocket upgrade. A version of no generation is confirmed as nothing.
+func confirmGenerations(io *socket.Server) {
+	confirm := func(q url.Values) string {
+		v := q.Get(protocol.VersionParam)
+		if v == "" {
+			return protocol.DefaultGeneration.String()
+		}
+		g, err := protocol.ParseGeneration(v)
+		if err != nil {
+			return ""
+		}
+		return g.String()
+	}
+	eng := io.Engine()
+	_ = eng.On("initial_headers", func(args ...any) {
+		if len(args) < 2 {
+			return
+		}
+		h, _ := args[0].(*types.ParameterBag)
+		ctx, _ := args[1].(*types.HttpContext)
+		if h != nil && ctx != nil && ctx.Request() != nil {
+			if v := confirm(ctx.Request().URL.Query()); v != "" {
+				h.Set(protocol.VersionHeader, v)
+			}
+		}
+	})
+	eng.Use(func(ctx *types.HttpContext, next func(error)) {
+		if r := ctx.Request(); r != nil && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			if v := confirm(r.URL.Query()); v != "" {
+				ctx.ResponseHeaders().Set(protocol.VersionHeader, v)
+			}
+		}
+		next(nil)
+	})
+}
+
 // Addr returns host:port.
 func (p *Peer) Addr() string { return p.addr }
 
@@ -160,6 +207,9 @@ func (p *Peer) serve(ln net.Listener) {
 	io := socket.NewServer(nil, socket.DefaultServerOptions())
 	mux := http.NewServeMux()
 	mux.Handle("/socket.io/", io.ServeHandler(nil))
+	if !p.opts.Unconfirmed {
+		confirmGenerations(io)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ConnState: func(c net.Conn, st http.ConnState) {
 		if st == http.StateHijacked {
 			p.mu.Lock()

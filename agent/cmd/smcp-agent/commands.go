@@ -52,9 +52,12 @@ func cmdRoom(ctx context.Context, e *env, _ []string) error {
 	if e.g.json {
 		return e.printJSON(sessions)
 	}
+	// VERSION is the protocol version the member named (SessionInfo's
+	// a2c_version: 0.3/0.4 Servers and smcp-go's record it), "-" when the
+	// Server shows none; FINDER whether a Computer offers the Finder.
 	tw := e.table("NAME", "ROLE", "VERSION", "FINDER", "SID")
 	for _, s := range sessions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Role, cell(s.A2CVersion, 12), finderCell(s), s.Sid)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Role, cell(s.A2CVersion, 0), finderCell(s), s.Sid)
 	}
 	return tw.Flush()
 }
@@ -84,11 +87,14 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 		}
 		return e.printJSON(all)
 	}
-	tw := e.table("COMPUTER", "TOOL", "CONFIRM", "TAGS", "DESCRIPTION")
+	// TOOL is the name to call the tool by, as the Computer exposes it
+	// (from 0.3 on {bundle_id}__{name}); BUNDLE is the MCP server it comes
+	// from, "-" for a 0.2 Computer, which names none.
+	tw := e.table("COMPUTER", "TOOL", "BUNDLE", "CONFIRM", "TAGS", "DESCRIPTION")
 	for _, name := range computers {
 		for _, t := range all[name] {
 			confirm, tags := toolMetaCells(t)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, t.Name, confirm, tags, cell(t.Description, 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, t.Name, cell(t.BundleID, 0), confirm, tags, cell(t.Description, 60))
 		}
 	}
 	return tw.Flush()

@@ -113,8 +113,8 @@ func TestTools(t *testing.T) {
 	p := startPeer(t)
 	r := cli(t, p, nil, "tools", "alpha")
 	requireOK(t, r)
-	require.Equal(t, []string{"COMPUTER TOOL CONFIRM TAGS DESCRIPTION", "alpha echo auto test Echo the params back",
-		"alpha fail auto test Always fails", "alpha slow ask - Never finishes"}, lines(r.out))
+	require.Equal(t, []string{"COMPUTER TOOL BUNDLE CONFIRM TAGS DESCRIPTION", "alpha echo - auto test Echo the params back",
+		"alpha fail - auto test Always fails", "alpha slow - ask - Never finishes"}, lines(r.out))
 
 	r = cli(t, p, nil, "tools")
 	requireOK(t, r)
@@ -594,4 +594,33 @@ func TestSecretNotLogged(t *testing.T) {
 	require.Equal(t, 0, r.code, r.err)
 	require.Contains(t, r.err, "level=DEBUG", "debug logs are on")
 	require.NotContains(t, r.out+r.err, "s3cret")
+}
+
+// TestVersionsAndBundles: room shows the protocol version each member
+// named, tools the bundle id of each tool; --protocol-versions pins the
+// generation and refuses one smcp-go does not speak.
+func TestVersionsAndBundles(t *testing.T) {
+	p := startPeer(t)
+	p.Handle(protocol.EventListRoom, func(_ context.Context, req map[string]any) agenttest.Reply {
+		return agenttest.Answer(map[string]any{"req_id": req["req_id"], "sessions": []any{
+			map[string]any{"sid": "s1", "name": "cli", "role": "agent", "office_id": "office-1", "a2c_version": "0.4.0"},
+			map[string]any{"sid": "s2", "name": "alpha", "role": "computer", "office_id": "office-1", "a2c_version": "0.2.0"},
+		}})
+	})
+	p.Handle(protocol.EventGetTools, func(_ context.Context, req map[string]any) agenttest.Reply {
+		return agenttest.Answer(map[string]any{"req_id": req["req_id"], "tools": []any{
+			map[string]any{"name": "fs__read_file", "bundle_id": "fs", "description": "read", "params_schema": map[string]any{"type": "object"}, "return_schema": nil},
+		}})
+	})
+	r := cli(t, p, nil, "room")
+	requireOK(t, r)
+	require.Equal(t, []string{"NAME ROLE VERSION SID", "cli agent 0.4.0 s1", "alpha computer 0.2.0 s2"}, lines(r.out))
+	r = cli(t, p, nil, "tools", "alpha")
+	requireOK(t, r)
+	require.Equal(t, []string{"COMPUTER TOOL BUNDLE CONFIRM TAGS DESCRIPTION", "alpha fs__read_file fs ask - read"}, lines(r.out))
+
+	r = cli(t, p, nil, "--protocol-versions", "0.2", "room")
+	requireOK(t, r)
+	r = cli(t, p, map[string]string{"SMCP_PROTOCOL_VERSIONS": "0.9"}, "room")
+	requireFail(t, r, 2, "--protocol-versions")
 }

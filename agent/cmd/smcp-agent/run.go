@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ const defaultServer = "http://127.0.0.1:8080"
 // globals are the flags every command accepts.
 type globals struct {
 	server, office, name, apiKey, logLevel string
+	versions                               string
 	timeout                                time.Duration
 	json, verbose                          bool
 }
@@ -42,6 +44,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.name, "name", g.name, "agent name (env SMCP_AGENT_NAME)")
 	fs.Var(secretFlag{&g.apiKey}, "api-key", "API key (env SMCP_API_KEY)")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "timeout of each request")
+	fs.StringVar(&g.versions, "protocol-versions", g.versions, "protocol generations spoken (MAJOR.MINOR, comma-separated): the first is named in the handshake, the others tried once when the Server refuses it; one pins it (env SMCP_PROTOCOL_VERSIONS)")
 	fs.BoolVar(&g.json, "json", g.json, "print JSON")
 	fs.StringVar(&g.logLevel, "log-level", g.logLevel, "log to stderr from this level: debug, info, warn, error (env SMCP_LOG_LEVEL; default: no log)")
 	fs.BoolVar(&g.verbose, "verbose", g.verbose, "log to stderr from debug level (--log-level debug)")
@@ -163,7 +166,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		name:     getenv("SMCP_AGENT_NAME"),
 		apiKey:   getenv("SMCP_API_KEY"),
 		logLevel: getenv("SMCP_LOG_LEVEL"),
+		versions: getenv("SMCP_PROTOCOL_VERSIONS"),
 		timeout:  agent.DefaultTimeout,
+	}
+	if g.versions == "" {
+		gens := protocol.Generations()
+		slices.Reverse(gens)
+		g.versions = protocol.GenerationList(gens)
 	}
 	if g.server == "" {
 		g.server = defaultServer
@@ -244,7 +253,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	dialOpts := []agent.Option{agent.WithName(g.name), agent.WithLogger(logger), agent.WithTimeout(g.timeout)}
+	gens, err := protocol.ParseGenerationList(g.versions)
+	if err != nil {
+		return fail(stderr, usagef("--protocol-versions: %s", protocol.AsError(err).Message))
+	}
+	dialOpts := []agent.Option{agent.WithName(g.name), agent.WithLogger(logger), agent.WithTimeout(g.timeout), agent.WithGenerations(gens...)}
 	if g.apiKey != "" {
 		dialOpts = append(dialOpts, agent.WithAPIKey(g.apiKey))
 	}
