@@ -410,7 +410,7 @@ func testBrowser(t *testing.T, d *deployment, base string) {
 		// The page draws a call's progress (notify:tool_progress over its
 		// event stream); the tool answers once the test saw the last step.
 		hold := filepath.Join(t.TempDir(), "hold")
-		const card = `section[data-tool="steps"] `
+		const card = `section[data-tool$="steps"] ` // "steps", or "tools__steps" in a 0.4 session
 		step(t, ctx, "call steps",
 			chromedp.Navigate(base+"/tools?computer=desk"),
 			until(`document.querySelector('`+card+`input[name="steps"]')`),
