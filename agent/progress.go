@@ -29,11 +29,11 @@ type progressKey struct{}
 // WithProgress returns a context that makes CallTool ask for the call's
 // progress and pass each report to f, in order, on a goroutine of the
 // call; every report that arrived before the answer has been passed to f
-// when CallTool returns. A Computer that does not know the extension (a
-// reference SDK's) ignores the request and f is never called; on a Server
-// that is not smcp-go's (Client.Confirmed false) the call does not ask. Reports come
-// at most every 100 ms per call (the Computer folds the others into the
-// latest).
+// when CallTool returns (a callback that blocks holds CallTool). A Computer
+// that does not know the extension (a reference SDK's) ignores the request
+// and f is never called; on a Server that is not smcp-go's
+// (Client.Confirmed false) the call does not ask. Reports come at most
+// every 100 ms per call (the Computer folds the others into the latest).
 func WithProgress(ctx context.Context, f func(Progress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, f)
 }
