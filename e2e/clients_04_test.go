@@ -4,12 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/agent"
+	"github.com/a2c-smcp/smcp-go/computer"
+	"github.com/a2c-smcp/smcp-go/computer/config"
+	csio "github.com/a2c-smcp/smcp-go/computer/sio"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -224,6 +230,82 @@ func TestGoAgentSmcpServerGenerations(t *testing.T) {
 
 			_, err = a.GetTools(ctx, "ghost")
 			require.Equal(t, protocol.CodeNotFound, protocol.CodeOf(err), "%v", err)
+		})
+	}
+}
+
+// TestAgentCLIReferenceServers: smcp-agent, with its defaults, lists the
+// room of a 0.4 reference Server with each member's version and a 0.4
+// Computer's tools with their bundle id; pinned to 0.3 it fails with the
+// Server's 4008, never "bad handshake".
+func TestAgentCLIReferenceServers(t *testing.T) {
+	bin := buildAgentCLI(t)
+	for _, sdk := range []refSDK{refPy04, refRust04} {
+		t.Run(sdk.String(), func(t *testing.T) {
+			s := startRefServer(t, sdk)
+			startRefComputer(t, sdk, s.URL, s.APIKey, "o1", "rc")
+			run := func(env []string, args ...string) (string, string, error) {
+				ctx := testContext(t)
+				cmd := exec.CommandContext(ctx, bin, args...)
+				cmd.Env = append(os.Environ(), append([]string{"SMCP_SERVER=" + s.URL, "SMCP_API_KEY=" + s.APIKey, "SMCP_OFFICE=o1", "SMCP_AGENT_NAME=cli"}, env...)...)
+				var out, errOut strings.Builder
+				cmd.Stdout, cmd.Stderr = &out, &errOut
+				err := cmd.Run()
+				return out.String(), errOut.String(), err
+			}
+			out, errOut, err := run(nil, "room")
+			require.NoError(t, err, "%s", errOut)
+			require.Regexp(t, `(?m)^NAME\s+ROLE\s+VERSION\s+SID$`, out)
+			require.Regexp(t, `(?m)^rc\s+computer\s+0\.4\.0\s+\S+$`, out)
+
+			out, errOut, err = run(nil, "tools", "rc")
+			require.NoError(t, err, "%s", errOut)
+			require.Regexp(t, `(?m)^COMPUTER\s+TOOL\s+BUNDLE\s+`, out)
+			require.Regexp(t, `(?m)^rc\s+tools__echo\s+tools\s+`, out)
+
+			_, errOut, err = run([]string{"SMCP_PROTOCOL_VERSIONS=0.3"}, "room")
+			require.Error(t, err)
+			require.Contains(t, errOut, "4008")
+			require.NotContains(t, errOut, "bad handshake")
+		})
+	}
+}
+
+// TestGoComputerConnectionReferenceServers: the Go Computer's connection
+// with its defaults is admitted by the 0.4 reference Servers (0.4.0
+// named, the key in auth.token) and joins; the room shows it as 0.4.0 and,
+// the Server confirming nothing, without extensions. A wrong key fails
+// Connect with 401 rather than at its timeout. (What the Computer answers
+// there is tested with its rows.)
+func TestGoComputerConnectionReferenceServers(t *testing.T) {
+	for _, sdk := range []refSDK{refPy04, refRust04} {
+		t.Run(sdk.String(), func(t *testing.T) {
+			s := startRefServer(t, sdk)
+			d := &deployment{URL: s.URL, APIKey: s.APIKey}
+			startComputer(t, d, "o1", "gc", []mcpServer{toolServer(t, "tools")})
+			ctx := testContext(t)
+			a, err := agent.Dial(ctx, s.URL, agent.WithAPIKey(s.APIKey), agent.WithName("ga"), agent.WithLogger(logger(t)))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = a.Close() })
+			require.NoError(t, joinRef(ctx, a, "o1"))
+			sessions, err := a.ListRoom(ctx)
+			require.NoError(t, err)
+			var gc *protocol.SessionInfo
+			for i := range sessions {
+				if sessions[i].Name == "gc" {
+					gc = &sessions[i]
+				}
+			}
+			require.NotNil(t, gc, "%v", sessions)
+			require.Equal(t, "0.4.0", gc.A2CVersion)
+			require.Empty(t, gc.Extensions)
+
+			c := computer.New(&config.Config{}, computer.WithLogger(logger(t)))
+			t.Cleanup(func() { _ = c.Close(context.Background()) })
+			long, stop := context.WithTimeout(context.Background(), time.Hour)
+			defer stop()
+			err = c.Connect(long, s.URL, "o1", "bad", csio.WithAPIKey("wrong"), csio.WithTimeout(time.Hour))
+			require.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err), "%v", err)
 		})
 	}
 }
