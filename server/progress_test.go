@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,4 +97,35 @@ func (p *peer) answerLater(ev string, reqs chan<- map[string]any, held chan<- fu
 		reqs <- req
 		held <- func() { ack([]any{map[string]any{"content": []any{}, "isError": false}}, nil) }
 	})
+}
+
+// TestCompleteRouted: client:complete is routed as every client:* request,
+// in both generations, only to a Computer that answers it: a 0.4 Computer
+// that declared it, a 0.2.0 Computer that declared nothing (as every
+// smcp-go Computer before declarations); one that did not is 4106 at once,
+// and the request's schema is checked (spec/finder.md, Completion).
+func TestCompleteRouted(t *testing.T) {
+	ts := startServer(t)
+	c4 := memberGen(t, ts.url, "0.4.0", protocol.RoleComputer, "c4", "o1", []string{protocol.EventComplete})
+	memberGen(t, ts.url, "0.4.0", protocol.RoleComputer, "ref", "o1", nil)
+	c2 := memberGen(t, ts.url, "", protocol.RoleComputer, "c2", "o1", nil)
+	a := memberGen(t, ts.url, "0.4.0", protocol.RoleAgent, "a1", "o1", nil)
+	complete := func(computer, reqID string) map[string]any {
+		return agentCall(computer, reqID, map[string]any{
+			"ref":      map[string]any{"type": "ref/resource", "uri": "dpe://h/{doc_ref}/pages/{page_index}"},
+			"argument": map[string]any{"name": "doc_ref", "value": "r"},
+			"context":  map[string]any{"arguments": map[string]any{}},
+		})
+	}
+	answer := `{"completion":{"values":["report"],"total":1},"req_id":"r1"}`
+	require.Equal(t, "["+answer+"]", relay(t, a, c4, 1, protocol.EventComplete, complete("c4", "r1"), answer))
+	answer = `{"completion":{"values":[]},"req_id":"r2"}`
+	require.Equal(t, "["+answer+"]", relay(t, a, c2, 2, protocol.EventComplete, complete("c2", "r2"), answer))
+
+	got := a.callText(3, protocol.EventComplete, complete("ref", "r3"))
+	require.Equal(t, `[{"code":4106,"message":"computer \"ref\" does not offer client:complete: its protocol generation 0.4.0 does not have it and it did not declare it","details":{"computer_generation":"0.4.0","event":"client:complete"}}]`, got)
+	bad := complete("c4", "r4")
+	bad["ref"] = map[string]any{"type": "ref/prompt"} // a prompt needs its name
+	got = a.callText(4, protocol.EventComplete, bad)
+	require.True(t, strings.HasPrefix(got, `[{"code":400,`), got)
 }
