@@ -54,6 +54,7 @@ type Client struct {
 
 	tools    *toolCache
 	notifier *notifier
+	progress progressWatchers // tool calls waiting for progress (progress.go)
 }
 
 type connState int
@@ -126,8 +127,9 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 		opts2 = append(opts2, sio.WithMaxMessageBytes(cfg.maxMessage))
 	}
 	conn, err := sio.New(nsURL, sio.Hooks{
-		Connected:    func(int) { c.onConnect() },
-		Disconnected: c.onDisconnect,
+		Connected:     func(int) { c.onConnect() },
+		Disconnected:  c.onDisconnect,
+		AttemptFailed: c.onAttemptFailed,
 	}, opts2...)
 	if err != nil {
 		cancel()
@@ -136,6 +138,8 @@ func Dial(ctx context.Context, serverURL string, opts ...Option) (*Client, error
 	c.conn, c.sock = conn, conn.Socket()
 	c.notifier.register(c.sock)
 	c.notifier.start()
+	c.progress.c = c
+	c.progress.register(c.sock)
 
 	wait := ctx
 	if _, ok := ctx.Deadline(); !ok {
@@ -398,6 +402,26 @@ func (c *Client) onDisconnect(reason string) {
 	}
 	c.setStateLocked(stateDown)
 	c.log.Warn("disconnected; reconnecting", "reason", reason)
+}
+
+// onAttemptFailed ends a Client whose reconnection the Server refused (a
+// credential or a protocol version it no longer accepts): sio.Conn does
+// not retry a refusal, so the Client is dead and Err says why, instead of
+// waiting for a reconnection that never comes. A refusal of the first
+// connection is Dial's error.
+func (c *Client) onAttemptFailed(err error) {
+	var ce *sio.ConnectError
+	if !errors.As(err, &ce) || !ce.Refused {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.connected || c.state == stateClosed || c.state == stateDead {
+		return
+	}
+	c.deadErr = dialError(c.ctx, c.url, err)
+	c.setStateLocked(stateDead)
+	c.log.Warn("the server refused the reconnection; no more attempts", "error", c.deadErr)
 }
 
 func firstArg[T any](args []any) (T, bool) {

@@ -164,3 +164,22 @@ func TestResultMarkers(t *testing.T) {
 		})
 	}
 }
+
+// TestReconnectionRefused: a Server that refuses a reconnection (its key
+// changed) ends the Client with the refusal's code, instead of leaving it
+// waiting for a reconnection that never comes.
+func TestReconnectionRefused(t *testing.T) {
+	p := startPeer(t, func(o *agenttest.Options) { o.APIKey = "k" })
+	c, _ := dial(t, p, agent.WithAPIKey("k"))
+	addr := p.Addr()
+	p.Stop()
+	q, err := agenttest.Start(agenttest.Options{Addr: addr, APIKey: "other"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = q.Close() })
+	select {
+	case <-c.Done():
+	case <-time.After(wait):
+		t.Fatal("the Client still waits for a reconnection")
+	}
+	requireCode(t, c.Err(), protocol.CodeUnauthorized)
+}

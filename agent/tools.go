@@ -132,6 +132,11 @@ func (c *Client) CallTool(ctx context.Context, computer, tool string, params map
 	seconds := int(math.Ceil(timeout.Seconds()))
 	id := c.nextReqID()
 	req := protocol.ToolCallReq{Agent: c.cfg.name, ReqID: id, Computer: computer, ToolName: tool, Params: params, Timeout: seconds}
+	if f := progressFunc(ctx); f != nil && c.Confirmed() { // only an smcp-go Server relays progress
+		req.Progress = true // an extension member (progress.go)
+		stop := c.progress.watch(id, computer, f)
+		defer stop()
+	}
 
 	// The tool call has its own bound; the Client's default request timeout
 	// does not apply to it.

@@ -499,8 +499,11 @@ func (c *Computer) Tools(g protocol.Generation) []protocol.SMCPTool { return c.t
 // g's form (package tools). From 0.3.0 on, binary content items above the
 // inline budget are moved to the blob spool, as the references do
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/capabilities.md#blobs).
+// A call that asked for progress relays the MCP server's (progress.go).
 func (c *Computer) CallTool(ctx context.Context, g protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult {
+	ctx, flush := c.withProgress(ctx, req)
 	res := c.tools.Call(ctx, g, req)
+	flush()
 	c.mint(g, &res)
 	c.m.toolCall(res)
 	return res

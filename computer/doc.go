@@ -28,7 +28,10 @@
 // The parts live in sub-packages: config (file format, ${input:ID}),
 // mcpclient (supervised MCP connections), tools (SMCPTool, client:tool_call),
 // desktop (window://), finder (dpe:// catalog), bridge (client:read_resource,
-// an extension of this project) and sio (the Socket.IO client).
+// an extension of this project) and sio (the Socket.IO client). Complete
+// answers client:complete by forwarding MCP completion/complete, and a tool
+// call that asked for progress relays the MCP server's notifications/progress
+// as server:tool_progress (both smcp-go extensions).
 //
 // # Errors
 //

@@ -53,6 +53,7 @@ func (in *Inspector) Handler() http.Handler {
 	mux.HandleFunc("GET /api/finder", in.apiFinder)
 	mux.HandleFunc("GET /api/servers", in.apiServers)
 	mux.HandleFunc("GET /api/read", in.apiRead)
+	mux.HandleFunc("GET /api/complete", in.apiComplete)
 	mux.HandleFunc("GET /api/events", in.serveEvents)
 	return in.secure(mux)
 }
@@ -136,16 +137,23 @@ func (in *Inspector) apiOffice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	type session struct {
-		Name string        `json:"name"`
-		Role protocol.Role `json:"role"`
+		Name    string        `json:"name"`
+		Role    protocol.Role `json:"role"`
+		Version string        `json:"a2c_version,omitempty"`
 	}
 	out := make([]session, 0, len(sessions))
+	// finder says which Computers offer the Finder (spec/generations.md,
+	// Extensions a Computer offers): the page hides it for the others.
+	finder := map[string]bool{}
 	for _, s := range sessions {
-		out = append(out, session{s.Name, s.Role})
+		out = append(out, session{s.Name, s.Role, s.A2CVersion})
+		if s.Role == protocol.RoleComputer {
+			finder[s.Name] = protocol.OffersFinder(s)
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"office": in.office, "agent": in.name,
-		"computers": agent.ComputerNames(sessions), "sessions": out,
+		"computers": agent.ComputerNames(sessions), "sessions": out, "finder": finder,
 	})
 }
 
@@ -224,6 +232,12 @@ func (in *Inspector) apiCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer in.endCall(req.CallID)
+	// The call's progress goes to the page over its event stream
+	// (spec/protocol.md, Tool-call progress).
+	ctx = agent.WithProgress(ctx, func(p agent.Progress) {
+		in.events.publish("progress", map[string]any{"call_id": req.CallID, "computer": req.Computer, "tool": req.Tool,
+			"progress": p.Progress, "total": p.Total, "message": p.Message})
+	})
 	start := time.Now()
 	res, err := in.client.CallTool(ctx, req.Computer, req.Tool, req.Params, timeout)
 	elapsed := time.Since(start)
@@ -418,4 +432,28 @@ func (in *Inspector) apiRead(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, protocol.NewInvalidDPEURI("%s is a catalog URI: open the Finder's catalog instead", raw).With("uri", raw))
 	}
+}
+
+// apiComplete completes a partly typed dpe:// URI for the URI box
+// (client:complete, spec/finder.md, Completion): whole URIs, at most 100.
+func (in *Inspector) apiComplete(w http.ResponseWriter, r *http.Request) {
+	computer, err := computerParam(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	partial := r.URL.Query().Get("uri")
+	if len(partial) > 8192 {
+		writeError(w, protocol.Errorf(protocol.CodeBadRequest, "the URI is longer than 8192 bytes"))
+		return
+	}
+	uris, more, err := in.client.CompleteDPE(r.Context(), computer, partial)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(uris) > 100 {
+		uris, more = uris[:100], true
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"computer": computer, "values": uris, "has_more": more})
 }

@@ -1,7 +1,10 @@
 // Package inspector is a web page to browse an A2C-SMCP office as its
 // Agent: the Computers present, their tools (with a form generated from each
 // input schema), their desktops and the Finder (catalog → document → page →
-// element), with a live log of the office's notifications.
+// element, with a dpe:// URI box that suggests what the Computer completes:
+// https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#completion),
+// with a live log of the office's notifications. It shows which Computers
+// offer the Finder, and a tool call's progress when the tool reports it.
 //
 // An Inspector joins one office as its Agent (the office's single Agent
 // seat, https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#offices) through an agent.Client and serves the

@@ -20,6 +20,8 @@ const (
 	EventGetFinder = "client:get_finder"
 	// EventReadResource: Read one dpe:// or window:// resource through a Computer.
 	EventReadResource = "client:read_resource"
+	// EventComplete: Complete one argument of a resource template or prompt of a Computer's MCP server (MCP completion/complete, forwarded).
+	EventComplete = "client:complete"
 	// EventGetResources: List one page of the resources one MCP server (named by bundle_id) of a Computer offers: MCP resources/list passed through, cursor driven by the Agent.
 	EventGetResources = "client:get_resources"
 	// EventGetSkills: List the skills a Computer has installed (metadata only).
@@ -48,8 +50,12 @@ const (
 	EventUpdateSkills = "server:update_skills"
 	// EventCancelToolCall: The Agent gives up a tool call it made (req_id).
 	EventCancelToolCall = "server:tool_call_cancel"
+	// EventToolProgress: Progress of a running tool call that asked for it; relayed as notify:tool_progress to the Agent that made the call only.
+	EventToolProgress = "server:tool_progress"
 	// NotifyCancelToolCall: Cancel the in-flight tool call with this req_id.
 	NotifyCancelToolCall = "notify:tool_call_cancel"
+	// NotifyToolProgress: Progress of the recipient's own tool call req_id.
+	NotifyToolProgress = "notify:tool_progress"
 	// NotifyEnterOffice: A session joined the office.
 	NotifyEnterOffice = "notify:enter_office"
 	// NotifyLeaveOffice: A session is leaving the office.
@@ -91,6 +97,9 @@ var generationTable = []*generationData{
 			{Name: EventReadResource, Direction: DirectionClient, Senders: SenderAgent,
 				RequestSchema: "read_resource_req.json", AckSchema: "read_resource_ret.json", AckArity: 1,
 				AckMayBeError: true, AckError: ErrorShapeNested, Extension: true, Generation: Gen02},
+			{Name: EventComplete, Direction: DirectionClient, Senders: SenderAgent,
+				RequestSchema: "complete_req.json", AckSchema: "complete_ret.json", AckArity: 1,
+				AckMayBeError: true, AckError: ErrorShapeNested, Extension: true, Generation: Gen02},
 			{Name: EventJoinOffice, Direction: DirectionServer, Senders: SenderAgent | SenderComputer,
 				RequestSchema: "enter_office_req.json", AckSchema: "office_ack.json", AckArity: 2,
 				AckMayBeError: false, AckError: ErrorShapeNone, Extension: false, Generation: Gen02},
@@ -115,9 +124,15 @@ var generationTable = []*generationData{
 			{Name: EventCancelToolCall, Direction: DirectionServer, Senders: SenderAgent,
 				RequestSchema: "cancel_tool_call_req.json", AckSchema: "", AckArity: 0,
 				AckMayBeError: false, AckError: ErrorShapeNone, Broadcasts: NotifyCancelToolCall, Extension: false, Generation: Gen02},
+			{Name: EventToolProgress, Direction: DirectionServer, Senders: SenderComputer,
+				RequestSchema: "tool_progress.json", AckSchema: "", AckArity: 0,
+				AckMayBeError: false, AckError: ErrorShapeNone, Extension: true, Generation: Gen02},
 			{Name: NotifyCancelToolCall, Direction: DirectionNotify, Senders: SenderServer,
 				RequestSchema: "cancel_tool_call_req.json", AckSchema: "", AckArity: 0,
 				AckMayBeError: false, AckError: ErrorShapeNone, Extension: false, Generation: Gen02},
+			{Name: NotifyToolProgress, Direction: DirectionNotify, Senders: SenderServer,
+				RequestSchema: "tool_progress.json", AckSchema: "", AckArity: 0,
+				AckMayBeError: false, AckError: ErrorShapeNone, Extension: true, Generation: Gen02},
 			{Name: NotifyEnterOffice, Direction: DirectionNotify, Senders: SenderServer,
 				RequestSchema: "enter_office_notification.json", AckSchema: "", AckArity: 0,
 				AckMayBeError: false, AckError: ErrorShapeNone, Extension: false, Generation: Gen02},
@@ -163,6 +178,9 @@ var generationTable = []*generationData{
 			{Name: EventReadResource, Direction: DirectionClient, Senders: SenderAgent,
 				RequestSchema: "read_resource_req.json", AckSchema: "read_resource_ret.json", AckArity: 1,
 				AckMayBeError: true, AckError: ErrorShapeFlat, Extension: true, Generation: Gen03},
+			{Name: EventComplete, Direction: DirectionClient, Senders: SenderAgent,
+				RequestSchema: "complete_req.json", AckSchema: "complete_ret.json", AckArity: 1,
+				AckMayBeError: true, AckError: ErrorShapeFlat, Extension: true, Generation: Gen03},
 			{Name: EventGetResources, Direction: DirectionClient, Senders: SenderAgent,
 				RequestSchema: "get_resources_req.json", AckSchema: "get_resources_ret.json", AckArity: 1,
 				AckMayBeError: true, AckError: ErrorShapeFlat, Extension: false, Generation: Gen03},
@@ -202,9 +220,15 @@ var generationTable = []*generationData{
 			{Name: EventCancelToolCall, Direction: DirectionServer, Senders: SenderAgent,
 				RequestSchema: "cancel_tool_call_req.json", AckSchema: "", AckArity: 0,
 				AckMayBeError: false, AckError: ErrorShapeNone, Broadcasts: NotifyCancelToolCall, Extension: false, Generation: Gen03},
+			{Name: EventToolProgress, Direction: DirectionServer, Senders: SenderComputer,
+				RequestSchema: "tool_progress.json", AckSchema: "", AckArity: 0,
+				AckMayBeError: false, AckError: ErrorShapeNone, Extension: true, Generation: Gen03},
 			{Name: NotifyCancelToolCall, Direction: DirectionNotify, Senders: SenderServer,
 				RequestSchema: "cancel_tool_call_req.json", AckSchema: "", AckArity: 0,
 				AckMayBeError: false, AckError: ErrorShapeNone, Extension: false, Generation: Gen03},
+			{Name: NotifyToolProgress, Direction: DirectionNotify, Senders: SenderServer,
+				RequestSchema: "tool_progress.json", AckSchema: "", AckArity: 0,
+				AckMayBeError: false, AckError: ErrorShapeNone, Extension: true, Generation: Gen03},
 			{Name: NotifyEnterOffice, Direction: DirectionNotify, Senders: SenderServer,
 				RequestSchema: "enter_office_notification.json", AckSchema: "", AckArity: 0,
 				AckMayBeError: false, AckError: ErrorShapeNone, Extension: false, Generation: Gen03},
@@ -251,6 +275,9 @@ var generationTable = []*generationData{
 			{Name: EventReadResource, Direction: DirectionClient, Senders: SenderAgent,
 				RequestSchema: "read_resource_req.json", AckSchema: "read_resource_ret.json", AckArity: 1,
 				AckMayBeError: true, AckError: ErrorShapeFlat, Extension: true, Generation: Gen04},
+			{Name: EventComplete, Direction: DirectionClient, Senders: SenderAgent,
+				RequestSchema: "complete_req.json", AckSchema: "complete_ret.json", AckArity: 1,
+				AckMayBeError: true, AckError: ErrorShapeFlat, Extension: true, Generation: Gen04},
 			{Name: EventGetResources, Direction: DirectionClient, Senders: SenderAgent,
 				RequestSchema: "get_resources_req.json", AckSchema: "get_resources_ret.json", AckArity: 1,
 				AckMayBeError: true, AckError: ErrorShapeFlat, Extension: false, Generation: Gen04},
@@ -293,9 +320,15 @@ var generationTable = []*generationData{
 			{Name: EventCancelToolCall, Direction: DirectionServer, Senders: SenderAgent,
 				RequestSchema: "cancel_tool_call_req.json", AckSchema: "", AckArity: 0,
 				AckMayBeError: false, AckError: ErrorShapeNone, Broadcasts: NotifyCancelToolCall, Extension: false, Generation: Gen04},
+			{Name: EventToolProgress, Direction: DirectionServer, Senders: SenderComputer,
+				RequestSchema: "tool_progress.json", AckSchema: "", AckArity: 0,
+				AckMayBeError: false, AckError: ErrorShapeNone, Extension: true, Generation: Gen04},
 			{Name: NotifyCancelToolCall, Direction: DirectionNotify, Senders: SenderServer,
 				RequestSchema: "cancel_tool_call_req.json", AckSchema: "", AckArity: 0,
 				AckMayBeError: false, AckError: ErrorShapeNone, Extension: false, Generation: Gen04},
+			{Name: NotifyToolProgress, Direction: DirectionNotify, Senders: SenderServer,
+				RequestSchema: "tool_progress.json", AckSchema: "", AckArity: 0,
+				AckMayBeError: false, AckError: ErrorShapeNone, Extension: true, Generation: Gen04},
 			{Name: NotifyEnterOffice, Direction: DirectionNotify, Senders: SenderServer,
 				RequestSchema: "enter_office_notification.json", AckSchema: "", AckArity: 0,
 				AckMayBeError: false, AckError: ErrorShapeNone, Extension: false, Generation: Gen04},

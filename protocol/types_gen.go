@@ -161,6 +161,119 @@ type CodeContent struct {
 	Language string `json:"language,omitempty,omitzero"`
 }
 
+// What a client:complete completes (MCP completion/complete ref): a resource
+// template or resource by uri (type ref/resource), or a prompt by name (type
+// ref/prompt).
+type CompleteRef struct {
+	// The prompt's name; required for ref/prompt.
+	//
+	// Wire member "name": a string, 1 to 256 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
+	Name *string `json:"name,omitempty,omitzero"`
+
+	// Wire member "type": one of "ref/resource", "ref/prompt"; always sent.
+	Type CompleteRefType `json:"type"`
+
+	// The URI template (or URI) of the resource; required for ref/resource.
+	//
+	// Wire member "uri": a string, 1 to 8192 characters; required by some
+	// variants, so nil means absent and a zero value is sent.
+	URI *string `json:"uri,omitempty,omitzero"`
+}
+
+// CompleteRefType is the type of the "type" member of CompleteRef; its values are the constants below.
+type CompleteRefType string
+
+const CompleteRefTypeRefPrompt CompleteRefType = "ref/prompt"
+const CompleteRefTypeRefResource CompleteRefType = "ref/resource"
+
+// client:complete request (smcp-go extension; spec/finder.md, Completion):
+// complete one argument of a resource template or prompt of one of the Computer's
+// MCP servers, mirroring MCP completion/complete. The Computer forwards it to the
+// server that owns the reference: a resource by its URI's scheme and host, a
+// prompt by the server listing it; server, when set, names the MCP server
+// outright.
+type CompleteReq struct {
+	// The sending Agent's registered name; the Server refuses a value that is not the
+	// sender's (403).
+	//
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
+	Agent string `json:"agent"`
+
+	// The argument being completed and its value so far.
+	//
+	// Wire member "argument": an object; always sent.
+	Argument CompleteReqArgument `json:"argument"`
+
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
+	Computer string `json:"computer"`
+
+	// Arguments already chosen (MCP CompleteContext), e.g. doc_ref while completing
+	// page_index.
+	//
+	// Wire member "context": an object; optional, nil when absent.
+	Context *CompleteReqContext `json:"context,omitempty,omitzero"`
+
+	// Wire member "ref": a complete_ref object; always sent.
+	Ref CompleteRef `json:"ref"`
+
+	// Request id, echoed in the answer.
+	//
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+
+	// The MCP server (its configured name) to ask; absent: the Computer finds the
+	// owner of ref.
+	//
+	// Wire member "server": a string, 1 to 256 characters; optional, the zero
+	// value means absent.
+	Server string `json:"server,omitempty,omitzero"`
+}
+
+// The argument being completed and its value so far.
+type CompleteReqArgument struct {
+	// Wire member "name": a string, 1 to 256 characters; always sent.
+	Name string `json:"name"`
+
+	// Wire member "value": a string, at most 8192 characters; always sent.
+	Value string `json:"value"`
+}
+
+// Arguments already chosen (MCP CompleteContext), e.g. doc_ref while completing
+// page_index.
+type CompleteReqContext struct {
+	// Wire member "arguments": an object of strings; optional, nil when absent.
+	Arguments map[string]string `json:"arguments,omitempty,omitzero"`
+}
+
+// client:complete answer (smcp-go extension): the MCP server's completion, passed
+// through.
+type CompleteRet struct {
+	// The completion (MCP Completion): at most 100 values, best first.
+	//
+	// Wire member "completion": an object; always sent.
+	Completion CompletionValues `json:"completion"`
+
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+}
+
+// The completion (MCP Completion): at most 100 values, best first.
+type CompletionValues struct {
+	// Whether more values match than were sent.
+	//
+	// Wire member "hasMore": a boolean; optional, nil when absent.
+	HasMore *bool `json:"hasMore,omitempty,omitzero"`
+
+	// How many values match in all; may exceed the values sent.
+	//
+	// Wire member "total": an integer, at least 0; optional, nil when absent.
+	Total *int `json:"total,omitempty,omitzero"`
+
+	// Wire member "values": an array of strings, at most 100 items; always sent.
+	Values []string `json:"values"`
+}
+
 // MCP content block of a tool result (text, image, audio, resource_link,
 // resource). null is accepted for optional fields: the Python SDK (pydantic
 // model_dump) sends absent fields as null; in 0.2.0 a "meta" key is ignored, from
@@ -1563,6 +1676,14 @@ type ToolCallReq struct {
 	// Wire member "params": an object; always sent.
 	Params map[string]any `json:"params"`
 
+	// smcp-go extension (spec/protocol.md, Tool-call progress): the Agent asks for
+	// the call's progress as notify:tool_progress; reference SDKs never send it and
+	// reference Computers ignore it.
+	//
+	// Wire member "progress": a boolean; optional, default false (the zero value
+	// means absent).
+	Progress bool `json:"progress,omitempty,omitzero"`
+
 	// Request id, echoed in the answer.
 	//
 	// Wire member "req_id": a string, 1 to 128 characters; always sent.
@@ -1596,6 +1717,35 @@ type ToolMeta struct {
 
 	// Extra holds the members the schema does not name.
 	Extra map[string]any `json:"-"`
+}
+
+// server:tool_progress and notify:tool_progress (smcp-go extension;
+// spec/protocol.md, Tool-call progress): the MCP notifications/progress of a
+// running client:tool_call that asked for it (progress true), sent by the Computer
+// the call was routed to and relayed by the Server to the one Agent that made it.
+type ToolProgress struct {
+	// Wire member "agent": a string, 1 to 256 characters; always sent.
+	Agent string `json:"agent"`
+
+	// Wire member "computer": a string, 1 to 256 characters; always sent.
+	Computer string `json:"computer"`
+
+	// Wire member "message": a string, at most 1024 characters; optional, the zero
+	// value means absent.
+	Message string `json:"message,omitempty,omitzero"`
+
+	// Progress so far (MCP: increases with each notification).
+	//
+	// Wire member "progress": a number, at least 0; always sent.
+	Progress float64 `json:"progress"`
+
+	// Wire member "req_id": a string, 1 to 128 characters; always sent.
+	ReqID string `json:"req_id"`
+
+	// The total, when known.
+	//
+	// Wire member "total": a number, at least 0; optional, nil when absent.
+	Total *float64 `json:"total,omitempty,omitzero"`
 }
 
 // Payload of server:update_{config,tool_list,desktop,finder} and of the matching

@@ -9,28 +9,31 @@ import (
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/servers/socket/v3"
+	"golang.org/x/time/rate"
 )
 
 // call is one routed request in flight: the Agent's ack waits for the
 // Computer's single ack value, the timer, or the Computer's disconnect,
 // whichever comes first. done and the table entries are guarded by Server.mu.
 type call struct {
-	seq          uint64
-	event        string
-	reqID        string
-	agent        *session
-	computer     *session
-	computerName string
-	ackID        uint64 // the id of the Computer's ack in the library's table (admit)
-	remoteNode   string // cluster mode: the node holding the Computer (computer is nil), once looked up (checkTargets)
-	remoteSid    string
-	office       string  // cluster mode: the office the request was routed in
-	rem          *remote // cluster mode: a request sent to the other nodes
-	remoteID     string  // cluster mode: its request id between nodes (cluster.remote)
-	reply        *reply
-	timer        *time.Timer
-	started      time.Time
-	done         bool
+	seq           uint64
+	event         string
+	reqID         string
+	agent         *session
+	computer      *session
+	computerName  string
+	ackID         uint64 // the id of the Computer's ack in the library's table (admit)
+	remoteNode    string // cluster mode: the node holding the Computer (computer is nil), once looked up (checkTargets)
+	remoteSid     string
+	office        string  // cluster mode: the office the request was routed in
+	rem           *remote // cluster mode: a request sent to the other nodes
+	remoteID      string  // cluster mode: its request id between nodes (cluster.remote)
+	reply         *reply
+	timer         *time.Timer
+	started       time.Time
+	done          bool
+	progress      bool          // a client:tool_call that asked for notify:tool_progress (progress.go)
+	progressLimit *rate.Limiter // its relays' rate; nil until the first
 }
 
 // route handles every client:* event (spec/protocol.md, Routed requests). The
@@ -71,6 +74,11 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 	if err != nil {
 		s.refuse(sess, info.Name, reqID, r, notForwarded(err))
 		return
+	}
+	if p, _ := m["progress"].(bool); p && info.Name == protocol.EventToolCall {
+		s.mu.Lock()
+		c.progress = true
+		s.mu.Unlock()
 	}
 	s.emitCall(c, info.Name, forward)
 }

@@ -604,6 +604,8 @@ func (s *Server) dispatch(sess *session, info *protocol.EventInfo, args []any) {
 		s.listRoom(sess, payload, r)
 	case info.Name == protocol.EventCancelToolCall:
 		s.cancelToolCall(sess, payload, r)
+	case info.Name == protocol.EventToolProgress:
+		s.toolProgress(sess, payload, r)
 	case info.Broadcasts != "":
 		s.update(sess, info, payload, r)
 	default:

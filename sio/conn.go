@@ -36,6 +36,20 @@
 // speaks, Confirmed whether the Server said so (an smcp-go Server names it
 // in the X-A2C-Version header of the handshake's answer).
 //
+// A Server that accepts without confirming is a 0.4 reference Server or a
+// Server of the 0.2 generation, which ignores a2c_version. A Conn that
+// speaks 0.2.0 besides the generation it named tells them apart once,
+// before Connect returns and before the Connected hook: it sends one
+// Engine.IO long-polling open naming no version (same headers and key,
+// bounded by the attempt timeout). The 0.4 gate refuses it with 400
+// (missing a2c_version) and the session keeps the generation named; a
+// Server that opens a session ignores versions, and the session speaks
+// 0.2.0 (the probe's session is closed at once). Any other answer keeps
+// the generation named. The answer holds for the Conn's reconnections.
+// A Python 0.4 Server run without its version middleware (not its
+// documented setup) opens a session too and is taken for 0.2.0: pin the
+// generation (WithGenerations(protocol.Gen04)) to talk to it.
+//
 // # Errors
 //
 // Connect fails with a *ConnectError that wraps its cause, in one of three
@@ -195,6 +209,8 @@ type Conn struct {
 	gen         protocol.Generation // named in the handshake
 	confirmed   protocol.Generation // the Server's X-A2C-Version, 0 when none
 	retried     bool                // a 4008 was retried
+	probed      bool                // the Server was asked whether it ignores versions
+	old         bool                // it does: the session speaks 0.2.0
 	heard       bool                // an event or ack arrived on this connection
 	ended       bool                // the Server's DISCONNECT arrived on this connection
 	nsConnected bool                // the namespace CONNECT was answered on this connection
@@ -449,6 +465,9 @@ func (c *Conn) onConnect() {
 	c.failures = 0
 	c.confirmed = c.readConfirmation()
 	c.mu.Unlock()
+	// Before the hook, so that the first join already speaks the
+	// session's generation; once per Conn.
+	c.detectOldServer()
 	c.watch.reset()
 	if n > 1 {
 		c.log.Info("reconnected", "url", c.url, "sid", c.sock.Id(), "failed_attempts", failed)

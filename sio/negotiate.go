@@ -14,14 +14,18 @@ import (
 // Confirmation and extensions).
 
 // Generation returns the generation the session speaks: the one an smcp-go
-// Server confirmed, else the one the Conn named in its handshake (after a
-// 4008's retry, the retried one). Before the first connection it is the one
-// the Conn will name.
+// Server confirmed, else protocol.Gen02 for a Server found to ignore
+// a2c_version (see the package doc, Generations), else the one the Conn
+// named in its handshake (after a 4008's retry, the retried one). Before
+// the first connection it is the one the Conn will name.
 func (c *Conn) Generation() protocol.Generation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.confirmed != 0 {
+	switch {
+	case c.confirmed != 0:
 		return c.confirmed
+	case c.old:
+		return protocol.Gen02
 	}
 	return c.gen
 }

@@ -1,8 +1,10 @@
 package sio_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -37,14 +39,21 @@ type gate struct {
 	minor  string // the MAJOR.MINOR accepted; "" accepts every request
 	strict bool   // a request naming no version is refused
 	close  bool   // a websocket is refused by closing it with 4900
+	status int    // a request naming no version gets this status (an answer of neither kind)
 
-	mu   sync.Mutex
-	reqs []*http.Request
+	mu    sync.Mutex
+	reqs  []*http.Request
+	posts []string // "sid body" of every POST
 }
 
 func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	g.reqs = append(g.reqs, r.Clone(context.Background()))
+	if r.Method == http.MethodPost {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		g.posts = append(g.posts, r.URL.Query().Get("sid")+" "+string(body))
+	}
 	g.mu.Unlock()
 	v := r.URL.Query().Get(protocol.VersionParam)
 	refuse := func(body string, mismatch bool) {
@@ -66,6 +75,9 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(body))
 	}
 	switch {
+	case v == "" && g.status != 0:
+		http.Error(w, "no", g.status)
+		return
 	case v == "" && g.strict:
 		refuse(pyMissing, false)
 		return
@@ -172,7 +184,9 @@ func TestNegotiationNamesNewest(t *testing.T) {
 			require.False(t, c.Confirmed(), "a reference Server confirms nothing")
 			vs := g.versions()
 			require.NotEmpty(t, vs)
-			for _, v := range vs {
+			// The one request naming no version is the probe for an
+			// old Server (TestOldServerProbe), which this gate refused.
+			for _, v := range without(vs, "-", 1) {
 				require.Equal(t, "0.4.0", v, "every request names the version: %v", vs)
 			}
 			g.mu.Lock()
@@ -270,7 +284,7 @@ func TestNegotiationRefusals(t *testing.T) {
 			require.Equal(t, protocol.Gen04, c.Generation())
 			vs := g.versions()
 			require.Equal(t, "0.3.0", vs[0])
-			for _, v := range vs[1:] {
+			for _, v := range without(vs[1:], "-", 1) { // the probe, refused
 				require.Equal(t, "0.4.0", v)
 			}
 		})
@@ -304,15 +318,122 @@ func TestNegotiationRefusals(t *testing.T) {
 	})
 }
 
+// without returns vs without n occurrences of v, failing the test when
+// there are not exactly n.
+func without(vs []string, v string, n int) []string {
+	var out []string
+	seen := 0
+	for _, x := range vs {
+		if x == v {
+			seen++
+			continue
+		}
+		out = append(out, x)
+	}
+	if seen != n {
+		panic("want " + strings.Repeat(v+" ", n) + "in " + strings.Join(vs, ","))
+	}
+	return out
+}
+
 // TestNegotiationOldServer: a Server that ignores a2c_version (0.2.0)
-// accepts the newest generation's handshake; unconfirmed, the Conn speaks
-// what it asked for.
+// accepts the newest generation's handshake; unconfirmed, the Conn finds
+// out that the Server ignores versions and speaks 0.2.0.
 func TestNegotiationOldServer(t *testing.T) {
 	url := startServer(t)
 	c, err := connect(t, url, sio.WithAPIKey("k"))
 	require.NoError(t, err)
 	require.False(t, c.Confirmed())
-	require.Equal(t, protocol.NewestGeneration(), c.Generation())
+	require.Equal(t, protocol.Gen02, c.Generation())
+}
+
+// probes returns the GET requests g saw that name no a2c_version.
+func (g *gate) probes() []*http.Request {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []*http.Request
+	for _, r := range g.reqs {
+		if r.Method == http.MethodGet && !r.URL.Query().Has(protocol.VersionParam) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestOldServerProbe: a handshake accepted without confirmation, by a Conn
+// that speaks 0.2.0 too, is followed by one plain Engine.IO open naming no
+// version, before Connect returns and before the Connected hook: a Server
+// that opens a session ignores versions (the session speaks 0.2.0, and the
+// probe's session is closed at once); the 0.4 gate's 400, or any other
+// answer, keeps the generation named. No probe when the Server confirmed or
+// the Conn speaks no 0.2.0.
+func TestOldServerProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		g       *gate
+		confirm bool
+		opts    []sio.Option
+		want    protocol.Generation
+		probes  int
+	}{
+		{"ignores versions", &gate{}, false, nil, protocol.Gen02, 1},
+		{"ignores versions, polling", &gate{}, false, []sio.Option{sio.WithPolling()}, protocol.Gen02, 1},
+		{"gates versions", &gate{minor: "0.4", strict: true}, false, nil, protocol.Gen04, 1},
+		{"gates versions, 0.3 named", &gate{strict: true}, false, []sio.Option{sio.WithGenerations(protocol.Gen03, protocol.Gen02)}, protocol.Gen03, 1},
+		{"answers otherwise", &gate{status: http.StatusServiceUnavailable}, false, nil, protocol.Gen04, 1},
+		{"confirms", &gate{}, true, nil, protocol.Gen04, 0},
+		{"speaks no 0.2", &gate{}, false, []sio.Option{sio.WithGenerations(protocol.Gen04, protocol.Gen03)}, protocol.Gen04, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nsURL, _ := gated(t, tc.g, tc.confirm)
+			var c *sio.Conn
+			atHook := make(chan protocol.Generation, 4)
+			c, err := sio.New(nsURL+"?keep=1", sio.Hooks{Connected: func(int) { atHook <- c.Generation() }},
+				append([]sio.Option{quiet, sio.WithAPIKey("k"), sio.WithHeader("X-Extra", "e")}, tc.opts...)...)
+			require.NoError(t, err)
+			t.Cleanup(func() { c.Close(time.Second) })
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			require.NoError(t, c.Connect(ctx))
+			require.Equal(t, tc.want, c.Generation())
+			require.Equal(t, tc.want, <-atHook, "the Connected hook sees the final generation")
+			require.Equal(t, tc.confirm, c.Confirmed())
+
+			probes := tc.g.probes()
+			require.Len(t, probes, tc.probes)
+			if tc.probes == 0 {
+				require.Empty(t, tc.g.posts)
+				return
+			}
+			p := probes[0]
+			require.Equal(t, http.MethodGet, p.Method)
+			require.Equal(t, "/socket.io/", p.URL.Path)
+			q := p.URL.Query()
+			require.Equal(t, "4", q.Get("EIO"))
+			require.Equal(t, "polling", q.Get("transport"))
+			require.False(t, q.Has("sid"))
+			require.Equal(t, "1", q.Get("keep"), "the caller's query is kept")
+			require.Equal(t, "k", p.Header.Get("x-api-key"))
+			require.Equal(t, "e", p.Header.Get("X-Extra"))
+
+			tc.g.mu.Lock()
+			var closes []string
+			for _, post := range tc.g.posts {
+				if strings.HasSuffix(post, " 1") {
+					closes = append(closes, post)
+				}
+			}
+			tc.g.mu.Unlock()
+			if tc.want != protocol.Gen02 {
+				require.Empty(t, closes, "no session was opened by the probe")
+				return
+			}
+			require.Len(t, closes, 1, "the probe's session is closed: %v", tc.g.posts)
+			sid := strings.TrimSuffix(closes[0], " 1")
+			require.NotEmpty(t, sid)
+			require.NotEqual(t, c.Socket().Io().Engine().Id(), sid, "the probe's session, not the connection's")
+		})
+	}
 }
 
 // TestAcceptedThenDropped: a Server that accepts the namespace CONNECT and

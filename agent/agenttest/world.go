@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -26,11 +27,16 @@ type World struct {
 
 // Computer is one Computer of the office.
 type Computer struct {
-	Name     string
-	Tools    []protocol.SMCPTool
-	Config   protocol.GetComputerConfigRet
-	Desktops []string
-	Servers  []*DocServer
+	Name string
+	// A2CVersion and Extensions are what server:list_room shows of it;
+	// events it does not offer by them (protocol.Offers) are answered with
+	// 4106, as the Server does.
+	A2CVersion string
+	Extensions []string
+	Tools      []protocol.SMCPTool
+	Config     protocol.GetComputerConfigRet
+	Desktops   []string
+	Servers    []*DocServer
 }
 
 // DocServer is one MCP server of a Computer serving dpe://Host.
@@ -203,9 +209,11 @@ func (w *World) Handler(event string) Handler {
 	case protocol.EventGetDesktop:
 		return w.onComputer(w.desktop)
 	case protocol.EventGetFinder:
-		return w.onComputer(w.finder)
+		return w.onComputer(offering(event, w.finder))
 	case protocol.EventReadResource:
-		return w.onComputer(w.read)
+		return w.onComputer(offering(event, w.read))
+	case protocol.EventComplete:
+		return w.onComputer(offering(event, w.complete))
 	case protocol.EventToolCall:
 		return w.toolCall
 	case protocol.EventCancelToolCall:
@@ -247,9 +255,26 @@ func (w *World) listRoom(_ context.Context, req map[string]any) Reply {
 	agent, _ := req["agent"].(string)
 	sessions := []protocol.SessionInfo{{Sid: "sid-agent", Name: agent, Role: protocol.RoleAgent, OfficeID: office}}
 	for i, c := range w.Computers {
-		sessions = append(sessions, protocol.SessionInfo{Sid: fmt.Sprintf("sid-%d", i), Name: c.Name, Role: protocol.RoleComputer, OfficeID: office})
+		sessions = append(sessions, c.session(i, office))
 	}
 	return Answer(jsonValue(protocol.ListRoomRet{Sessions: sessions, ReqID: reqID(req)}))
+}
+
+// offering answers event with fn for a Computer that offers it, with 4106
+// for the others, as the Server does.
+func offering(event string, fn func(*Computer, map[string]any) Reply) func(*Computer, map[string]any) Reply {
+	return func(c *Computer, req map[string]any) Reply {
+		if !protocol.Offers(c.session(0, ""), event) {
+			return Answer(errorValue(protocol.NewNotSupported("computer %q does not offer %s: its protocol generation %s does not have it and it did not declare it",
+				c.Name, event, c.A2CVersion).With("event", event)))
+		}
+		return fn(c, req)
+	}
+}
+
+func (c *Computer) session(i int, office string) protocol.SessionInfo {
+	return protocol.SessionInfo{Sid: fmt.Sprintf("sid-%d", i), Name: c.Name, Role: protocol.RoleComputer, OfficeID: office,
+		A2CVersion: c.A2CVersion, Extensions: c.Extensions}
 }
 
 func (w *World) onComputer(fn func(*Computer, map[string]any) Reply) Handler {
@@ -526,4 +551,37 @@ func (w *World) cancel(_ context.Context, req map[string]any) Reply {
 		close(ch)
 	}
 	return Silent()
+}
+
+// complete answers client:complete for the dpe:// chain of the Computer's
+// documents: doc_ref by prefix, page_index of the doc_ref in context.
+func (w *World) complete(c *Computer, req map[string]any) Reply {
+	var r protocol.CompleteReq
+	if b, err := json.Marshal(req); err != nil || json.Unmarshal(b, &r) != nil {
+		return Answer(errorValue(protocol.NewBadRequest("bad client:complete")))
+	}
+	values := []string{}
+	for _, s := range c.Servers {
+		if r.Ref.URI == nil || !strings.HasPrefix(*r.Ref.URI, "dpe://"+s.Host+"/") {
+			continue
+		}
+		for _, d := range s.Docs {
+			switch r.Argument.Name {
+			case "doc_ref":
+				if strings.HasPrefix(d.Meta.DocRef, r.Argument.Value) {
+					values = append(values, d.Meta.DocRef)
+				}
+			case "page_index":
+				if r.Context != nil && r.Context.Arguments["doc_ref"] == d.Meta.DocRef {
+					for i := range d.Pages {
+						if v := strconv.Itoa(i); strings.HasPrefix(v, r.Argument.Value) {
+							values = append(values, v)
+						}
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(values)
+	return Answer(jsonValue(protocol.CompleteRet{Completion: protocol.CompletionValues{Values: values}, ReqID: r.ReqID}))
 }

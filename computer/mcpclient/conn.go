@@ -44,6 +44,9 @@ type Conn struct {
 
 	rawID atomic.Int64
 
+	progressMu sync.Mutex
+	progress   map[string]func(Progress) // by progress token (progress.go)
+
 	lostOnce sync.Once
 	lost     chan struct{}
 	lostErr  error
@@ -273,7 +276,8 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) ([]mcp.ResourceCont
 
 // CallTool sends tools/call and returns the result exactly as the server
 // sent it (JSON). ctx bounds the call (the Agent's timeout); when it ends
-// first the server is sent notifications/cancelled. A JSON-RPC error answer
+// first the server is sent notifications/cancelled. A ctx from WithProgress
+// asks for the call's progress. A JSON-RPC error answer
 // is a *mcpsource.RPCError.
 func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any) (json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -283,7 +287,13 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any) (
 	if args == nil {
 		args = map[string]any{}
 	}
-	return c.raw(ctx, string(mcp.MethodToolsCall), map[string]any{"name": name, "arguments": args})
+	params := map[string]any{"name": name, "arguments": args}
+	if f := progressOf(ctx); f != nil {
+		token, done := c.watchProgress(f)
+		defer done()
+		params["_meta"] = map[string]any{"progressToken": token}
+	}
+	return c.raw(ctx, string(mcp.MethodToolsCall), params)
 }
 
 // ping checks the connection.
@@ -414,6 +424,7 @@ func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (
 		return nil, err
 	}
 	c.client = client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
+	c.client.OnNotification(c.onProgress) // before any other: it never blocks
 	fail := func(err error) (*Conn, error) {
 		err = c.explain(err)
 		c.close()

@@ -100,13 +100,14 @@ func listAll[R any, E any](ctx context.Context, c *Conn, method, field string, p
 }
 
 // countEntries counts the elements of the array field of a page
-// ("resources", "resourceTemplates" or "tools") without copying or keeping
+// ("resources", "resourceTemplates", "tools" or "prompts") without copying or keeping
 // them.
 func countEntries(raw json.RawMessage, field string) (int, error) {
 	var probe struct {
 		Resources         entryCount `json:"resources"`
 		ResourceTemplates entryCount `json:"resourceTemplates"`
 		Tools             entryCount `json:"tools"`
+		Prompts           entryCount `json:"prompts"`
 	}
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		return 0, err
@@ -118,6 +119,8 @@ func countEntries(raw json.RawMessage, field string) (int, error) {
 		return int(probe.ResourceTemplates), nil
 	case "tools":
 		return int(probe.Tools), nil
+	case "prompts":
+		return int(probe.Prompts), nil
 	}
 	return 0, fmt.Errorf("unknown listing field %q", field)
 }

@@ -460,6 +460,9 @@ func (s *supervisor) run() {
 		s.mu.Unlock()
 		s.log.Info("mcp server up", "pid", conn.PID(), "subscribe", conn.SupportsSubscribe())
 		conn.client.OnNotification(func(n mcp.JSONRPCNotification) {
+			if n.Method == string(mcp.MethodNotificationProgress) {
+				return // the call that asked for it takes it (progress.go)
+			}
 			s.q.push(event{kind: evNotify, conn: conn, n: n}) // never blocks the read loop
 		})
 		s.q.push(event{kind: evUp, conn: conn, done: firstOnce})

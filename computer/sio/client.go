@@ -157,7 +157,7 @@ var errConnectionLost = errors.New("connection lost before the answer")
 var routed = []string{protocol.EventToolCall, protocol.EventGetTools, protocol.EventGetConfig,
 	protocol.EventGetDesktop, protocol.EventGetFinder, protocol.EventReadResource,
 	protocol.EventGetResources, protocol.EventGetSkills, protocol.EventGetSkill,
-	protocol.EventGetBlob, protocol.EventPutBlob}
+	protocol.EventGetBlob, protocol.EventPutBlob, protocol.EventComplete}
 
 // Dial connects to serverURL (http[s]://host:port, with or without the
 // /smcp path), joins office as name and returns once joined. Its errors
@@ -724,6 +724,8 @@ func (a answerer) dispatch(ctx context.Context, event string, payload any) (out 
 		return call(ctx, event, payload, func(ctx context.Context, r protocol.PutBlobReq) (protocol.PutBlobRet, error) {
 			return h.PutBlob(ctx, g, r)
 		})
+	case protocol.EventComplete:
+		return a.complete(ctx, payload)
 	}
 	return protocol.NewBadRequest("unknown event %q", event)
 }

@@ -282,8 +282,8 @@ func TestDialGenerations(t *testing.T) {
 		extensions any
 	}{
 		{"reference server", false, nil, protocol.Gen04, "0.4.0", nil},
-		{"smcp-go server", true, nil, protocol.Gen04, "0.4.0", []any{protocol.EventGetFinder, protocol.EventReadResource}},
-		{"smcp-go server, 0.2 pinned", true, []Option{WithGenerations(protocol.Gen02)}, protocol.Gen02, "-", []any{protocol.EventReadResource}},
+		{"smcp-go server", true, nil, protocol.Gen04, "0.4.0", []any{protocol.EventGetFinder, protocol.EventReadResource, protocol.EventComplete}},
+		{"smcp-go server, 0.2 pinned", true, []Option{WithGenerations(protocol.Gen02)}, protocol.Gen02, "-", []any{protocol.EventReadResource, protocol.EventComplete}},
 		{"smcp-go server, no extensions", true, []Option{WithExtensions()}, protocol.Gen04, "0.4.0", nil},
 		{"smcp-go server, core events left out", true, []Option{WithGenerations(protocol.Gen02), WithExtensions(protocol.EventGetFinder, protocol.EventReadResource)}, protocol.Gen02, "-", []any{protocol.EventReadResource}},
 	} {

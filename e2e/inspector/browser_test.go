@@ -267,6 +267,44 @@ func testBrowser(t *testing.T, d *deployment, base string) {
 		shot(t, ctx, dir, "finder-element")
 	})
 
+	t.Run("capabilities", func(t *testing.T) {
+		step(t, ctx, "the office says which Computers offer the Finder",
+			chromedp.Navigate(base+"/office"),
+			until(`document.querySelector('tr[data-computer="desk"] td.finder-offered')`))
+		assert.Equal(t, "offered", text(t, ctx, `tr[data-computer="desk"] td.finder-offered`))
+		assert.Equal(t, "offered", text(t, ctx, `tr[data-computer="lab"] td.finder-offered`))
+	})
+
+	t.Run("uri box", func(t *testing.T) {
+		// Typing a dpe:// URI offers what the Computer completes
+		// (client:complete through dpekit's completion/complete).
+		prefix := "dpe://" + deskHost + "/quar"
+		step(t, ctx, "type part of a URI",
+			chromedp.Navigate(finderURL(base, "desk", "")),
+			until(`document.querySelector('#finder-uri')`),
+			chromedp.Focus(chromedp.CSS(`#finder-uri`)),
+			chromedp.KeyEvent(prefix),
+			until(`document.querySelector('#finder-uri-options').dataset.for === `+jsString(prefix)))
+		options := eval[[]string](t, ctx, `[...document.querySelectorAll('#finder-uri-options option')].map(o => o.value)`)
+		assert.Equal(t, []string{report}, options)
+
+		page := report + "/pages/"
+		step(t, ctx, "complete the page index",
+			run(`document.querySelector('#finder-uri').value = `+jsString(page)+`; document.querySelector('#finder-uri').dispatchEvent(new Event('input'))`),
+			until(`document.querySelector('#finder-uri-options').dataset.for === `+jsString(page)))
+		pages := eval[[]string](t, ctx, `[...document.querySelectorAll('#finder-uri-options option')].map(o => o.value)`)
+		require.NotEmpty(t, pages)
+		for i, p := range pages {
+			assert.Equal(t, dpe.PageURI(deskHost, docserver.DocRef("quarterly-report.md"), i).String(), p)
+		}
+		shot(t, ctx, dir, "finder-uri-box")
+
+		step(t, ctx, "open the suggestion",
+			run(`document.querySelector('#finder-uri').value = `+jsString(report)),
+			click(`form.finder-uri button[type=submit]`),
+			until(`[...document.querySelectorAll('table.pages a')].some(a => a.textContent === "Revenue by region")`))
+	})
+
 	t.Run("errors", func(t *testing.T) {
 		past := dpe.PageURI(deskHost, docserver.DocRef("quarterly-report.md"), 999).String()
 		step(t, ctx, "a page past the end",
@@ -368,6 +406,25 @@ func testBrowser(t *testing.T, d *deployment, base string) {
 		assert.Contains(t, text(t, ctx, `section[data-tool="tools__slow"] .result .error`), "Error 408 Timeout", "a cancelled call ends as a 408 error")
 		assert.Contains(t, text(t, ctx, `section[data-tool="tools__slow"] .result .error`), "canceled by the caller")
 		shot(t, ctx, dir, "tools-cancelled")
+	})
+
+	t.Run("progress", func(t *testing.T) {
+		// The page draws a call's progress (notify:tool_progress over its
+		// event stream); the tool answers once the test saw the last step.
+		hold := filepath.Join(t.TempDir(), "hold")
+		const card = `section[data-tool$="steps"] ` // "steps", or "tools__steps" in a 0.4 session
+		step(t, ctx, "call steps",
+			chromedp.Navigate(base+"/tools?computer=desk"),
+			until(`document.querySelector('`+card+`input[name="steps"]')`),
+			chromedp.SetValue(chromedp.CSS(card+`input[name="steps"]`), "4"),
+			chromedp.SetValue(chromedp.CSS(card+`input[name="hold"]`), hold),
+			click(card+`button[type=submit]`),
+			until(`(() => { const p = document.querySelector('`+card+`progress'); return p && p.max === 4 && p.value === 4; })()`))
+		assert.Equal(t, "4 / 4 step 4 of 4", text(t, ctx, card+`.progress-note`))
+		shot(t, ctx, dir, "tool-progress")
+		require.NoError(t, os.WriteFile(hold, nil, 0o644))
+		step(t, ctx, "the call ends", until(`document.querySelector('`+card+`.outcome')`))
+		assert.Equal(t, "done", text(t, ctx, card+`.outcome pre.text`))
 	})
 
 	t.Run("desktop", func(t *testing.T) {

@@ -189,6 +189,7 @@ func startOffice(t testing.TB) *deployment {
 			"echo":  map[string]any{"auto_apply": true, "tags": []string{"demo", "safe"}},
 			"form":  map[string]any{"auto_apply": true, "tags": []string{"schema"}},
 			"slow":  map[string]any{"auto_apply": true},
+			"steps": map[string]any{"auto_apply": true},
 			"guard": map[string]any{"tags": []string{"dangerous"}},
 		},
 	}
@@ -280,6 +281,32 @@ func runToolServer() int {
 				return mcp.NewToolResultText(fmt.Sprintf("slept %s", d)), nil
 			case <-ctx.Done():
 				return nil, ctx.Err()
+			}
+		})
+	s.AddTool(mcp.NewTool("steps", mcp.WithDescription("Reports steps of steps as MCP progress, then answers once the file hold exists."),
+		mcp.WithNumber("steps", mcp.Required()), mcp.WithString("hold", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n := req.GetInt("steps", 3)
+			if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+				return mcp.NewToolResultError("the call asked for no progress"), nil
+			}
+			srv := mcpserver.ServerFromContext(ctx)
+			for i := 1; i <= n; i++ {
+				if err := srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+					"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": n, "message": fmt.Sprintf("step %d of %d", i, n)}); err != nil {
+					return nil, err
+				}
+			}
+			// The test lets the call end once the page showed the last step.
+			for {
+				if _, err := os.Stat(req.GetString("hold", "")); err == nil {
+					return mcp.NewToolResultText("done"), nil
+				}
+				select {
+				case <-time.After(20 * time.Millisecond):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
 			}
 		})
 	s.AddTool(mcp.NewTool("guard", mcp.WithDescription("Needs a human's confirmation.")),

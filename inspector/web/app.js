@@ -123,6 +123,12 @@ function listen() {
     log("notify", describe(data));
     if (current && current.refresh) current.refresh(data);
   });
+  // A tool call's progress (notify:tool_progress of the page's own calls):
+  // the tool card that made the call draws it.
+  es.addEventListener("progress", (ev) => {
+    const { data } = JSON.parse(ev.data);
+    window.dispatchEvent(new CustomEvent("smcp-progress", { detail: data }));
+  });
   es.addEventListener("connection", (ev) => {
     const { data } = JSON.parse(ev.data);
     showStatus(data.connected);

@@ -3,6 +3,7 @@
 // page rendered from its Markdown with the category filter, an element.
 // Every dpe:// URI is a link to /finder?computer=C&uri=URI.
 import { h, link, href, json, errorBox, setSanitized, fill } from "./dom.js";
+import { noFinderText } from "./views.js";
 
 const pageSize = 20;
 
@@ -27,7 +28,8 @@ export async function finderView(el, params, ctx) {
   if (!computer) {
     const office = await ctx.api("/api/office");
     fill(el, h("h1", {}, "Finder"), h("p", {}, "Choose a Computer:"),
-      h("ul", {}, office.computers.map((c) => h("li", {}, link("/finder", { computer: c }, c)))));
+      h("ul", {}, office.computers.map((c) => h("li", { "data-computer": c },
+        office.finder[c] ? link("/finder", { computer: c }, c) : [c, h("span", { class: "no-finder" }, ` (${noFinderText})`)]))));
     return {};
   }
   const uri = params.get("uri");
@@ -38,6 +40,42 @@ export async function finderView(el, params, ctx) {
       if (n.event === "notify:update_finder" && n.computer === computer) render();
     },
   };
+}
+
+// uriBox opens a dpe:// URI typed by hand, with suggestions: the URI so far
+// completed by the Computer (/api/complete: client:complete, spec/finder.md,
+// Completion) as the options of its datalist.
+function uriBox(computer, navigate, api, value = "") {
+  const list = h("datalist", { id: "finder-uri-options" });
+  const input = h("input", { id: "finder-uri", name: "uri", type: "text", list: "finder-uri-options", value,
+    placeholder: "dpe://host/doc_ref/pages/0", autocomplete: "off", spellcheck: "false", size: 50 });
+  let asked = 0;
+  const suggest = async () => {
+    const seq = ++asked;
+    const typed = input.value;
+    if (!/^d(p(e(:(\/(\/.*)?)?)?)?)?$/i.test(typed)) {
+      list.replaceChildren();
+      return;
+    }
+    try {
+      const res = await api(href("/api/complete", { computer, uri: typed }));
+      if (seq !== asked) return; // a later keystroke asked again
+      list.replaceChildren(...res.values.map((v) => h("option", { value: v })));
+      list.dataset.for = typed;
+    } catch (e) {
+      if (seq === asked) list.replaceChildren();
+    }
+  };
+  input.addEventListener("input", suggest);
+  const form = h("form", { class: "finder-uri", action: "/finder", method: "get" },
+    h("div", { class: "field" }, h("label", { for: "finder-uri" }, "Open a dpe:// URI"), input, list),
+    h("button", { type: "submit" }, "Open"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const uri = input.value.trim();
+    if (uri) navigate(href("/finder", { computer, uri }));
+  });
+  return form;
 }
 
 // catalogView shows one page of the catalog.
@@ -51,7 +89,8 @@ async function catalogView(el, computer, params, { api, navigate }) {
   try {
     data = await api(href("/api/finder", query));
   } catch (e) {
-    fill(el, h("h1", {}, `Finder of ${computer}`), errorBox(e));
+    fill(el, h("h1", {}, `Finder of ${computer}`), errorBox(e),
+      e.code === 4106 ? h("p", { class: "no-finder" }, `${computer} does not offer the Finder (${noFinderText}).`) : null);
     return;
   }
   const serverSelect = h("select", { id: "finder-server", name: "server" }, h("option", { value: "" }, "(every server)"));
@@ -76,6 +115,7 @@ async function catalogView(el, computer, params, { api, navigate }) {
     last < data.total_count ? link("/finder", { ...query, limit: undefined, offset: last }, "Next →") : null);
   fill(el, 
     h("h1", {}, `Finder of ${computer}`),
+    uriBox(computer, navigate, api),
     form,
     pager,
     h("table", { class: "catalog" },

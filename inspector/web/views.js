@@ -11,6 +11,10 @@ async function computerPicker(api, view, chosen) {
   return { nav, computers: office.computers };
 }
 
+// noFinderText explains a Computer without the Finder (spec/generations.md,
+// Extensions a Computer offers).
+export const noFinderText = "not offered: dpe:// documents are an smcp-go extension, which reference 0.4 Computers lack";
+
 // officeView lists the Computers present, live (notify:enter_office,
 // notify:leave_office).
 export async function officeView(el, params, { api }) {
@@ -21,10 +25,12 @@ export async function officeView(el, params, { api }) {
       h("p", {}, `${office.computers.length} Computer${office.computers.length === 1 ? "" : "s"} present; this page is the Agent ${office.agent}.`),
       h("table", { class: "computers" },
         h("caption", {}, "Computers in the office"),
-        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Computer"), h("th", { scope: "col" }, "Views"))),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Computer"), h("th", { scope: "col" }, "Views"), h("th", { scope: "col" }, "Finder"))),
         h("tbody", {}, office.computers.map((c) => h("tr", { "data-computer": c },
           h("th", { scope: "row" }, c),
-          h("td", {}, link("/tools", { computer: c }, "Tools"), " · ", link("/desktop", { computer: c }, "Desktop"), " · ", link("/finder", { computer: c }, "Finder")))))),
+          h("td", {}, link("/tools", { computer: c }, "Tools"), " · ", link("/desktop", { computer: c }, "Desktop"),
+            office.finder[c] ? [" · ", link("/finder", { computer: c }, "Finder")] : null),
+          h("td", { class: "finder-offered" }, office.finder[c] ? "offered" : noFinderText))))),
       h("h2", {}, "Sessions"),
       h("ul", {}, office.sessions.map((s) => h("li", {}, `${s.role}: ${s.name}`))));
   };
@@ -92,13 +98,27 @@ export async function toolsView(el, params, { api, log }) {
       callBtn.disabled = true;
       cancelBtn.disabled = false;
       running++;
-      result.replaceChildren(h("p", { class: "running" }, `Calling ${t.name}…`));
+      const bar = h("progress", { class: "tool-progress", "aria-label": `Progress of ${t.name}` });
+      const note = h("span", { class: "progress-note" });
+      result.replaceChildren(h("p", { class: "running" }, `Calling ${t.name}… `, bar, " ", note));
+      const id = callId;
+      const onProgress = (ev) => {
+        const p = ev.detail;
+        if (p.call_id !== id) return;
+        if (p.total) {
+          bar.max = p.total;
+          bar.value = Math.min(p.progress, p.total);
+        }
+        note.textContent = `${p.progress}${p.total ? ` / ${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`;
+      };
+      window.addEventListener("smcp-progress", onProgress);
       try {
         const res = await api("/api/call", { call_id: callId, computer, tool: t.name, params: args, timeout: Number(timeout.value) || 0 });
         result.replaceChildren(showResult(res));
       } catch (e) {
         result.replaceChildren(errorBox(e));
       } finally {
+        window.removeEventListener("smcp-progress", onProgress);
         callId = null;
         running--;
         callBtn.disabled = false;

@@ -54,10 +54,10 @@ func cmdRoom(ctx context.Context, e *env, _ []string) error {
 	}
 	// VERSION is the protocol version the member named (SessionInfo's
 	// a2c_version: 0.3/0.4 Servers and smcp-go's record it), "-" when the
-	// Server shows none.
-	tw := e.table("NAME", "ROLE", "VERSION", "SID")
+	// Server shows none; FINDER whether a Computer offers the Finder.
+	tw := e.table("NAME", "ROLE", "VERSION", "FINDER", "SID")
 	for _, s := range sessions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Role, cell(s.A2CVersion, 0), s.Sid)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Role, cell(s.A2CVersion, 0), finderCell(s), s.Sid)
 	}
 	return tw.Flush()
 }
@@ -127,7 +127,9 @@ func cmdCall(ctx context.Context, e *env, args []string) error {
 	if err := callArgs(params, args[2:]); err != nil {
 		return err
 	}
-	res, err := e.client.CallTool(ctx, args[0], args[1], params, e.o.toolTimeout)
+	pctx, done := withProgressBar(ctx, e.errOut)
+	res, err := e.client.CallTool(pctx, args[0], args[1], params, e.o.toolTimeout)
+	done()
 	if err != nil {
 		return err
 	}
@@ -245,7 +247,7 @@ func cmdFinder(ctx context.Context, e *env, args []string) error {
 	q := agent.FinderQuery{Keywords: splitList(e.o.keywords), FileType: e.o.fileType, Offset: e.o.offset, Limit: e.o.limit}
 	ret, err := e.client.GetFinder(ctx, args[0], q)
 	if err != nil {
-		return err
+		return noFinder(err, args[0])
 	}
 	if e.g.json {
 		return e.printJSON(ret)
@@ -272,7 +274,7 @@ func cmdOpen(ctx context.Context, e *env, args []string) error {
 	}
 	d, err := e.client.ReadDocument(ctx, computer, args[0], agent.DocumentQuery{Pages: e.o.pages, Offset: e.o.offset, Limit: e.o.limit})
 	if err != nil {
-		return err
+		return noFinder(err, computer)
 	}
 	if e.g.json {
 		return e.printJSON(d)
@@ -322,7 +324,7 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if err != nil {
-		return err
+		return noFinder(err, computer)
 	}
 	if e.g.json || format == dpe.FormatJSON {
 		return e.printJSON(p)
@@ -386,7 +388,7 @@ func cmdElement(ctx context.Context, e *env, args []string) error {
 	}
 	d, err := e.client.ReadElement(ctx, computer, args[0], args[1], dpe.FormatJSON)
 	if err != nil {
-		return err
+		return noFinder(err, computer)
 	}
 	if e.g.json {
 		return e.printJSON(d)

@@ -15,6 +15,8 @@
 //	page URI N                    page N (--format markdown|text|json --categories table,chart)
 //	element URI ID                one element
 //	watch                         print notifications until interrupted
+//	complete URI-PREFIX           complete a dpe:// URI (--computer; --prompt NAME or --template T: ARG [VALUE], --context k=v)
+//	completion bash|zsh           the shell completion script: source <(smcp-agent completion bash)
 //
 // Global flags, anywhere on the line, with their environment variables:
 // --server (SMCP_SERVER, default http://127.0.0.1:8080), --office
@@ -34,8 +36,12 @@
 // --params.
 //
 // open, page and element take --computer; without it they use the office's
-// only Computer, or the one whose catalog holds the URI's host, and fail
-// saying so when several do.
+// only Computer that offers the Finder, or the one whose catalog holds the
+// URI's host, and fail saying so when several do. room shows which
+// Computers offer the Finder (an smcp-go extension that reference 0.4
+// Computers lack); a Finder command through one that does not fails with
+// 4106 saying so. call draws the tool's progress on stderr when stderr is a
+// terminal.
 //
 // Output is readable tables by default and JSON with --json (page
 // --format json prints the page object too). -h prints the usage on stdout.

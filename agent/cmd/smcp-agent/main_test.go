@@ -100,7 +100,7 @@ func TestRoom(t *testing.T) {
 	p := startPeer(t)
 	r := cli(t, p, nil, "room")
 	requireOK(t, r)
-	require.Equal(t, []string{"NAME ROLE VERSION SID", "cli agent - sid-agent", "alpha computer - sid-0", "beta computer - sid-1"}, lines(r.out))
+	require.Equal(t, []string{"NAME ROLE VERSION FINDER SID", "cli agent - - sid-agent", "alpha computer - yes sid-0", "beta computer - yes sid-1"}, lines(r.out))
 
 	r = cli(t, p, nil, "room", "--json")
 	requireOK(t, r)
@@ -614,7 +614,7 @@ func TestVersionsAndBundles(t *testing.T) {
 	})
 	r := cli(t, p, nil, "room")
 	requireOK(t, r)
-	require.Equal(t, []string{"NAME ROLE VERSION SID", "cli agent 0.4.0 s1", "alpha computer 0.2.0 s2"}, lines(r.out))
+	require.Equal(t, []string{"NAME ROLE VERSION FINDER SID", "cli agent 0.4.0 - s1", "alpha computer 0.2.0 yes s2"}, lines(r.out))
 	r = cli(t, p, nil, "tools", "alpha")
 	requireOK(t, r)
 	require.Equal(t, []string{"COMPUTER TOOL BUNDLE CONFIRM TAGS DESCRIPTION", "alpha fs__read_file fs ask - read"}, lines(r.out))

@@ -10,7 +10,8 @@ import (
 )
 
 // resolveComputer picks the Computer to read uri through: --computer when
-// given; else the office's only Computer; else the one Computer whose
+// given; else the office's only Computer that offers the Finder (the only
+// Computer when none does); else the one of them whose
 // catalog (client:get_finder, every page) holds a document of the URI's
 // host. Several candidates are an error naming them.
 func resolveComputer(ctx context.Context, e *env, uri string) (string, error) {
@@ -25,7 +26,12 @@ func resolveComputer(ctx context.Context, e *env, uri string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	computers := agent.ComputerNames(sessions)
+	// Only Computers that offer the Finder can read a dpe:// URI; with
+	// none, the office's only Computer is tried and explains itself.
+	computers := finderComputers(sessions)
+	if len(computers) == 0 {
+		computers = agent.ComputerNames(sessions)
+	}
 	switch len(computers) {
 	case 0:
 		return "", protocol.NewNotFound("office %s has no Computer", e.g.office)
@@ -70,4 +76,16 @@ func catalogHasHost(ctx context.Context, c *agent.Client, computer, host string)
 		}
 	}
 	return false, nil
+}
+
+// finderComputers are the names of the Computers that offer the Finder
+// (protocol.OffersFinder), sorted as server:list_room lists them.
+func finderComputers(sessions []protocol.SessionInfo) []string {
+	var out []string
+	for _, s := range sessions {
+		if protocol.OffersFinder(s) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }

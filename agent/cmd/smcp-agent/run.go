@@ -68,6 +68,8 @@ type command struct {
 	// nargs is the number of positional arguments: min and max (-1: any).
 	min, max int
 	run      func(ctx context.Context, e *env, args []string) error
+	// local commands need no Server (completion).
+	local bool
 }
 
 // opts holds every command's own flags.
@@ -83,6 +85,9 @@ type opts struct {
 	computer      string
 	format        string
 	categories    string
+	prompt        string
+	template      string
+	chosen        string
 }
 
 // env is what a running command works with.
@@ -133,6 +138,15 @@ func commands() []*command {
 			fs.StringVar(&o.computer, "computer", "", "Computer to read through")
 		}},
 		{name: "watch", help: "print the office's notifications until interrupted", run: cmdWatch},
+		{name: "complete", args: "URI-PREFIX | ARG [VALUE]", help: "complete a dpe:// URI, or with --prompt or --template an argument of a Computer's MCP server",
+			min: 1, max: 2, run: cmdComplete, flags: func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.computer, "computer", "", "Computer to ask")
+				fs.StringVar(&o.prompt, "prompt", "", "complete ARG of this prompt")
+				fs.StringVar(&o.template, "template", "", "complete ARG of this resource URI template")
+				fs.StringVar(&o.chosen, "context", "", "arguments already chosen: NAME=VALUE[,NAME=VALUE...]")
+			}},
+		{name: "completion", args: "bash|zsh", help: "print the shell completion script (source <(smcp-agent completion bash))",
+			min: 1, max: 1, run: cmdCompletion, local: true},
 	}
 }
 
@@ -216,6 +230,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return fail(stderr, usagef("usage: smcp-agent %s %s", cmd.name, cmd.args))
 	}
 	e.g = g
+	if cmd.local {
+		if err := cmd.run(ctx, e, pos); err != nil {
+			return fail(stderr, err)
+		}
+		return exitOK
+	}
 	if g.office == "" {
 		return fail(stderr, usagef("no office: give --office or set SMCP_OFFICE"))
 	}

@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/a2c-smcp/smcp-go/protocol/dpe"
+)
+
+// TestBashCompletion drives the script of smcp-agent completion bash in a
+// real bash as bash's programmable completion does (COMP_WORDS split at
+// ':' as COMP_WORDBREAKS has it, COMP_CWORD, COMP_LINE, COMP_POINT), with
+// the real smcp-agent on PATH against the Go Server, Computer and
+// smcp-docserver: the dpe:// URI being typed completes to hosts, documents
+// and pages (spec/finder.md, Completion).
+func TestBashCompletion(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	d := startServer(t)
+	root := copyDocs(t)
+	startComputer(t, d, "o1", "desk", []mcpServer{docServer(t, "docs", root, docsHost)})
+	ctx := testContext(t)
+
+	bin := buildAgentCLI(t)
+	dir := filepath.Dir(bin)
+	script, err := exec.Command(bin, "completion", "bash").Output()
+	require.NoError(t, err)
+	scriptFile := filepath.Join(dir, "smcp-agent.bash")
+	require.NoError(t, os.WriteFile(scriptFile, script, 0o644))
+
+	// complete runs the completion function for the line typed so far and
+	// returns COMPREPLY, one value a line.
+	complete := func(line string) []string {
+		t.Helper()
+		words := bashWords(line)
+		var quoted []string
+		for _, w := range words {
+			quoted = append(quoted, strconv.Quote(w))
+		}
+		prog := "source " + strconv.Quote(scriptFile) + "\n" +
+			"COMP_WORDS=(" + strings.Join(quoted, " ") + ")\n" +
+			"COMP_CWORD=" + strconv.Itoa(len(words)-1) + "\n" +
+			"COMP_LINE=" + strconv.Quote(line) + "\n" +
+			"COMP_POINT=" + strconv.Itoa(len(line)) + "\n" +
+			"_smcp_agent\n" +
+			`printf '%s\n' "${COMPREPLY[@]}"` + "\n"
+		cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", prog)
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"SMCP_SERVER="+d.URL, "SMCP_API_KEY="+d.APIKey, "SMCP_AGENT_NAME=shell")
+		out, err := cmd.Output()
+		require.NoError(t, err, "bash: %s", out)
+		var reply []string
+		for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+			if l != "" {
+				reply = append(reply, l)
+			}
+		}
+		return reply
+	}
+
+	assert.Contains(t, complete("smcp-agent com"), "complete")
+	assert.Contains(t, complete("smcp-agent com"), "completion")
+
+	// Bash replaces the word after the last ':', so the replies start after it.
+	assert.Equal(t, []string{"//" + docsHost + "/"}, complete("smcp-agent --office o1 open dpe://qu"))
+
+	got := complete("smcp-agent --office o1 open dpe://" + docsHost + "/s")
+	assert.Equal(t, []string{"//" + docsHost + "/sales-2026-q3.csv", "//" + docsHost + "/service-agreement.pdf"}, got)
+
+	doc := "quarterly-report.md"
+	pages := complete("smcp-agent open --office o1 dpe://" + docsHost + "/" + doc + "/pages/")
+	require.NotEmpty(t, pages)
+	for i, p := range pages {
+		assert.Equal(t, strings.TrimPrefix(dpe.PageURI(docsHost, doc, i).String(), "dpe:"), p)
+	}
+
+	assert.Empty(t, complete("smcp-agent --office o1 open https://example.com/"), "not a dpe:// URI")
+	assert.Empty(t, complete("smcp-agent --office nowhere open dpe://"+docsHost+"/s"), "no Computer there: nothing, and no noise")
+}
+
+// bashWords splits a command line as bash's completion does with the
+// default COMP_WORDBREAKS: at blanks, and ':' is a word of its own; a
+// line ending in a blank has an empty last word.
+func bashWords(line string) []string {
+	var words []string
+	for _, f := range strings.Fields(line) {
+		parts := strings.Split(f, ":")
+		for i, p := range parts {
+			if i > 0 {
+				words = append(words, ":")
+			}
+			if p != "" || i == len(parts)-1 && i == 0 {
+				words = append(words, p)
+			}
+		}
+		if strings.HasSuffix(f, ":") {
+			words = append(words, "")
+		}
+	}
+	if strings.HasSuffix(line, " ") {
+		words = append(words, "")
+	}
+	return words
+}
