@@ -64,11 +64,19 @@ func TestExtensionsNeedConfirmation(t *testing.T) {
 		require.NotEqual(t, protocol.EventReadResource, r.Event, "nothing is sent")
 	}
 
-	c02, _ := joined(t, p, agent.WithGenerations(protocol.Gen02))
-	_, err = c02.GetFinder(ctxT(t), "alpha", agent.FinderQuery{})
-	require.NoError(t, err, "the Finder is core in 0.2.0")
-	_, err = c02.ReadResource(ctx, "alpha", "dpe://com.example.docs/rpt-2026")
-	requireCode(t, err, protocol.CodeNotSupported)
+	// A Server of the 0.2 generation ignores a2c_version: the Agent, with
+	// its defaults or pinned to 0.2.0, speaks 0.2.0 there, where the
+	// Finder is core.
+	old := startPeer(t, func(o *agenttest.Options) { o.OldServer = true })
+	for _, opts := range [][]agent.Option{nil, {agent.WithGenerations(protocol.Gen02)}} {
+		c02, _ := joined(t, old, opts...)
+		require.False(t, c02.Confirmed())
+		require.Equal(t, protocol.Gen02, c02.Generation())
+		_, err = c02.GetFinder(ctxT(t), "alpha", agent.FinderQuery{})
+		require.NoError(t, err, "the Finder is core in 0.2.0")
+		_, err = c02.ReadResource(ctx, "alpha", "dpe://com.example.docs/rpt-2026")
+		requireCode(t, err, protocol.CodeNotSupported)
+	}
 }
 
 // TestBothErrorShapes: a refusal reads alike nested (0.2.0) and flat

@@ -282,7 +282,12 @@ func TestGoComputerConnectionReferenceServers(t *testing.T) {
 		t.Run(sdk.String(), func(t *testing.T) {
 			s := startRefServer(t, sdk)
 			d := &deployment{URL: s.URL, APIKey: s.APIKey}
-			startComputer(t, d, "o1", "gc", []mcpServer{toolServer(t, "tools")})
+			goc := startComputer(t, d, "o1", "gc", []mcpServer{toolServer(t, "tools")})
+			// The Server's version gate refused the plain Engine.IO open
+			// that asked whether it ignores versions: the Computer keeps
+			// 0.4.0, unconfirmed.
+			require.Equal(t, protocol.Gen04, goc.Client().Generation())
+			require.False(t, goc.Client().Confirmed())
 			ctx := testContext(t)
 			a, err := agent.Dial(ctx, s.URL, agent.WithAPIKey(s.APIKey), agent.WithName("ga"), agent.WithLogger(logger(t)))
 			require.NoError(t, err)

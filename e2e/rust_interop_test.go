@@ -322,6 +322,14 @@ func rustServerGoClients(t *testing.T, tab *interopTable) {
 	// Both our clients join with the two-value ack (they fail otherwise);
 	// a join sent right after connecting may be lost (R10).
 	gc := startComputerRust(t, d, "o1", "gc", []mcpServer{toolsMeta(toolServer(t, "tools"))})
+	// With their defaults (0.4.0 named), both find that this Server
+	// ignores a2c_version and speak 0.2.0, as its other clients do
+	// (spec/generations.md, Clients).
+	require.False(t, ga.Confirmed())
+	require.Equal(t, protocol.Gen02, ga.Generation(), "the Agent")
+	require.False(t, gc.Client().Confirmed())
+	require.Equal(t, protocol.Gen02, gc.Client().Generation(), "the Computer")
+	t.Logf("the Go Agent and Computer speak %s on the Rust 0.1.15 Server, unconfirmed", ga.Generation())
 	tab.set(dir, "join (two-value ack)", "ok: `true, null`; a join sent at once can be lost, 408 (R10)")
 	n := waitNote(protocol.NotifyEnterOffice, "gc")
 	require.Equal(t, "o1", n.OfficeID)
@@ -381,16 +389,17 @@ func rustServerGoClients(t *testing.T, tab *interopTable) {
 	invalid(err)
 	tab.set(dir, "get_desktop", "clear error: 500 invalid answer (R2)")
 
-	// What the Rust Server lacks: no handler, so no answer at all. Our
-	// Agent knows it: the Server confirmed no generation (it is not
-	// smcp-go's), so it routes no smcp-go extension, and the Agent fails
-	// the request at once with 4106 instead of waiting for its deadline.
+	// What the Rust Server lacks: no handler, so no answer at all. In
+	// 0.2.0, which our Agent speaks here, the Finder is a core event: the
+	// Agent asks, and ends the wait at its deadline with a 408.
+	// client:read_resource is an smcp-go extension, which a Server that
+	// confirmed no generation does not route: 4106 at once.
 	_, err = ga.GetFinder(ctx, "gc", agent.FinderQuery{})
-	require.Equal(t, protocol.CodeNotSupported, protocol.CodeOf(err), "%v", err)
-	tab.set(dir, "client:get_finder", "clear error: 4106 at once, the Server confirmed no generation (R7)")
+	require.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err), "%v", err)
+	tab.set(dir, "client:get_finder", "clear error: 408 at the Agent's timeout, the Rust Server never answers (R7)")
 	_, err = ga.ReadResource(ctx, "gc", statusWindow)
 	require.Equal(t, protocol.CodeNotSupported, protocol.CodeOf(err), "%v", err)
-	tab.set(dir, "client:read_resource", "clear error: 4106 at once (R7)")
+	tab.set(dir, "client:read_resource", "clear error: 4106 at once, the Server confirmed no generation (R7)")
 
 	// A refusal by the Server is {"Err": {"error": {code, message}}}.
 	_, err = ga.CallTool(ctx, "ghost", "echo", nil, 5*time.Second)
@@ -608,6 +617,7 @@ func TestRustSDKBinaries(t *testing.T) {
 		a, err := agent.Dial(ctx, "http://"+addr, agent.WithAPIKey("any"), agent.WithName("ga"), agent.WithTimeout(2*time.Second))
 		require.NoError(t, err, "the connection itself is accepted")
 		t.Cleanup(func() { _ = a.Close() })
+		require.Equal(t, protocol.Gen02, a.Generation(), "the 0.1.15 Server ignores a2c_version")
 		err = a.JoinOffice(ctx, "o1")
 		require.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err), "%v", err)
 		p.waitOutput(t, regexp.MustCompile(`on_connect failed: Authentication error`))

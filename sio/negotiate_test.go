@@ -468,3 +468,49 @@ func TestAcceptedThenDropped(t *testing.T) {
 	require.False(t, c.Connected())
 	require.Len(t, connections, 1)
 }
+
+// TestOldServerProbeOncePerConn: the probe's answer holds for the Conn's
+// reconnections: a Conn that reconnects to a Server that ignores versions
+// speaks 0.2.0 again, at the Connected hook too, without asking again.
+func TestOldServerProbeOncePerConn(t *testing.T) {
+	io := socket.NewServer(nil, nil)
+	_ = io.Of("/smcp", nil).On("connection", func(args ...any) {
+		s := args[0].(*socket.Socket)
+		_ = s.On("send", func(args ...any) {
+			n, _ := args[0].(float64)
+			_ = s.Emit("blob", strings.Repeat("x", int(n)))
+		})
+	})
+	g := &gate{next: io.ServeHandler(nil)}
+	mux := http.NewServeMux()
+	mux.Handle("/socket.io/", g)
+	hs := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		eng := io.Engine()
+		require.Eventually(t, func() bool { return eng.ClientsCount() == 0 }, wait, 5*time.Millisecond)
+		io.Close(nil)
+		hs.Close()
+	})
+
+	var c *sio.Conn
+	connected := make(chan protocol.Generation, 4)
+	c, err := sio.New(hs.URL+"/smcp", sio.Hooks{Connected: func(int) { connected <- c.Generation() }},
+		quiet, sio.WithMaxMessageBytes(64<<10))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close(time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, c.Connect(ctx))
+	require.Equal(t, protocol.Gen02, <-connected)
+
+	// A message over the bound closes the transport: the Conn reconnects.
+	require.NoError(t, c.Socket().Emit("send", 200<<10))
+	select {
+	case gen := <-connected:
+		require.Equal(t, protocol.Gen02, gen, "the reconnection speaks 0.2.0 at its hook")
+	case <-ctx.Done():
+		t.Fatal("no reconnection")
+	}
+	require.Equal(t, protocol.Gen02, c.Generation())
+	require.Len(t, g.probes(), 1, "asked once")
+}

@@ -101,8 +101,17 @@ type Options struct {
 	// reference Servers do (an smcp-go Server names the session's
 	// generation in the X-A2C-Version header of the handshake's answer;
 	// https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions):
-	// an Agent then fails a request for an smcp-go extension at once.
+	// an Agent then fails a request for an smcp-go extension at once. Like
+	// the references' version gates in their documented setup, the office
+	// then refuses an Engine.IO request naming no a2c_version with HTTP 400
+	// and the 0.4.2 Python Server's JSON body, so the Agent keeps the
+	// generation it named.
 	Unconfirmed bool
+	// OldServer makes the office confirm no generation and ignore
+	// a2c_version, as a Server of the 0.2 generation does (the Python
+	// a2c-smcp 0.1.2 and Rust smcp 0.1.15 Servers): a Go client that speaks
+	// 0.2.0 then finds it speaks 0.2.0.
+	OldServer bool
 }
 
 // Peer is the scripted office: a Socket.IO server playing the Server and
@@ -165,6 +174,20 @@ func Start(opts Options) (*Peer, error) {
 // generation of the version a client names in a2c_version (0.2.0 for none)
 // in the X-A2C-Version header of the long-polling open and of the
 // websocket upgrade. A version of no generation is confirmed as nothing.
+// gateVersions refuses a request that names no a2c_version as the 0.4.2
+// Python Server's version gate does (a2c_smcp/server/middleware.py).
+func gateVersions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !r.URL.Query().Has(protocol.VersionParam) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"code": 400, "message": "Missing a2c_version query parameter"}`))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 func confirmGenerations(io *socket.Server) {
 	confirm := func(q url.Values) string {
 		v := q.Get(protocol.VersionParam)
@@ -206,8 +229,13 @@ func (p *Peer) Addr() string { return p.addr }
 func (p *Peer) serve(ln net.Listener) {
 	io := socket.NewServer(nil, socket.DefaultServerOptions())
 	mux := http.NewServeMux()
-	mux.Handle("/socket.io/", io.ServeHandler(nil))
-	if !p.opts.Unconfirmed {
+	switch {
+	case p.opts.OldServer:
+		mux.Handle("/socket.io/", io.ServeHandler(nil))
+	case p.opts.Unconfirmed:
+		mux.Handle("/socket.io/", gateVersions(io.ServeHandler(nil)))
+	default:
+		mux.Handle("/socket.io/", io.ServeHandler(nil))
 		confirmGenerations(io)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ConnState: func(c net.Conn, st http.ConnState) {

@@ -250,8 +250,10 @@ func (c *Client) serverEnded() error {
 }
 
 // Generation returns the protocol generation of the session: the one the
-// Server confirmed, else the one the Computer named in its handshake
-// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions).
+// Server confirmed, else 0.2.0 for a Server found to ignore a2c_version (a
+// 0.2 Server, asked once before the first join), else the one the Computer
+// named in its handshake
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#clients-negotiation-in-practice).
 func (c *Client) Generation() protocol.Generation { return c.conn.Generation() }
 
 // Confirmed reports whether the Server confirmed the session's generation

@@ -276,27 +276,38 @@ func TestDialGenerations(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		confirm    bool
+		strict     bool // the server gates versions, as the 0.4 references do
 		opts       []Option
 		gen        protocol.Generation
 		version    string
 		extensions any
 	}{
-		{"reference server", false, nil, protocol.Gen04, "0.4.0", nil},
-		{"smcp-go server", true, nil, protocol.Gen04, "0.4.0", []any{protocol.EventGetFinder, protocol.EventReadResource, protocol.EventComplete}},
-		{"smcp-go server, 0.2 pinned", true, []Option{WithGenerations(protocol.Gen02)}, protocol.Gen02, "-", []any{protocol.EventReadResource, protocol.EventComplete}},
-		{"smcp-go server, no extensions", true, []Option{WithExtensions()}, protocol.Gen04, "0.4.0", nil},
-		{"smcp-go server, core events left out", true, []Option{WithGenerations(protocol.Gen02), WithExtensions(protocol.EventGetFinder, protocol.EventReadResource)}, protocol.Gen02, "-", []any{protocol.EventReadResource}},
+		{"reference server", false, true, nil, protocol.Gen04, "0.4.0", nil},
+		// Asked by a request naming no version (its "-"), a Server that
+		// ignores versions is found to speak 0.2.0.
+		{"old server", false, false, nil, protocol.Gen02, "", nil},
+		{"reference server, 0.4 only", false, false, []Option{WithGenerations(protocol.Gen04, protocol.Gen03)}, protocol.Gen04, "0.4.0", nil},
+		{"smcp-go server", true, false, nil, protocol.Gen04, "0.4.0", []any{protocol.EventGetFinder, protocol.EventReadResource, protocol.EventComplete}},
+		{"smcp-go server, 0.2 pinned", true, false, []Option{WithGenerations(protocol.Gen02)}, protocol.Gen02, "-", []any{protocol.EventReadResource, protocol.EventComplete}},
+		{"smcp-go server, no extensions", true, false, []Option{WithExtensions()}, protocol.Gen04, "0.4.0", nil},
+		{"smcp-go server, core events left out", true, false, []Option{WithGenerations(protocol.Gen02), WithExtensions(protocol.EventGetFinder, protocol.EventReadResource)}, protocol.Gen02, "-", []any{protocol.EventReadResource}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := siotest.Start(t, "127.0.0.1:0", "")
 			f.Confirm.Store(tc.confirm)
+			f.Strict.Store(tc.strict)
 			c, err := Dial(context.Background(), f.URL(), "office-1", "pc", newHandler(), tc.opts...)
 			require.NoError(t, err)
 			defer c.Close()
 			assert.Equal(t, tc.gen, c.Generation())
 			assert.Equal(t, tc.confirm, c.Confirmed())
+			if tc.version == "" {
+				assert.Equal(t, []string{"0.4.0", "-", "-"}, f.Versions(), "the handshake, then the probe and its close")
+			}
 			for _, v := range f.Versions() {
-				assert.Equal(t, tc.version, v)
+				if tc.version != "" {
+					assert.Equal(t, tc.version, v)
+				}
 			}
 			join := f.Joins()[0]
 			if tc.extensions == nil {

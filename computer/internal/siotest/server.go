@@ -31,6 +31,11 @@ type Server struct {
 	// Confirm makes the server confirm the version a websocket upgrade
 	// names in X-A2C-Version ("0.2.0" for none), as an smcp-go Server does.
 	Confirm atomic.Bool
+	// Strict makes the server refuse an Engine.IO request that names no
+	// a2c_version with HTTP 400 and the 0.4.2 Python Server's JSON body
+	// (a2c_smcp/server/middleware.py), as the 0.4 references' version
+	// gates do; otherwise it ignores versions, as a 0.2.0 Server does.
+	Strict atomic.Bool
 	// DropOnConnect makes the server disconnect every namespace socket as
 	// soon as it connects, as the Rust 0.4.1 Server answers a wrong key.
 	DropOnConnect atomic.Bool
@@ -71,7 +76,16 @@ func (f *Server) Restart() {
 	f.addr = ln.Addr().String()
 	io := socket.NewServer(nil, socket.DefaultServerOptions())
 	mux := http.NewServeMux()
-	mux.Handle("/socket.io/", io.ServeHandler(nil))
+	engineHandler := io.ServeHandler(nil)
+	mux.Handle("/socket.io/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.Strict.Load() && !r.URL.Query().Has(protocol.VersionParam) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"code": 400, "message": "Missing a2c_version query parameter"}`))
+			return
+		}
+		engineHandler.ServeHTTP(w, r)
+	}))
 	io.Engine().Use(func(ctx *types.HttpContext, next func(error)) {
 		if r := ctx.Request(); r != nil {
 			v := r.URL.Query().Get(protocol.VersionParam)
