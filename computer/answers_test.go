@@ -88,6 +88,8 @@ func freshComputerAnswersValidate(t *testing.T, g protocol.Generation) {
 			protocol.EventGetSkill:     with("name", "a-skill"),
 			protocol.EventGetBlob:      with("blob_handle", "h"),
 			protocol.EventPutBlob:      with("blob", "", "chunk_offset", 0, "eof", true),
+			protocol.EventComplete: with("ref", map[string]any{"type": "ref/resource", "uri": window},
+				"argument", map[string]any{"name": "doc_ref", "value": ""}),
 		}
 		out := map[string]map[string]any{}
 		for _, info := range g.Events() {
