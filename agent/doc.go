@@ -116,9 +116,14 @@
 //
 // # Connection
 //
-// Dial sends the API key both as the header x-api-key and as the auth
-// payload key api_key; an unreachable Server fails at once (503,
-// ErrUnreachable), a refusal is the Server's code (401). The connection is an sio.Conn (module
+// Dial sends the API key as the header x-api-key and as the auth payload
+// members token and api_key, and names its protocol generation in the
+// handshake (WithGenerations; default 0.4.0, retried once in another
+// generation a gated Server accepts; Generation and Confirmed say what the
+// session speaks:
+// https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#clients-negotiation-in-practice).
+// An unreachable Server fails at once (503, ErrUnreachable), a refusal is
+// the Server's code (401, or 400 and 4008 for a version it refuses). The connection is an sio.Conn (module
 // github.com/a2c-smcp/smcp-go/sio), which the Computer shares: each attempt
 // bounded (2 s), a refused connection failing it at once, backoff with
 // jitter from 250 ms to 2 s. The Client rejoins its office after every

@@ -117,7 +117,13 @@ func dialError(ctx context.Context, nsURL string, err error) error {
 		if ce.Code != 0 {
 			code = protocol.Code(ce.Code)
 		}
-		return wrap(protocol.Errorf(code, "connection refused by the server: %s", ce.Message).With("url", nsURL), ce)
+		out := protocol.Errorf(code, "connection refused by the server: %s", ce.Message)
+		var pe *protocol.Error
+		if errors.As(ce.Err, &pe) {
+			// The Server's own error (a 4008 names its supported range).
+			out.Details, out.Fields = pe.Details, pe.Fields
+		}
+		return wrap(out.With("url", nsURL), ce)
 	case errors.Is(ctx.Err(), context.Canceled) || ctx.Err() != nil && !errors.Is(ce, ErrUnreachable):
 		return wrap(protocol.Errorf(protocol.CodeTimeout, "connect to %s: %s", nsURL, ce.Message).With("url", nsURL), ctx.Err(), ce)
 	}

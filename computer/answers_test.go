@@ -115,7 +115,7 @@ func freshComputerAnswersValidate(t *testing.T, g protocol.Generation) {
 	require.NoError(t, os.WriteFile(hold, nil, 0o644))
 	waitEvent(t, srv, protocol.EventUpdateToolList, time.Minute)
 	desktop := func() []string {
-		d, err := c.Desktop(ctx, protocol.Gen02, nil, "")
+		d, err := c.Desktop(ctx, nil, "")
 		require.NoError(t, err)
 		return d
 	}

@@ -509,11 +509,11 @@ func (c *Computer) CallTool(ctx context.Context, g protocol.Generation, req prot
 // History is the bounded tool-call history, oldest first.
 func (c *Computer) History() []tools.Record { return c.tools.History() }
 
-// Desktop is the desktop organised for a session of generation g
-// (client:get_desktop; desktop.Organize); size nil means all windows,
-// window "" means every window.
-func (c *Computer) Desktop(ctx context.Context, g protocol.Generation, size *int, window string) ([]string, error) {
-	return c.desktop.Get(ctx, g, size, window, c.tools.HistoryServers())
+// Desktop is the organised desktop (client:get_desktop), the same for
+// every generation (desktop.Organize); size nil means all windows, window
+// "" means every window.
+func (c *Computer) Desktop(ctx context.Context, size *int, window string) ([]string, error) {
+	return c.desktop.Get(ctx, size, window, c.tools.HistoryServers())
 }
 
 // Finder answers a client:get_finder query from the cache.
@@ -700,8 +700,8 @@ func (h handler) GetConfig(_ context.Context, g protocol.Generation, _ protocol.
 	return h.c.Config(g), nil
 }
 
-func (h handler) GetDesktop(ctx context.Context, g protocol.Generation, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
-	d, err := h.c.Desktop(ctx, g, req.DesktopSize, req.Window)
+func (h handler) GetDesktop(ctx context.Context, _ protocol.Generation, req protocol.GetDesktopReq) (protocol.GetDesktopRet, error) {
+	d, err := h.c.Desktop(ctx, req.DesktopSize, req.Window)
 	if err != nil {
 		return protocol.GetDesktopRet{}, err
 	}

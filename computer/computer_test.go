@@ -88,7 +88,7 @@ func TestComputerAggregatesStdioAndHTTP(t *testing.T) {
 	assert.Equal(t, "a", c.Finder(protocol.GetFinderReq{}).Documents[0].Server)
 
 	// Desktop: two windows per server, a first (most recently used).
-	d, err := c.Desktop(context.Background(), protocol.Gen02, nil, "")
+	d, err := c.Desktop(context.Background(), nil, "")
 	require.NoError(t, err)
 	require.Len(t, d, 4)
 	assert.True(t, strings.HasPrefix(d[0], "window://ha/"), d[0])

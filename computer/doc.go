@@ -16,6 +16,15 @@
 //	defer c.Close(context.Background())
 //	if err := c.Connect(ctx, "http://server:8000", "office-1", "my-computer", sio.WithAPIKey(key)); err != nil { ... }
 //
+// It answers each Server in the protocol generation the connection settled
+// on (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
+// every MCP server has a bundle_id, a 0.3/0.4 session sees the tools as
+// {bundle_id}__{alias or name} with it and the results' meta with the
+// 0.4 cancel and timeout markers, a 0.2 session the bare names and 4004;
+// client:get_config is keyed per generation; the events 0.4 added get the
+// references' codes; to a Server that is not smcp-go the answers stay
+// within the reference Servers' message limit.
+//
 // The parts live in sub-packages: config (file format, ${input:ID}),
 // mcpclient (supervised MCP connections), tools (SMCPTool, client:tool_call),
 // desktop (window://), finder (dpe:// catalog), bridge (client:read_resource,
@@ -27,7 +36,9 @@
 // their cause (errors.Is, errors.As), by the same rule as the Agent's
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/decisions.md#agent):
 // Launch fails with 400 naming an input it cannot resolve; Ready and Start
-// fail with 408 wrapping ctx.Err() when ctx ends first, and with 503 when
+// fail with 408 wrapping ctx.Err() when ctx ends first, with 400 when the
+// configuration refused a server (its bundle_id is another server's), and
+// with 503 when
 // an MCP server's first attempt failed (its command does not exist, it
 // exited, its URL refused), naming each one and wrapping its
 // *mcpclient.ServerError — the servers that came up serve meanwhile and

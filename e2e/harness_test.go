@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(docserver.Run(context.Background(), os.Args[1:], os.Stderr))
 	case "toolserver":
 		os.Exit(runToolServer())
+	case "windowserver":
+		os.Exit(runWindowServer(os.Args[1:]))
 	case "relay":
 		os.Exit(runRelay())
 	case "capsserver":

@@ -40,20 +40,25 @@ func TestToolsEndToEnd(t *testing.T) {
 	for _, tool := range list {
 		byName[tool.Name] = tool
 	}
-	require.Contains(t, byName, "echo")
-	echo := byName["echo"]
+	// Both speak 0.4 by default: the exposed names, with the bundle id.
+	require.Contains(t, byName, "tools__echo")
+	echo := byName["tools__echo"]
+	assert.Equal(t, "tools", echo.BundleID)
 	assert.Equal(t, "object", echo.ParamsSchema["type"])
 	var meta protocol.ToolMeta
 	require.NoError(t, json.Unmarshal([]byte(echo.Meta["a2c_tool_meta"].(string)), &meta), "a2c_tool_meta is JSON text")
 	require.NotNil(t, meta.AutoApply)
 	assert.True(t, *meta.AutoApply)
 
-	res, err := a.CallTool(ctx, "desk", "echo", map[string]any{"text": "hello"}, 10*time.Second)
-	require.NoError(t, err)
-	assert.Nil(t, agent.ToolError(res))
-	require.Len(t, res.Content, 1)
-	require.NotNil(t, res.Content[0].Text)
-	assert.Equal(t, "echo: hello", *res.Content[0].Text)
+	// By its exposed name, and by the bare name one server alone has.
+	for _, name := range []string{"tools__echo", "echo"} {
+		res, err := a.CallTool(ctx, "desk", name, map[string]any{"text": "hello"}, 10*time.Second)
+		require.NoError(t, err)
+		assert.Nil(t, agent.ToolError(res))
+		require.Len(t, res.Content, 1)
+		require.NotNil(t, res.Content[0].Text)
+		assert.Equal(t, "echo: hello", *res.Content[0].Text)
+	}
 
 	cases := []struct {
 		tool   string
@@ -71,11 +76,13 @@ func TestToolsEndToEnd(t *testing.T) {
 		assert.Equal(t, tc.code, perr.Code, tc.tool)
 	}
 
-	// The Computer stops a call at the request's timeout (4004).
-	res, err = a.CallTool(ctx, "desk", "slow", map[string]any{"seconds": 30}, time.Second)
+	// The Computer stops a call at the request's timeout: meta.a2c_timeout
+	// in 0.4, which the Agent reads as 4004.
+	res, err := a.CallTool(ctx, "desk", "tools__slow", map[string]any{"seconds": 30}, time.Second)
 	require.NoError(t, err)
 	require.NotNil(t, agent.ToolError(res))
 	assert.Equal(t, protocol.CodeToolTimeout, agent.ToolError(res).Code)
+	assert.True(t, res.TimedOut(), "%+v", res)
 
 	// An Agent that gives up sends server:tool_call_cancel; the Computer
 	// cancels the in-flight call and records it as failed.

@@ -228,7 +228,7 @@ func (d *Desktop) Windows() []Window {
 //
 // ctx is accepted for symmetry with the other client:* handlers; Get makes
 // no MCP call.
-func (d *Desktop) Get(_ context.Context, g protocol.Generation, size *int, win string, history []string) ([]string, error) {
+func (d *Desktop) Get(_ context.Context, size *int, win string, history []string) ([]string, error) {
 	windows := d.Windows()
 	if win != "" {
 		u, err := window.Parse(win)
@@ -251,7 +251,7 @@ func (d *Desktop) Get(_ context.Context, g protocol.Generation, size *int, win s
 		}
 		windows = one
 	}
-	return d.fit(Organize(g, windows, size, history)), nil
+	return d.fit(Organize(windows, size, history)), nil
 }
 
 // Close cancels in-flight refreshes and stops OnChange. Get keeps answering

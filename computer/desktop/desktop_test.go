@@ -46,7 +46,7 @@ func TestDesktopCollect(t *testing.T) {
 
 	require.NoError(t, d.AddSource(sourcetest.Ctx(t), cl))
 
-	got, err := d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "", nil)
+	got, err := d.Get(sourcetest.Ctx(t), nil, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"window://alpha/main?priority=50\n\nmain body", "window://alpha/log?priority=10\n\nlog body"}, got)
 	assert.Zero(t, srv.ReadsOf("window://alpha/bad?priority=500"))
@@ -60,25 +60,25 @@ func TestDesktopCollect(t *testing.T) {
 
 	t.Run("desktop_size", func(t *testing.T) {
 		one := 1
-		got, err := d.Get(sourcetest.Ctx(t), protocol.Gen02, &one, "", nil)
+		got, err := d.Get(sourcetest.Ctx(t), &one, "", nil)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"window://alpha/main?priority=50\n\nmain body"}, got)
 		zero := 0
-		got, err = d.Get(sourcetest.Ctx(t), protocol.Gen02, &zero, "", nil)
+		got, err = d.Get(sourcetest.Ctx(t), &zero, "", nil)
 		require.NoError(t, err)
 		assert.Equal(t, []string{}, got)
 	})
 	t.Run("window: exact, canonical, unknown, invalid", func(t *testing.T) {
-		got, err := d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "window://alpha/log?priority=10", nil)
+		got, err := d.Get(sourcetest.Ctx(t), nil, "window://alpha/log?priority=10", nil)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"window://alpha/log?priority=10\n\nlog body"}, got)
-		got, err = d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "window://ALPHA/log?priority=010", nil)
+		got, err = d.Get(sourcetest.Ctx(t), nil, "window://ALPHA/log?priority=010", nil)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"window://alpha/log?priority=10\n\nlog body"}, got)
-		got, err = d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "window://alpha/nope", nil)
+		got, err = d.Get(sourcetest.Ctx(t), nil, "window://alpha/nope", nil)
 		require.NoError(t, err)
 		assert.Equal(t, []string{}, got)
-		_, err = d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "window://alpha/x?priority=-1", nil)
+		_, err = d.Get(sourcetest.Ctx(t), nil, "window://alpha/x?priority=-1", nil)
 		require.Error(t, err)
 		assert.Equal(t, protocol.CodeBadRequest, protocol.CodeOf(err))
 	})
@@ -100,7 +100,7 @@ func TestDesktopServerWithoutSubscribe(t *testing.T) {
 	d := New(WithOnChange(ev.Fn()), WithDebounce(10*time.Millisecond))
 	t.Cleanup(d.Close)
 	require.NoError(t, d.AddSource(sourcetest.Ctx(t), cl))
-	got, err := d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "", nil)
+	got, err := d.Get(sourcetest.Ctx(t), nil, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"window://beta/w\n\nx"}, got)
 	assert.Equal(t, 1, srv.ReadsOf("window://beta/w"))
@@ -108,7 +108,7 @@ func TestDesktopServerWithoutSubscribe(t *testing.T) {
 
 	put(srv, "window://beta/v", "y")
 	d.ResourceListChanged(sourcetest.Ctx(t), "beta")
-	got, err = d.Get(sourcetest.Ctx(t), protocol.Gen04, nil, "", nil)
+	got, err = d.Get(sourcetest.Ctx(t), nil, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"window://beta/v\n\ny", "window://beta/w\n\nx"}, got, "listing order, equal priorities")
 }
@@ -124,7 +124,7 @@ func TestDesktopChangeDetection(t *testing.T) {
 	require.NoError(t, d.AddSource(sourcetest.Ctx(t), cl))
 	ev.Expect(t, 1, quiet)
 	get := func() []string {
-		got, err := d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "", nil)
+		got, err := d.Get(sourcetest.Ctx(t), nil, "", nil)
 		require.NoError(t, err)
 		return got
 	}
@@ -187,10 +187,10 @@ func TestDesktopTwoServersAndHistory(t *testing.T) {
 	t.Cleanup(d.Close)
 	require.NoError(t, d.AddSource(sourcetest.Ctx(t), sourcetest.DialHTTP(t, "one", sourcetest.Serve(t, s1))))
 	require.NoError(t, d.AddSource(sourcetest.Ctx(t), sourcetest.DialHTTP(t, "two", sourcetest.Serve(t, s2))))
-	got, err := d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "", nil)
+	got, err := d.Get(sourcetest.Ctx(t), nil, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"window://one/full?fullscreen=true\n\nfull", "window://two/b?priority=1\n\nb"}, got)
-	got, err = d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "", []string{"one", "two"})
+	got, err = d.Get(sourcetest.Ctx(t), nil, "", []string{"one", "two"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"window://two/b?priority=1\n\nb", "window://one/full?fullscreen=true\n\nfull"}, got)
 	raw, err := jsonMarshal(protocol.GetDesktopRet{Desktops: got, ReqID: "r"})
@@ -207,7 +207,7 @@ func TestDesktopStdioProcess(t *testing.T) {
 	require.NoError(t, d.AddSource(sourcetest.Ctx(t), cl))
 	sourcetest.Wire(cl, d)
 	get := func() []string {
-		got, err := d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "", nil)
+		got, err := d.Get(sourcetest.Ctx(t), nil, "", nil)
 		require.NoError(t, err)
 		return got
 	}
@@ -249,7 +249,7 @@ func TestDesktopAnswerBound(t *testing.T) {
 		return len(b)
 	}
 	// The huge window alone: cut to the limit.
-	got, err := d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "window://alpha/huge?priority=90", nil)
+	got, err := d.Get(sourcetest.Ctx(t), nil, "window://alpha/huge?priority=90", nil)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.True(t, strings.HasPrefix(got[0], "window://alpha/huge?priority=90\n\nhhh"))
@@ -258,7 +258,7 @@ func TestDesktopAnswerBound(t *testing.T) {
 	require.True(t, slices.ContainsFunc(logs.Warnings(), func(m string) bool { return strings.Contains(m, "exceeds the answer limit") }))
 
 	// beta used last, so first: three of its 15 KB windows fit, whole.
-	got, err = d.Get(sourcetest.Ctx(t), protocol.Gen02, nil, "", []string{"alpha", "beta"})
+	got, err = d.Get(sourcetest.Ctx(t), nil, "", []string{"alpha", "beta"})
 	require.NoError(t, err)
 	require.LessOrEqual(t, size(got), limit)
 	require.Len(t, got, 3)

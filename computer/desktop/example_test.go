@@ -19,7 +19,7 @@ func ExampleOrganize() {
 		{Server: "shell", URI: "window://shell/status?priority=90", Contents: text("idle")},
 		{Server: "shell", URI: "window://shell/empty"}, // no contents: dropped
 	}
-	for _, d := range desktop.Organize(protocol.Gen02, windows, nil, []string{"shell", "editor"}) {
+	for _, d := range desktop.Organize(windows, nil, []string{"shell", "editor"}) {
 		fmt.Printf("%q\n", d)
 	}
 	// Output:

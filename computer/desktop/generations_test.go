@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/computer/internal/sourcetest"
-	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,9 +14,9 @@ func ptr[T any](v T) *T { return &v }
 // Windows of a server that declares resources without subscribe are listed;
 // their layout comes from annotations.priority and _meta.fullscreen, the
 // URI's query standing in where the listing has none; one server's windows
-// come out in the 0.4 references' order, and the fullscreen window chosen
-// is the earliest listed for a 0.4 session, the highest-priority one for a
-// 0.2 session (a2c-smcp 0.1.2).
+// come out by priority, and of several fullscreen windows the
+// highest-priority one is shown, as a2c-smcp 0.1.2 and 0.4.2 both choose
+// it (e2e TestGoComputerDesktopOrder compares with 0.4.2).
 func TestDesktopWindowMetadata(t *testing.T) {
 	srv := sourcetest.NewServer(sourcetest.WithoutSubscribe())
 	win := func(uri string, p *float64, f *bool) sourcetest.Resource {
@@ -41,8 +40,8 @@ func TestDesktopWindowMetadata(t *testing.T) {
 	require.NoError(t, d.AddSource(sourcetest.Ctx(t), sourcetest.DialHTTP(t, "w", sourcetest.Serve(t, srv))))
 	require.NoError(t, d.AddSource(sourcetest.Ctx(t), sourcetest.DialHTTP(t, "f", sourcetest.Serve(t, other))))
 
-	uris := func(g protocol.Generation, history []string) []string {
-		got, err := d.Get(sourcetest.Ctx(t), g, nil, "", history)
+	uris := func(history []string) []string {
+		got, err := d.Get(sourcetest.Ctx(t), nil, "", history)
 		require.NoError(t, err)
 		out := make([]string, len(got))
 		for i, s := range got {
@@ -51,9 +50,7 @@ func TestDesktopWindowMetadata(t *testing.T) {
 		return out
 	}
 	ordered := []string{"window://w/b", "window://w/d?priority=50", "window://w/a", "window://w/c?priority=100", "window://w/e?fullscreen=true"}
-	assert.Equal(t, append([]string{"window://f/a-low"}, ordered...), uris(protocol.Gen04, nil),
-		"0.4: the earliest listed fullscreen window; then w, by priority, e not fullscreen")
-	assert.Equal(t, append([]string{"window://f/b-high"}, ordered...), uris(protocol.Gen02, nil),
-		"0.2: the highest-priority fullscreen window")
-	assert.Equal(t, append(ordered, "window://f/a-low"), uris(protocol.Gen03, []string{"f", "w"}), "the history orders the servers")
+	assert.Equal(t, append([]string{"window://f/b-high"}, ordered...), uris(nil),
+		"the highest-priority fullscreen window; then w by priority, e not fullscreen")
+	assert.Equal(t, append(ordered, "window://f/b-high"), uris([]string{"f", "w"}), "the history orders the servers")
 }

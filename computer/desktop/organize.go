@@ -59,10 +59,9 @@ func Render(w Window) string {
 	return w.URI + "\n\n" + body
 }
 
-// Organize is the Desktop organizer for a session of generation g
-// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop; Python SDK
-// a2c_smcp/computer/desktop/organize.py, v0.1.2 for 0.2.0 and v0.4.2 for
-// 0.3.0 and 0.4.0). It returns the rendered windows:
+// Organize is the Desktop organizer (https://github.com/a2c-smcp/smcp-go/blob/main/spec/desktop.md#desktop; Python SDK
+// a2c_smcp/computer/desktop/organize.py, v0.1.2, and the same order in
+// v0.4.2), for every generation. It returns the rendered windows:
 //
 //  1. Windows without contents, and windows whose URI is not a valid
 //     window:// URI, are dropped.
@@ -71,17 +70,16 @@ func Render(w Window) string {
 //     alphabetically. history is oldest first.
 //  3. Within a server, windows are ordered by priority (Window.Layout),
 //     highest first; ties keep the input order.
-//  4. A server that has a fullscreen window contributes only one window:
-//     for 0.2.0 the first fullscreen window in that order (the
-//     highest-priority one, the earliest listed among equals — a2c-smcp
-//     0.1.2 sorts each server's windows by priority and keeps the first
-//     fullscreen of that list); from 0.3.0 on the earliest listed
-//     fullscreen window, whatever its priority, as a2c-smcp 0.4.2 does.
+//  4. A server that has a fullscreen window contributes only one window: the
+//     first fullscreen window in that order (the highest-priority one,
+//     the earliest listed among equals — the Python SDK lists each server's
+//     windows sorted by priority before organising and keeps the first
+//     fullscreen of that list; 0.4.2 does so too, measured against it).
 //  5. The result is cut to size windows: nil keeps all, size ≤ 0 gives none.
 //     Once the result is full no further server is visited.
 //
 // The result is never nil.
-func Organize(g protocol.Generation, windows []Window, size *int, history []string) []string {
+func Organize(windows []Window, size *int, history []string) []string {
 	out := []string{}
 	if size != nil && *size <= 0 {
 		return out
@@ -94,7 +92,6 @@ func Organize(g protocol.Generation, windows []Window, size *int, history []stri
 		w          Window
 		priority   float64
 		fullscreen bool
-		index      int // in listing order
 	}
 	grouped := map[string][]item{}
 	var servers []string
@@ -110,7 +107,7 @@ func Organize(g protocol.Generation, windows []Window, size *int, history []stri
 			servers = append(servers, w.Server)
 		}
 		p, f := w.Layout(u)
-		grouped[w.Server] = append(grouped[w.Server], item{w: w, priority: p, fullscreen: f, index: len(grouped[w.Server])})
+		grouped[w.Server] = append(grouped[w.Server], item{w: w, priority: p, fullscreen: f})
 	}
 	slices.Sort(servers)
 	for _, s := range serverOrder(history, servers) {
@@ -122,14 +119,8 @@ func Organize(g protocol.Generation, windows []Window, size *int, history []stri
 			break
 		}
 		slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.priority, a.priority) })
-		full := -1
-		for i, it := range items {
-			if it.fullscreen && (full < 0 || g.Handshake() && it.index < items[full].index) {
-				full = i
-			}
-		}
-		if full >= 0 {
-			out = append(out, Render(items[full].w))
+		if i := slices.IndexFunc(items, func(it item) bool { return it.fullscreen }); i >= 0 {
+			out = append(out, Render(items[i].w))
 			continue
 		}
 		for _, it := range items {

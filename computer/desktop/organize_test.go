@@ -158,7 +158,7 @@ func TestOrganize(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Organize(protocol.Gen02, tc.windows, tc.size, tc.history)
+			got := Organize(tc.windows, tc.size, tc.history)
 			assert.NotNil(t, got)
 			assert.Equal(t, tc.want, got)
 		})

@@ -1,7 +1,9 @@
 // Package sio is the Computer's Socket.IO client (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#connection-and-auth; Offices; Routed requests; Updates and notifications).
 //
-// It connects to a Server's /smcp namespace with the API key both as the
-// auth payload {"api_key": key} and as the x-api-key header, joins its
+// It connects to a Server's /smcp namespace with the API key as the auth
+// payload {"token": key, "api_key": key} and as the x-api-key header,
+// naming its protocol generation in the handshake (WithGenerations;
+// Generation, Confirmed), joins its
 // office as role "computer", and joins again after every reconnection (a
 // reconnected socket has a new id and no rooms). The connection is an
 // sio.Conn (module github.com/a2c-smcp/smcp-go/sio), shared with the Agent:
@@ -77,7 +79,8 @@ type options struct {
 	extSet     bool
 }
 
-// WithAPIKey sends key as auth {"api_key": key} and header x-api-key.
+// WithAPIKey sends key as auth {"token": key, "api_key": key} and header
+// x-api-key.
 func WithAPIKey(key string) Option { return func(o *options) { o.apiKey = key } }
 
 // WithHeader adds an HTTP header to the handshake.

@@ -16,12 +16,13 @@
 //
 // # Names
 //
-// A tool is published under its ToolMeta alias when set, else under its MCP
-// name. Tools listed in forbidden_tools (by MCP name or alias) are not
-// published; calling one answers 4002.
+// The Set publishes two lists of the same tools, one per naming, and a
+// session gets the one of its generation (List; https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
 //
-// When two servers publish the same name and no alias separates them (the
-// Python SDK refuses the whole tool list then), every tool involved is
+// 0.2.0, bare names. A tool is published under its ToolMeta alias when set
+// (the merged one: default_tool_meta's alias counts), else under its MCP
+// name. When two servers publish the same name and no alias separates them
+// (the Python SDK refuses the whole tool list then), every tool involved is
 // published as "<server>__<name>" instead, and a warning names the servers
 // and suggests an alias. No server silently wins the bare name, so a name
 // an Agent saw never starts calling another server's tool because a server
@@ -29,6 +30,18 @@
 // that LLM tool-calling APIs accept. Calling the bare name then answers
 // 4001 with a message listing the qualified names. A qualified name that
 // itself clashes with a published name is hidden (with a warning).
+//
+// 0.3.0 and 0.4.0, exposed names: "{bundle_id}__{alias or name}"
+// (protocol.ExposedToolName) with the tool's bundle_id member, the alias
+// only from the tool's own tool_meta entry, as the 0.4 references name
+// them. Bundle ids are unique per Computer, so two servers never clash;
+// two aliases of one server naming the same tool: the first listed keeps
+// it (a warning names the other).
+//
+// A call takes a name of either naming in every generation: an exposed
+// name, or a bare one (a tool one server alone has, or its qualified form).
+// Tools listed in forbidden_tools (by MCP name, alias or exposed name) are
+// not published; calling one answers 4002.
 //
 // # Bounds
 //
@@ -51,17 +64,22 @@
 // Call resolves the requested name (unknown: 4001; forbidden: 4002), asks
 // the confirm hook unless the merged ToolMeta has auto_apply: true (no
 // hook: 4005; refused: 4005), runs tools/call on the owning server and
-// relays the server's CallToolResult as it is, adding _meta.a2c_tool_meta
-// (the merged ToolMeta) as the Python SDK does. The request's timeout
-// bounds the whole call, the confirmation included: when it expires,
-// whether the hook is still deciding or the tool still running, the answer
-// is 4004 (the hook's context ends then; a hook that ignores it is no
-// longer waited for, and its answer is dropped). A transport or JSON-RPC
-// failure is 4003; a call cancelled by server:tool_call_cancel (Cancel
-// with its req_id) is 4004. Every failure is an error CallToolResult
-// (isError true, one text content with the message, structuredContent
-// {"error", "error_type", "code"}: the Python SDK's shape plus the
-// protocol code).
+// relays the server's CallToolResult as it is, adding a2c_tool_meta (the
+// merged ToolMeta) to its metadata as the Python SDK does: _meta for 0.2.0,
+// meta and _meta from 0.3.0 on (protocol.CallToolResult.SetResultMeta).
+// The request's timeout bounds the whole call, the confirmation included:
+// when it expires, whether the hook is still deciding or the tool still
+// running, the call ends (the hook's context ends then; a hook that
+// ignores it is no longer waited for, and its answer is dropped). A
+// transport or JSON-RPC failure is 4003. Every failure is an error
+// CallToolResult (isError true, one text content with the message,
+// structuredContent {"error", "error_type", "code"}: the Python SDK's shape
+// plus the protocol code), except, from 0.3.0 on, the two the 0.4
+// references mark: an execution that outlives the timeout is isError with
+// meta.a2c_timeout, and a call cancelled by server:tool_call_cancel (Cancel
+// with its req_id) isError with meta.a2c_cancelled and a2c_cancel_reason
+// "agent_requested". For 0.2.0 both are 4004, and a confirmation that
+// outlives the timeout is 4004 in every generation.
 //
 // Every call of a known, allowed tool (confirmed, refused or failed) is
 // appended to a bounded history (server, tool, time, success; 10 by default) whose

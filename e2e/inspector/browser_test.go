@@ -311,24 +311,26 @@ func testBrowser(t *testing.T, d *deployment, base string) {
 	})
 
 	t.Run("tools", func(t *testing.T) {
+		// The Computer and the inspector's Agent speak 0.4 by default: the
+		// tools are named {bundle_id}__{name}.
 		step(t, ctx, "open the tools",
 			chromedp.Navigate(base+"/tools?computer=desk"),
-			until(`document.querySelector('section[data-tool="form"]') && document.querySelector('section[data-tool="echo"]')`))
+			until(`document.querySelector('section[data-tool="tools__form"]') && document.querySelector('section[data-tool="tools__echo"]')`))
 		assert.Equal(t, []string{"auto-apply", "tag: demo", "tag: safe"},
-			eval[[]string](t, ctx, `[...document.querySelectorAll('section[data-tool="echo"] .badges li')].map(li => li.textContent)`))
+			eval[[]string](t, ctx, `[...document.querySelectorAll('section[data-tool="tools__echo"] .badges li')].map(li => li.textContent)`))
 		assert.Equal(t, []string{"needs confirmation", "tag: dangerous"},
-			eval[[]string](t, ctx, `[...document.querySelectorAll('section[data-tool="guard"] .badges li')].map(li => li.textContent)`))
+			eval[[]string](t, ctx, `[...document.querySelectorAll('section[data-tool="tools__guard"] .badges li')].map(li => li.textContent)`))
 
 		// echo with the keyboard only: type, then Enter submits.
 		step(t, ctx, "call echo",
-			chromedp.Focus(chromedp.CSS(`section[data-tool="echo"] input[name="text"]`)),
+			chromedp.Focus(chromedp.CSS(`section[data-tool="tools__echo"] input[name="text"]`)),
 			chromedp.KeyEvent("hello inspector"),
 			chromedp.KeyEvent(kb.Enter),
-			until(`document.querySelector('section[data-tool="echo"] .outcome')`))
-		assert.Equal(t, "echo: hello inspector", text(t, ctx, `section[data-tool="echo"] .outcome pre.text`))
+			until(`document.querySelector('section[data-tool="tools__echo"] .outcome')`))
+		assert.Equal(t, "echo: hello inspector", text(t, ctx, `section[data-tool="tools__echo"] .outcome pre.text`))
 
-		const form = `section[data-tool="form"] `
-		addLabel := run(`[...document.querySelectorAll('section[data-tool="form"] button')].find(b => b.textContent === "Add an item to labels").click()`)
+		const form = `section[data-tool="tools__form"] `
+		addLabel := run(`[...document.querySelectorAll('section[data-tool="tools__form"] button')].find(b => b.textContent === "Add an item to labels").click()`)
 		step(t, ctx, "fill the generated form and call",
 			keys(form+`input[name="title"]`, "Quarter"),
 			keys(form+`input[name="count"]`, "3"),
@@ -341,7 +343,7 @@ func testBrowser(t *testing.T, d *deployment, base string) {
 			keys(form+`input[name="x"]`, "4"),
 			keys(form+`textarea[name="extra"]`, `{"deep": [1, true]}`),
 			click(form+`button[type=submit]`),
-			until(`document.querySelector('section[data-tool="form"] .outcome pre.structured')`))
+			until(`document.querySelector('section[data-tool="tools__form"] .outcome pre.structured')`))
 		var got map[string]any
 		require.NoError(t, json.Unmarshal([]byte(text(t, ctx, form+`.outcome pre.structured`)), &got))
 		assert.Equal(t, map[string]any{
@@ -352,19 +354,19 @@ func testBrowser(t *testing.T, d *deployment, base string) {
 		shot(t, ctx, dir, "tools")
 
 		step(t, ctx, "call guard",
-			click(`section[data-tool="guard"] button[type=submit]`),
-			until(`document.querySelector('section[data-tool="guard"] .result .error, section[data-tool="guard"] .outcome')`))
-		assert.Contains(t, text(t, ctx, `section[data-tool="guard"] .result`), "4005 ToolRequiresConfirmation")
+			click(`section[data-tool="tools__guard"] button[type=submit]`),
+			until(`document.querySelector('section[data-tool="tools__guard"] .result .error, section[data-tool="tools__guard"] .outcome')`))
+		assert.Contains(t, text(t, ctx, `section[data-tool="tools__guard"] .result`), "4005 ToolRequiresConfirmation")
 
 		step(t, ctx, "call slow, then cancel it",
-			keys(`section[data-tool="slow"] input[name="seconds"]`, "60"),
-			click(`section[data-tool="slow"] button[type=submit]`),
-			until(`document.querySelector('section[data-tool="slow"] .running')`),
+			keys(`section[data-tool="tools__slow"] input[name="seconds"]`, "60"),
+			click(`section[data-tool="tools__slow"] button[type=submit]`),
+			until(`document.querySelector('section[data-tool="tools__slow"] .running')`),
 			chromedp.Sleep(300*time.Millisecond),
-			click(`section[data-tool="slow"] .buttons button[type=button]`),
-			until(`document.querySelector('section[data-tool="slow"] .result .error')`))
-		assert.Contains(t, text(t, ctx, `section[data-tool="slow"] .result .error`), "Error 408 Timeout", "a cancelled call ends as a 408 error")
-		assert.Contains(t, text(t, ctx, `section[data-tool="slow"] .result .error`), "canceled by the caller")
+			click(`section[data-tool="tools__slow"] .buttons button[type=button]`),
+			until(`document.querySelector('section[data-tool="tools__slow"] .result .error')`))
+		assert.Contains(t, text(t, ctx, `section[data-tool="tools__slow"] .result .error`), "Error 408 Timeout", "a cancelled call ends as a 408 error")
+		assert.Contains(t, text(t, ctx, `section[data-tool="tools__slow"] .result .error`), "canceled by the caller")
 		shot(t, ctx, dir, "tools-cancelled")
 	})
 

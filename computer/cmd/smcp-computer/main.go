@@ -382,7 +382,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if size >= 0 {
 			sz = &size
 		}
-		d, err := comp.Desktop(ctx, protocol.DefaultGeneration, sz, window)
+		d, err := comp.Desktop(ctx, sz, window)
 		if err != nil {
 			fmt.Fprintln(stderr, "smcp-computer:", err)
 			shutdown()
