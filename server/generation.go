@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -512,4 +513,30 @@ func routeRoom(office, name, event string) socket.Room {
 		return computerRoom(office, name)
 	}
 	return computerEventRoom(office, name, event)
+}
+
+// withCaller returns the request forward (the Agent's bytes, or its decoded
+// value m) with protocol.CallerVersionMember naming the version of the
+// Agent's generation g, for an smcp-go Computer to answer it in g
+// (spec/generations.md, Confirmation and extensions). Only a Computer that
+// declared extensions gets it: a reference Computer gets the request as the
+// Agent sent it. The member replaces any the Agent wrote itself; otherwise
+// the Agent's bytes are kept and the member appended to the object.
+func withCaller(forward any, m map[string]any, g protocol.Generation) any {
+	raw, ok := forward.(json.RawMessage)
+	if _, forged := m[protocol.CallerVersionMember]; ok && !forged {
+		b := bytes.TrimRight(raw, " \t\r\n")
+		if len(b) > 0 && b[len(b)-1] == '}' {
+			out := make(json.RawMessage, 0, len(b)+len(protocol.CallerVersionMember)+16)
+			out = append(out, b[:len(b)-1]...)
+			if len(m) > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, `"`+protocol.CallerVersionMember+`":"`+g.String()+`"}`...)
+			return out
+		}
+	}
+	out := maps.Clone(m)
+	out[protocol.CallerVersionMember] = g.String()
+	return out
 }

@@ -22,6 +22,7 @@ type call struct {
 	computer     *session
 	computerName string
 	ackID        uint64 // the id of the Computer's ack in the library's table (admit)
+	callerAware  bool   // the Computer is an smcp-go one (it declared extensions): the request names the caller's version (withCaller)
 	remoteNode   string // cluster mode: the node holding the Computer (computer is nil), once looked up (checkTargets)
 	remoteSid    string
 	office       string  // cluster mode: the office the request was routed in
@@ -71,6 +72,9 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 	if err != nil {
 		s.refuse(sess, info.Name, reqID, r, notForwarded(err))
 		return
+	}
+	if c.callerAware {
+		forward = withCaller(forward, m, sess.gen)
 	}
 	s.emitCall(c, info.Name, forward)
 }
@@ -149,7 +153,7 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	if sess.conn != nil && sess.conn.out.congested() {
 		return nil, protocol.NewUnavailable("this agent is not reading its connection")
 	}
-	c := &call{event: event, reqID: reqID, agent: sess, computer: target, computerName: computer, reply: r}
+	c := &call{event: event, reqID: reqID, agent: sess, computer: target, computerName: computer, reply: r, callerAware: target.extensions != nil}
 	if target.inbound == nil {
 		target.inbound = map[*call]struct{}{}
 	}
