@@ -543,6 +543,9 @@ func (c *Client) onRequest(event string, args []any) {
 		return
 	}
 	g, confirmed := c.session()
+	if len(args) == 1 {
+		g = c.answerIn(g, confirmed, args[0])
+	}
 	a := answerer{g: g, limit: messageLimit(confirmed), name: c.name, h: c.h, log: c.log}
 	reply := func(v any) {
 		data := a.encode(event, v)
