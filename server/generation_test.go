@@ -677,6 +677,49 @@ func TestClusterGenerations(t *testing.T) {
 	require.Equal(t, `{"computer":"c4"}`, a.nextEvent(protocol.NotifyUpdateConfig))
 	require.Equal(t, "c4", c2a.next(protocol.NotifyUpdateConfig).(map[string]any)["computer"])
 	c2a.noEvent(protocol.NotifyUpdateSkills)
+
+	// Across nodes, the smcp-go Computer gets the caller's version (the
+	// Agent's own replaced), a Computer that declared nothing does not.
+	a2 := memberGen(t, n[0].url, "", protocol.RoleAgent, "a2", "o2", nil)
+	g2 := memberGen(t, n[1].url, "0.4.0", protocol.RoleComputer, "g2", "o2", []string{})
+	for i, tc := range []struct {
+		agent    *rawConn
+		name     string
+		computer *rawConn
+		target   string
+		want     any
+		extra    map[string]any
+	}{
+		{a, "a1", c4, "c4", "0.4.0", nil},
+		{a, "a1", c2, "c2", nil, nil},
+		{a2, "a2", g2, "g2", "0.2.0", nil},
+		{a2, "a2", g2, "g2", "0.2.0", map[string]any{protocol.CallerVersionMember: "0.4.0"}},
+		{a2, "a2", g2, "g2", "0.2.0", map[string]any{"tool_name": "echo", "params": map[string]any{"x": 1}, "timeout": 5}},
+	} {
+		req := map[string]any{"agent": tc.name, "req_id": fmt.Sprintf("x%d", i), "computer": tc.target}
+		maps.Copy(req, tc.extra)
+		ev := protocol.EventGetTools
+		if _, ok := req["tool_name"]; ok {
+			ev = protocol.EventToolCall
+		}
+		b, err := json.Marshal([]any{ev, req})
+		require.NoError(t, err)
+		tc.agent.send(fmt.Sprintf("42%s,%d%s", protocol.Namespace, 20+i, b))
+		q := tc.computer.nextRequest()
+		require.Equal(t, req["req_id"], q.Payload["req_id"])
+		if tc.want == nil {
+			require.NotContains(t, q.Payload, protocol.CallerVersionMember, "case %d", i)
+		} else {
+			require.Equal(t, tc.want, q.Payload[protocol.CallerVersionMember], "case %d", i)
+		}
+		if ev == protocol.EventToolCall {
+			require.Equal(t, map[string]any{"x": float64(1)}, q.Payload["params"])
+			tc.computer.answer(q, `{"content":[],"isError":false}`)
+		} else {
+			tc.computer.answer(q, fmt.Sprintf(`{"tools":[],"req_id":"x%d"}`, i))
+		}
+		tc.agent.ackText(20 + i)
+	}
 }
 
 // TestCallerVersion: a request relayed to an smcp-go Computer (one that

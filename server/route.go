@@ -66,7 +66,7 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 	}
 	c, err := s.admit(sess, info.Name, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
 	if err == errElsewhere {
-		s.routeRemote(sess, info, forward, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
+		s.routeRemote(sess, info, forward, m, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
 		return
 	}
 	if err != nil {
