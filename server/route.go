@@ -43,7 +43,9 @@ type call struct {
 // that one Computer's socket with the Server's own timer, and the Computer's
 // single ack value goes back to the Agent unchanged. Both travel as the bytes
 // their sender wrote when they came from the wire (wireParser): raw holds the
-// request's bytes, payload their decoded value, which the checks read.
+// request's bytes, payload their decoded value, which the checks read. To an
+// smcp-go Computer the request goes with the caller's generation appended
+// (withCaller; spec/generations.md, Confirmation and extensions).
 func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw json.RawMessage, r *reply) {
 	if err := sess.gen.ValidateValue(info.Name, protocol.Request, payload); err != nil {
 		s.refuse(sess, info.Name, reqIDOf(payload), r, protocol.AsError(err))
