@@ -284,7 +284,9 @@ func (c *Computer) Start(ctx context.Context) error {
 }
 
 // Connect joins office on the Server at serverURL as name and starts
-// answering its requests in the session's generation (sio.Client.Generation).
+// answering its requests in the session's generation (sio.Client.Generation),
+// or, on an smcp-go Server, in the generation of the Agent that made each
+// (protocol.CallerVersionMember).
 // To a Server that did not confirm it is smcp-go (a reference Server) the
 // answers are kept within protocol.ReferenceMaxMessageBytes: the tool list
 // shares that budget, and any other answer over it is refused with 413.

@@ -17,7 +17,9 @@
 //	if err := c.Connect(ctx, "http://server:8000", "office-1", "my-computer", sio.WithAPIKey(key)); err != nil { ... }
 //
 // It answers each Server in the protocol generation the connection settled
-// on (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
+// on, and on smcp-server each request in the generation of the Agent that
+// made it, which the Server names
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
 // every MCP server has a bundle_id, a 0.3/0.4 session sees the tools as
 // {bundle_id}__{alias or name} with it and the results' meta with the
 // 0.4 cancel and timeout markers, a 0.2 session the bare names and 4004;

@@ -144,9 +144,16 @@ func goComputerBasics(t *testing.T, a *refAgent, c *goComputer) {
 // Computer's own).
 func goComputerMarkers(t *testing.T, a *refAgent, c *goComputer) {
 	t.Helper()
+	goComputerMarkersAfter(t, a, c, 1)
+}
+
+// goComputerMarkersAfter is goComputerMarkers for a Computer whose slow
+// tool has started n-1 times before.
+func goComputerMarkersAfter(t *testing.T, a *refAgent, c *goComputer, n int) {
+	t.Helper()
 	a.start(t, "slow", map[string]any{"op": "tool_call", "computer": c.name, "tool": "tools__slow",
 		"params": map[string]any{"seconds": 120}, "timeout": 180, "deadline_ms": 200_000})
-	c.slowStarted(t, 1)
+	c.slowStarted(t, n)
 	a.ok(t, map[string]any{"op": "cancel", "call": "slow"})
 	m := a.await(t, "slow")
 	require.Equal(t, true, m["ok"], "%v", m)
@@ -201,10 +208,13 @@ func goComputer04Events(t *testing.T, a *refAgent, c *goComputer) {
 }
 
 // On smcp-server a 0.2 Agent and a 0.4 Agent share an office with the Go
-// Computer, which the Server confirms in 0.4: the Computer answers in its
-// session's generation, so both see the exposed names with bundle ids (the
-// 0.2 Agent keeps what it does not know), and the 0.2 Agent calls a tool by
-// its exposed name or by the bare name only one server has.
+// Computer, which the Server confirms in 0.4: the Server names each
+// request's caller (protocol.CallerVersionMember) and the Computer answers
+// in the caller's generation. The 0.1.2 Agent sees the bare names without
+// bundle ids, calls a tool by its bare or its exposed name, and reads a
+// cancelled call as the 4004 error result of 0.2; the 0.4.2 Agent then
+// sees the exposed names with bundle ids and the 0.4 cancel and timeout
+// markers.
 func TestGoComputerMixedOffice(t *testing.T) {
 	d := startServer(t)
 	c := startGoComputer(t, d.URL, d.APIKey, "mixed", "go-pc")
@@ -221,13 +231,30 @@ func TestGoComputerMixedOffice(t *testing.T) {
 	for _, tool := range got.([]any) {
 		names = append(names, tool.(map[string]any)["name"].(string))
 	}
-	require.ElementsMatch(t, []string{"tools__echo", "tools__slow", "tools__fail"}, names)
-	for _, name := range []string{"tools__echo", "echo"} {
+	require.ElementsMatch(t, []string{"echo", "slow", "fail"}, names, "the 0.2 names: %v", got)
+	for _, tool := range got.([]any) {
+		require.NotContains(t, tool, "bundle_id", "%v", tool)
+	}
+	for _, name := range []string{"echo", "tools__echo"} {
 		res := old.ok(t, map[string]any{"op": "tool_call", "computer": c.name, "tool": name, "params": map[string]any{"text": "old"}}).(map[string]any)
 		require.Equal(t, "echo: old", firstText(res), "%s: %v", name, res)
 	}
+	// A cancel in 0.2's form: the 4004 error result, no 0.4 marker.
+	old.start(t, "slow", map[string]any{"op": "tool_call", "computer": c.name, "tool": "slow",
+		"params": map[string]any{"seconds": 120}, "timeout": 180, "deadline_ms": 200_000})
+	c.slowStarted(t, 1)
+	old.ok(t, map[string]any{"op": "cancel", "call": "slow"})
+	m := old.await(t, "slow")
+	require.Equal(t, true, m["ok"], "%v", m)
+	res := m["result"].(map[string]any)
+	require.Equal(t, true, res["isError"], "%v", res)
+	sc, _ := res["structuredContent"].(map[string]any)
+	require.EqualValues(t, protocol.CodeToolTimeout, sc["code"], "%v", res)
+	meta, _ := res["_meta"].(map[string]any)
+	require.NotContains(t, meta, "a2c_cancelled", "%v", res)
 	old.ok(t, map[string]any{"op": "leave"}) // an office has one Agent
 
 	a := startRefAgent(t, refPy04, d.URL, d.APIKey, "mixed", "agent-04")
 	goComputerBasics(t, a, c)
+	goComputerMarkersAfter(t, a, c, 2)
 }

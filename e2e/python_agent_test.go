@@ -135,7 +135,7 @@ func TestPythonAgentMeetsFreshComputer(t *testing.T) {
 	require.Equal(t, "fresh", next("update_tool_list").Computer)
 	got := next("tools_received")
 	require.NotNil(t, got.Tools)
-	// The Computer speaks 0.4 by default and answers in its session's
-	// generation: the 0.2 Agent gets the exposed names.
-	require.ElementsMatch(t, []string{"tools__echo", "tools__slow", "tools__fail"}, *got.Tools, "the tools reach the Agent's handler")
+	// The Computer speaks 0.4 by default; smcp-server names the caller's
+	// generation in each request, so the 0.2 Agent gets the bare names.
+	require.ElementsMatch(t, []string{"echo", "slow", "fail"}, *got.Tools, "the tools reach the Agent's handler")
 }

@@ -497,6 +497,78 @@ func (j *nodeJSON) UnmarshalMsgpack(b []byte) error {
 // meet it.
 func (j nodeJSON) MarshalJSON() ([]byte, error) { return j, nil }
 
+// nodeCaller is the caller of a routed request crossing nodes, its last
+// argument: the version of the Agent's generation, the office and name of
+// the Computer it is for, and whether the Agent wrote a
+// protocol.CallerVersionMember itself. The Computer's node never writes it
+// to the socket: its encoder (wireEncoder.relayed) drops it and, when that
+// Computer is an smcp-go one (Server.callerAware), gives the request the
+// member, as the Agent's node does for a Computer of its own (withCaller).
+// It crosses as a MessagePack extension value (nodeCallerExt) holding its
+// JSON text.
+type nodeCaller struct {
+	Version string `json:"v"`
+	Office  string `json:"o"`
+	Name    string `json:"n"`
+	Forged  bool   `json:"f,omitempty"`
+}
+
+// nodeCallerExt is nodeCaller's MessagePack extension type.
+const nodeCallerExt = 84
+
+func init() { msgpack.RegisterExt(nodeCallerExt, (*nodeCaller)(nil)) }
+
+func (n *nodeCaller) MarshalMsgpack() ([]byte, error) { return json.Marshal(n) }
+
+func (n *nodeCaller) UnmarshalMsgpack(b []byte) error {
+	var v nodeCaller
+	if len(b) > 3*maxFieldLen || json.Unmarshal(b, &v) != nil {
+		return errors.New("a request's caller from another node is unreadable")
+	}
+	if _, err := protocol.ParseGeneration(v.Version); err != nil || v.Office == "" || v.Name == "" || len(v.Office) > maxFieldLen || len(v.Name) > maxFieldLen {
+		return errors.New("a request's caller from another node is invalid")
+	}
+	*n = v
+	return nil
+}
+
+// add returns payload, the request as it crossed, with
+// protocol.CallerVersionMember naming the caller's generation.
+func (n *nodeCaller) add(payload any) any {
+	g, err := protocol.ParseGeneration(n.Version)
+	if err != nil {
+		return payload
+	}
+	var raw []byte
+	switch v := payload.(type) {
+	case *nodeJSON:
+		raw = *v
+	case json.RawMessage:
+		raw = v
+	}
+	if raw != nil && !n.Forged {
+		if out, ok := appendCaller(raw, g); ok {
+			return out
+		}
+	}
+	var m map[string]any
+	if raw != nil {
+		_ = json.Unmarshal(raw, &m)
+	} else {
+		m, _ = payload.(map[string]any)
+	}
+	if m == nil {
+		return payload
+	}
+	m = maps.Clone(m)
+	m[protocol.CallerVersionMember] = g.String()
+	b, err := json.Marshal(m)
+	if err != nil {
+		return payload
+	}
+	return json.RawMessage(b)
+}
+
 // toNode returns args with every json.RawMessage as a nodeJSON.
 func toNode(args []any) []any {
 	out := make([]any, len(args))

@@ -157,15 +157,19 @@ type remote struct {
 // reached is looked up by the heartbeat for the calls still in flight then
 // (cluster.go, checkTargets), so that the request fails with 503 once that
 // node's lease has expired. forward is the request as the Agent sent it
-// (its bytes when it came from the wire).
-func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, forward any, agent, computer, reqID string, r *reply, timeout time.Duration) {
+// (its bytes when it came from the wire), m its decoded value; the
+// request crosses with its caller (nodeCaller), which the Computer's node
+// turns into protocol.CallerVersionMember for an smcp-go Computer.
+func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, forward any, m map[string]any, agent, computer, reqID string, r *reply, timeout time.Duration) {
 	c, perr := s.admitRemote(sess, info.Name, agent, computer, reqID, r, timeout)
 	if perr != nil {
 		s.refuse(sess, info.Name, reqID, r, notForwarded(perr))
 		return
 	}
 	room := routeRoom(c.office, computer, info.Name)
-	packet := &parser.Packet{Type: parser.EVENT, Data: []any{info.Name, forward}}
+	_, forged := m[protocol.CallerVersionMember]
+	caller := &nodeCaller{Version: sess.gen.String(), Office: c.office, Name: computer, Forged: forged}
+	packet := &parser.Packet{Type: parser.EVENT, Data: []any{info.Name, forward, caller}}
 	if err := s.cl.adapter.publishRequest(c.remoteID, packet, room); err != nil {
 		s.finish(c, notForwarded(protocol.NewUnavailable("cluster state unreachable; try again")))
 		return

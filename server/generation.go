@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -512,4 +513,52 @@ func routeRoom(office, name, event string) socket.Room {
 		return computerRoom(office, name)
 	}
 	return computerEventRoom(office, name, event)
+}
+
+// withCaller returns the request forward (the Agent's bytes, or its decoded
+// value m) with protocol.CallerVersionMember naming the version of the
+// Agent's generation g, for an smcp-go Computer to answer it in g
+// (spec/generations.md, Confirmation and extensions). Only a Computer that
+// declared extensions gets it: a reference Computer gets the request as the
+// Agent sent it. The member replaces any the Agent wrote itself; otherwise
+// the Agent's bytes are kept and the member appended to the object.
+func withCaller(forward any, m map[string]any, g protocol.Generation) any {
+	if raw, ok := forward.(json.RawMessage); ok {
+		if _, forged := m[protocol.CallerVersionMember]; !forged {
+			if out, ok := appendCaller(raw, g); ok {
+				return out
+			}
+		}
+	}
+	out := maps.Clone(m)
+	out[protocol.CallerVersionMember] = g.String()
+	return out
+}
+
+// appendCaller appends protocol.CallerVersionMember naming g to raw, a
+// validated request (a JSON object with members), without decoding it; ok
+// is false when raw does not end as an object does.
+func appendCaller(raw []byte, g protocol.Generation) (json.RawMessage, bool) {
+	b := bytes.TrimRight(raw, " \t\r\n")
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return nil, false
+	}
+	out := make(json.RawMessage, 0, len(b)+len(protocol.CallerVersionMember)+16)
+	out = append(out, b[:len(b)-1]...)
+	if len(bytes.TrimSpace(b[1:len(b)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"`+protocol.CallerVersionMember+`":"`+g.String()+`"}`...)
+	return out, true
+}
+
+// callerAware reports whether this node's session named name in office is
+// an smcp-go Computer, one that declared extensions: the Computer a
+// request from another node is written to gets protocol.CallerVersionMember
+// then (wireEncoder, nodeCaller).
+func (s *Server) callerAware(office, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.names[name]
+	return t != nil && t.role == protocol.RoleComputer && t.office == office && t.extensions != nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -55,4 +56,42 @@ func TestGenerationTables(t *testing.T) {
 	require.False(t, answersEvent(protocol.Gen03, nil, protocol.EventPutBlob))
 	require.True(t, answersEvent(protocol.Gen03, nil, protocol.EventGetBlob))
 	require.True(t, answersEvent(protocol.Gen02, []string{protocol.EventGetSkills}, protocol.EventGetSkills))
+}
+
+// TestAppendCaller: the member is appended to the Agent's bytes, trailing
+// space and an empty object included, and the result is the object with
+// the member; bytes that do not end an object are left to withCaller's
+// re-encoding, as is a request holding the member already.
+func TestAppendCaller(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"req_id":"r"}`:        `{"req_id":"r","a2c_caller_version":"0.2.0"}`,
+		"{\"req_id\":\"r\"} \n": `{"req_id":"r","a2c_caller_version":"0.2.0"}`,
+		`{}`:                    `{"a2c_caller_version":"0.2.0"}`,
+		`{ }`:                   `{ "a2c_caller_version":"0.2.0"}`,
+	} {
+		got, ok := appendCaller([]byte(raw), protocol.Gen02)
+		require.True(t, ok, raw)
+		require.JSONEq(t, want, string(got), raw)
+	}
+	_, ok := appendCaller([]byte(`[1]`), protocol.Gen02)
+	require.False(t, ok)
+
+	forged := map[string]any{"req_id": "r", protocol.CallerVersionMember: "0.4.0"}
+	got := withCaller(json.RawMessage(`{"req_id":"r","a2c_caller_version":"0.4.0"}`), forged, protocol.Gen02)
+	require.Equal(t, map[string]any{"req_id": "r", protocol.CallerVersionMember: "0.2.0"}, got)
+	require.Equal(t, "0.4.0", forged[protocol.CallerVersionMember], "the decoded request is not changed")
+
+	n := &nodeCaller{Version: "0.3.0", Office: "o", Name: "c"}
+	j := nodeJSON(`{"req_id":"r"}`)
+	require.JSONEq(t, `{"req_id":"r","a2c_caller_version":"0.3.0"}`, string(n.add(&j).(json.RawMessage)))
+	n.Forged = true
+	j = nodeJSON(`{"req_id":"r","a2c_caller_version":"0.4.0"}`)
+	require.JSONEq(t, `{"req_id":"r","a2c_caller_version":"0.3.0"}`, string(n.add(&j).(json.RawMessage)))
+	b, err := n.MarshalMsgpack()
+	require.NoError(t, err)
+	var back nodeCaller
+	require.NoError(t, back.UnmarshalMsgpack(b))
+	require.Equal(t, *n, back)
+	require.Error(t, back.UnmarshalMsgpack([]byte(`{"v":"9.9.0","o":"o","n":"c"}`)))
+	require.Error(t, back.UnmarshalMsgpack([]byte(`{"v":"0.2.0","o":"","n":"c"}`)))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -676,4 +677,109 @@ func TestClusterGenerations(t *testing.T) {
 	require.Equal(t, `{"computer":"c4"}`, a.nextEvent(protocol.NotifyUpdateConfig))
 	require.Equal(t, "c4", c2a.next(protocol.NotifyUpdateConfig).(map[string]any)["computer"])
 	c2a.noEvent(protocol.NotifyUpdateSkills)
+
+	// Across nodes, the smcp-go Computer gets the caller's version (the
+	// Agent's own replaced), a Computer that declared nothing does not.
+	a2 := memberGen(t, n[0].url, "", protocol.RoleAgent, "a2", "o2", nil)
+	g2 := memberGen(t, n[1].url, "0.4.0", protocol.RoleComputer, "g2", "o2", []string{})
+	for i, tc := range []struct {
+		agent    *rawConn
+		name     string
+		computer *rawConn
+		target   string
+		want     any
+		extra    map[string]any
+	}{
+		{a, "a1", c4, "c4", "0.4.0", nil},
+		{a, "a1", c2, "c2", nil, nil},
+		{a2, "a2", g2, "g2", "0.2.0", nil},
+		{a2, "a2", g2, "g2", "0.2.0", map[string]any{protocol.CallerVersionMember: "0.4.0"}},
+		{a2, "a2", g2, "g2", "0.2.0", map[string]any{"tool_name": "echo", "params": map[string]any{"x": 1}, "timeout": 5}},
+	} {
+		req := map[string]any{"agent": tc.name, "req_id": fmt.Sprintf("x%d", i), "computer": tc.target}
+		maps.Copy(req, tc.extra)
+		ev := protocol.EventGetTools
+		if _, ok := req["tool_name"]; ok {
+			ev = protocol.EventToolCall
+		}
+		b, err := json.Marshal([]any{ev, req})
+		require.NoError(t, err)
+		tc.agent.send(fmt.Sprintf("42%s,%d%s", protocol.Namespace, 20+i, b))
+		q := tc.computer.nextRequest()
+		require.Equal(t, req["req_id"], q.Payload["req_id"])
+		if tc.want == nil {
+			require.NotContains(t, q.Payload, protocol.CallerVersionMember, "case %d", i)
+		} else {
+			require.Equal(t, tc.want, q.Payload[protocol.CallerVersionMember], "case %d", i)
+		}
+		if ev == protocol.EventToolCall {
+			require.Equal(t, map[string]any{"x": float64(1)}, q.Payload["params"])
+			tc.computer.answer(q, `{"content":[],"isError":false}`)
+		} else {
+			tc.computer.answer(q, fmt.Sprintf(`{"tools":[],"req_id":"x%d"}`, i))
+		}
+		tc.agent.ackText(20 + i)
+	}
+}
+
+// TestCallerVersion: a request relayed to an smcp-go Computer (one that
+// declared extensions) names the requesting Agent's generation in
+// protocol.CallerVersionMember, for an Agent of each generation, replacing
+// one the Agent wrote itself; a Computer that declared none gets the
+// request without it, whatever its generation.
+func TestCallerVersion(t *testing.T) {
+	ts := startServer(t)
+	for i, tc := range []struct{ agentVersion, want string }{{"", "0.2.0"}, {"0.3.0", "0.3.0"}, {"0.4.2", "0.4.0"}} {
+		office := fmt.Sprintf("o%d", i)
+		agent := fmt.Sprintf("a%d", i)
+		goc := memberGen(t, ts.url, "0.4.0", protocol.RoleComputer, "go"+office, office, []string{})
+		ref4 := memberGen(t, ts.url, "0.4.0", protocol.RoleComputer, "ref4"+office, office, nil)
+		ref2 := memberGen(t, ts.url, "", protocol.RoleComputer, "ref2"+office, office, nil)
+		a := memberGen(t, ts.url, tc.agentVersion, protocol.RoleAgent, agent, office, nil)
+		call := func(computer, reqID string, extra map[string]any) map[string]any {
+			m := map[string]any{"agent": agent, "req_id": reqID, "computer": computer}
+			maps.Copy(m, extra)
+			return m
+		}
+		// seen sends req from a, answers it from c and returns the request
+		// as c received it.
+		seen := func(id int, c *rawConn, ev string, req map[string]any, answer string) map[string]any {
+			t.Helper()
+			b, err := json.Marshal([]any{ev, req})
+			require.NoError(t, err)
+			a.send(fmt.Sprintf("42%s,%d%s", protocol.Namespace, id, b))
+			q := c.nextRequest()
+			require.Equal(t, ev, q.Event)
+			require.Equal(t, req["req_id"], q.Payload["req_id"])
+			c.answer(q, answer)
+			a.ackText(id)
+			return q.Payload
+		}
+		tools := `{"tools":[],"req_id":"%s"}`
+		got := seen(1, goc, protocol.EventGetTools, call("go"+office, "r1", nil), fmt.Sprintf(tools, "r1"))
+		require.Equal(t, tc.want, got[protocol.CallerVersionMember], "agent %q", tc.agentVersion)
+		g, ok := protocol.CallerGeneration(got)
+		require.True(t, ok)
+		require.Equal(t, tc.want, g.String())
+		delete(got, protocol.CallerVersionMember)
+		require.Equal(t, call("go"+office, "r1", nil), got, "the rest as the Agent sent it")
+
+		params := map[string]any{"tool_name": "echo", "params": map[string]any{"text": "hi"}, "timeout": 5}
+		got = seen(2, goc, protocol.EventToolCall, call("go"+office, "r2", params), `{"content":[],"isError":false}`)
+		require.Equal(t, tc.want, got[protocol.CallerVersionMember])
+		require.Equal(t, map[string]any{"text": "hi"}, got["params"])
+
+		// The Agent's own member is replaced by its session's.
+		forged := call("go"+office, "r3", map[string]any{protocol.CallerVersionMember: "9.9.0"})
+		got = seen(3, goc, protocol.EventGetTools, forged, fmt.Sprintf(tools, "r3"))
+		require.Equal(t, tc.want, got[protocol.CallerVersionMember])
+
+		for j, ref := range []*rawConn{ref4, ref2} {
+			name := []string{"ref4", "ref2"}[j] + office
+			got = seen(4+2*j, ref, protocol.EventGetTools, call(name, fmt.Sprintf("r%d", 4+2*j), nil), fmt.Sprintf(tools, fmt.Sprintf("r%d", 4+2*j)))
+			require.NotContains(t, got, protocol.CallerVersionMember, "%s declared no extensions", name)
+			got = seen(5+2*j, ref, protocol.EventToolCall, call(name, fmt.Sprintf("r%d", 5+2*j), params), `{"content":[],"isError":false}`)
+			require.NotContains(t, got, protocol.CallerVersionMember, "%s declared no extensions", name)
+		}
+	}
 }

@@ -23,6 +23,7 @@ type call struct {
 	computer      *session
 	computerName  string
 	ackID         uint64 // the id of the Computer's ack in the library's table (admit)
+	callerAware   bool   // the Computer is an smcp-go one (it declared extensions): the request names the caller's version (withCaller)
 	remoteNode    string // cluster mode: the node holding the Computer (computer is nil), once looked up (checkTargets)
 	remoteSid     string
 	office        string  // cluster mode: the office the request was routed in
@@ -45,7 +46,9 @@ type call struct {
 // that one Computer's socket with the Server's own timer, and the Computer's
 // single ack value goes back to the Agent unchanged. Both travel as the bytes
 // their sender wrote when they came from the wire (wireParser): raw holds the
-// request's bytes, payload their decoded value, which the checks read.
+// request's bytes, payload their decoded value, which the checks read. To an
+// smcp-go Computer the request goes with the caller's generation appended
+// (withCaller; spec/generations.md, Confirmation and extensions).
 func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw json.RawMessage, r *reply) {
 	if err := sess.gen.ValidateValue(info.Name, protocol.Request, payload); err != nil {
 		s.refuse(sess, info.Name, reqIDOf(payload), r, protocol.AsError(err))
@@ -68,12 +71,15 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 	}
 	c, err := s.admit(sess, info.Name, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
 	if err == errElsewhere {
-		s.routeRemote(sess, info, forward, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
+		s.routeRemote(sess, info, forward, m, m["agent"].(string), m["computer"].(string), reqID, r, timeout)
 		return
 	}
 	if err != nil {
 		s.refuse(sess, info.Name, reqID, r, notForwarded(err))
 		return
+	}
+	if c.callerAware {
+		forward = withCaller(forward, m, sess.gen)
 	}
 	if p, _ := m["progress"].(bool); p && info.Name == protocol.EventToolCall {
 		s.mu.Lock()
@@ -157,7 +163,7 @@ func (s *Server) admit(sess *session, event, agent, computer, reqID string, r *r
 	if sess.conn != nil && sess.conn.out.congested() {
 		return nil, protocol.NewUnavailable("this agent is not reading its connection")
 	}
-	c := &call{event: event, reqID: reqID, agent: sess, computer: target, computerName: computer, reply: r}
+	c := &call{event: event, reqID: reqID, agent: sess, computer: target, computerName: computer, reply: r, callerAware: target.extensions != nil}
 	if target.inbound == nil {
 		target.inbound = map[*call]struct{}{}
 	}

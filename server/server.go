@@ -115,7 +115,7 @@ func New(opts ...Option) (*Server, error) {
 	so.SetMaxHttpBufferSize(cfg.maxPayloadBytes)
 	so.SetPingInterval(cfg.pingInterval)
 	so.SetPingTimeout(cfg.pingTimeout)
-	so.SetParser(wireParser{})
+	so.SetParser(wireParser{s: s})
 	so.SetTransports(types.NewSet[transports.TransportCtor](pollingTransportBuilder{}, wsTransportBuilder{s: s}))
 	so.SetConnectTimeout(cfg.connectTimeout)
 	if len(cfg.corsOrigins) > 0 {

@@ -30,9 +30,9 @@ import (
 // Every other packet type (CONNECT, DISCONNECT, CONNECT_ERROR) goes to the
 // library's decoder unchanged. Encoding writes raw arguments as they are
 // (wireEncoder).
-type wireParser struct{}
+type wireParser struct{ s *Server }
 
-func (wireParser) NewEncoder() parser.Encoder { return wireEncoder{lib: parser.NewEncoder()} }
+func (w wireParser) NewEncoder() parser.Encoder { return wireEncoder{lib: parser.NewEncoder(), s: w.s} }
 
 // wireEncoder writes EVENT and ACK packets whose arguments are raw JSON
 // (what wireDecoder produced: a request forwarded to a Computer, an answer
@@ -40,13 +40,43 @@ func (wireParser) NewEncoder() parser.Encoder { return wireEncoder{lib: parser.N
 // json.RawMessage re-scans and compacts it, which cost a tenth of the
 // Server's CPU on the routed path (docs/performance.md). Every other packet
 // goes to the library's encoder.
-type wireEncoder struct{ lib parser.Encoder }
+type wireEncoder struct {
+	lib parser.Encoder
+	s   *Server // the Server it writes for (relayed); nil in tests of the encoding alone
+}
 
 func (e wireEncoder) Encode(p *parser.Packet) []types.BufferInterface {
+	p = e.relayed(p)
 	if b, ok := encodeRaw(p); ok {
 		return []types.BufferInterface{encodedPacket{types.NewStringBuffer(b).(*types.StringBuffer)}}
 	}
 	return e.lib.Encode(p)
+}
+
+// relayed returns p without the caller a routed request from another node
+// carries as its last argument (nodeCaller), the request given
+// protocol.CallerVersionMember when the Computer it is written to, on this
+// node, is an smcp-go one; any other packet as it is. The broadcast that
+// writes it reaches one socket, that Computer's (computerRoom).
+func (e wireEncoder) relayed(p *parser.Packet) *parser.Packet {
+	if p.Type != parser.EVENT {
+		return p
+	}
+	args, ok := p.Data.([]any)
+	if !ok || len(args) != 3 {
+		return p
+	}
+	caller, ok := args[2].(*nodeCaller)
+	if !ok {
+		return p
+	}
+	payload := args[1]
+	if e.s != nil && e.s.callerAware(caller.Office, caller.Name) {
+		payload = caller.add(payload)
+	}
+	q := *p
+	q.Data = []any{args[0], payload}
+	return &q
 }
 
 // encodedPacket is a packet encodeRaw made. The library clones every

@@ -40,8 +40,11 @@ import (
 )
 
 // Handler answers the routed requests. Each call runs on its own goroutine;
-// ctx ends when the Client closes. g is the protocol generation of the
-// session the request arrived in (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
+// ctx ends when the Client closes. g is the protocol generation the
+// request is answered in: the requesting Agent's when an smcp-go Server
+// named it (protocol.CallerVersionMember) and the Computer speaks it, else
+// that of the session the request arrived in
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#computer):
 // a Handler answers in its shapes (bundle ids and exposed tool names,
 // result meta, config keys) and the Client writes an error in its error
 // shape. Errors should be *protocol.Error (others become 500).
@@ -545,6 +548,9 @@ func (c *Client) onRequest(event string, args []any) {
 		return
 	}
 	g, confirmed := c.session()
+	if len(args) == 1 {
+		g = c.answerIn(g, confirmed, args[0])
+	}
 	a := answerer{g: g, limit: messageLimit(confirmed), name: c.name, h: c.h, log: c.log}
 	reply := func(v any) {
 		data := a.encode(event, v)
