@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,16 +60,22 @@ func startGoComputer(t *testing.T, url, key, office, name string, dial ...sio.Op
 // (it says so on its stderr, which the Computer logs).
 func (c *goComputer) slowStarted(t *testing.T, n int) {
 	t.Helper()
+	c.waitLog(t, "slow: started", n)
+}
+
+// waitLog waits until the Computer's log holds what n times.
+func (c *goComputer) waitLog(t *testing.T, what string, n int) {
+	t.Helper()
 	deadline := time.After(peerWait)
 	for {
 		out, changed := c.log.snapshot()
-		if strings.Count(out, "slow: started") >= n {
+		if strings.Count(out, what) >= n {
 			return
 		}
 		select {
 		case <-changed:
 		case <-deadline:
-			t.Fatalf("%s: its slow tool did not start (%d runs expected)", c.name, n)
+			t.Fatalf("%s: %q not logged %d times:\n%s", c.name, what, n, tail(out, 4000))
 		}
 	}
 }
@@ -86,7 +95,39 @@ func TestGoComputerOnReferenceServers(t *testing.T) {
 			}
 			a := startRefAgent(t, refPy04, s.URL, s.APIKey, "o1", "py-agent", "SMCP_TIMEOUT=60")
 			goComputerBasics(t, a, c)
-			goComputerMarkers(t, a, c)
+			// The Python Server waits exactly the request's timeout for the
+			// Computer's answer and answers nothing when it runs out, so a
+			// Computer's own timeout marker races it there: the timeout is
+			// checked on the Rust Server, which waits 30 s.
+			goComputerMarkers(t, a, c, sdk == refRust04)
+			goComputer04Events(t, a, c)
+		})
+	}
+}
+
+// The smcp-computer command with its defaults against the same reference
+// Servers, used by the 0.4.2 Python Agent: the same answers as the
+// library's.
+func TestSmcpComputerOnReferenceServers(t *testing.T) {
+	bins := buildChaos(t)
+	for _, sdk := range []refSDK{refPy04, refRust04} {
+		t.Run(sdk.Lang, func(t *testing.T) {
+			s := startRefServer(t, sdk)
+			tools := toolServer(t, "tools")
+			tools["default_tool_meta"] = map[string]any{"auto_apply": true}
+			raw, err := json.Marshal([]mcpServer{tools})
+			require.NoError(t, err)
+			cfg := filepath.Join(t.TempDir(), "computer.json")
+			require.NoError(t, os.WriteFile(cfg, raw, 0o600))
+			p := startProc(t, "smcp-computer", bins.computer, "run", "--server", s.URL, "--office", "o1", "--name", "go-cli",
+				"--config", cfg, "--api-key", s.APIKey, "--log-level", "debug", "--log-format", "text")
+			c := &goComputer{name: "go-cli", log: p.logs}
+			c.waitLog(t, "joined office", 1)
+			c.waitLog(t, "protocol=0.4.0 confirmed=false", 1)
+
+			a := startRefAgent(t, refPy04, s.URL, s.APIKey, "o1", "py-agent", "SMCP_TIMEOUT=60")
+			goComputerBasics(t, a, c)
+			goComputerMarkers(t, a, c, sdk == refRust04)
 			goComputer04Events(t, a, c)
 		})
 	}
@@ -138,18 +179,18 @@ func goComputerBasics(t *testing.T, a *refAgent, c *goComputer) {
 }
 
 // goComputerMarkers: the Python Agent cancels a slow call (the Computer
-// answers it with meta.a2c_cancelled and a2c_cancel_reason), and a raw
-// client:tool_call whose timeout is 2 s comes back from the Computer with
-// meta.a2c_timeout (the step waits far longer, so the answer is the
-// Computer's own).
-func goComputerMarkers(t *testing.T, a *refAgent, c *goComputer) {
+// answers it with meta.a2c_cancelled and a2c_cancel_reason), and, with
+// timeout, a raw client:tool_call whose timeout is 2 s comes back from the
+// Computer with meta.a2c_timeout (the step waits far longer, so the answer
+// is the Computer's own).
+func goComputerMarkers(t *testing.T, a *refAgent, c *goComputer, timeout bool) {
 	t.Helper()
-	goComputerMarkersAfter(t, a, c, 1)
+	goComputerMarkersAfter(t, a, c, 1, timeout)
 }
 
 // goComputerMarkersAfter is goComputerMarkers for a Computer whose slow
 // tool has started n-1 times before.
-func goComputerMarkersAfter(t *testing.T, a *refAgent, c *goComputer, n int) {
+func goComputerMarkersAfter(t *testing.T, a *refAgent, c *goComputer, n int, timeout bool) {
 	t.Helper()
 	a.start(t, "slow", map[string]any{"op": "tool_call", "computer": c.name, "tool": "tools__slow",
 		"params": map[string]any{"seconds": 120}, "timeout": 180, "deadline_ms": 200_000})
@@ -162,6 +203,9 @@ func goComputerMarkersAfter(t *testing.T, a *refAgent, c *goComputer, n int) {
 	meta, _ := res["_meta"].(map[string]any) // the SDK's CallToolResult, dumped with MCP's names
 	require.Equal(t, true, meta["a2c_cancelled"], "%v", res)
 	require.Equal(t, "agent_requested", meta["a2c_cancel_reason"], "%v", res)
+	if !timeout {
+		return
+	}
 
 	raw := a.ok(t, map[string]any{"op": "raw_call", "event": protocol.EventToolCall, "timeout": 120, "deadline_ms": 150_000,
 		"data": map[string]any{"agent": a.Name, "computer": c.name, "req_id": "timeout-1", "tool_name": "tools__slow",
@@ -256,5 +300,37 @@ func TestGoComputerMixedOffice(t *testing.T) {
 
 	a := startRefAgent(t, refPy04, d.URL, d.APIKey, "mixed", "agent-04")
 	goComputerBasics(t, a, c)
-	goComputerMarkersAfter(t, a, c, 2)
+	goComputerMarkersAfter(t, a, c, 2, true)
+}
+
+// The same MCP servers' windows come out of the Go Computer in the order
+// the a2c-smcp 0.4.2 Computer gives them: within a server by
+// annotations.priority, and for a server with fullscreen windows the
+// highest-priority fullscreen one alone (here a low-priority one is listed
+// before it: 0.4.2 sorts a server's windows by priority before it looks for
+// the first fullscreen one), servers by bundle id.
+func TestGoComputerDesktopOrder(t *testing.T) {
+	s := startRefServer(t, refPy04)
+	servers := func() []mcpServer {
+		return []mcpServer{
+			reexec(t, "wa", "windowserver", "a1:0.2", "a2:0.9", "a3:0.5"),
+			reexec(t, "wb", "windowserver", "b1:0.1:full", "b2:0.9:full", "b3:1"),
+		}
+	}
+	ref := startRefComputer(t, refPy04, s.URL, s.APIKey, "o1", "py-pc", withRefServers(servers()...))
+	goPC := startComputerDialing(t, &deployment{URL: s.URL, APIKey: s.APIKey}, "o1", "go-pc", servers(), nil)
+	require.Equal(t, protocol.Gen04, goPC.Client().Generation())
+
+	a := startRefAgent(t, refPy04, s.URL, s.APIKey, "o1", "py-agent")
+	a.ok(t, map[string]any{"op": "join"})
+	desktop := func(name string) []any {
+		d := a.ok(t, map[string]any{"op": "get_desktop", "computer": name}).(map[string]any)
+		return d["desktops"].([]any)
+	}
+	want := desktop(ref.Name)
+	require.Equal(t, []any{
+		"window://e2e.win/a2\n\nwindow a2", "window://e2e.win/a3\n\nwindow a3", "window://e2e.win/a1\n\nwindow a1",
+		"window://e2e.win/b2\n\nwindow b2",
+	}, want, "the reference's order")
+	require.Equal(t, want, desktop("go-pc"), "the Go Computer's order")
 }
