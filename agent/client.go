@@ -660,7 +660,7 @@ func decodeAnswer[T any](event, reqID string, vals []any) (*T, error) {
 	// An error in either shape, nested (0.2.0) or flat (0.3/0.4), whatever
 	// the session's generation: a Server or Computer of another generation
 	// may answer in its own. Each is checked against its schema.
-	if err := validateAnswer(event, v); err != nil {
+	if err := protocol.ValidateAnyGeneration(event, protocol.Ack, v); err != nil {
 		return nil, invalidAnswer(event, err)
 	}
 	if errorMayAnswer(event) && (protocol.IsErrorShaped(protocol.ErrorShapeNested, v) || protocol.IsErrorShaped(protocol.ErrorShapeFlat, v)) {
@@ -691,33 +691,6 @@ func errorMayAnswer(event string) bool {
 		}
 	}
 	return false
-}
-
-// validateAnswer checks an ack against the schema of every generation that
-// has event, newest first, and accepts it when one does: tolerant in what
-// it accepts, since the session's generation is only what the Agent asked
-// for when the Server did not confirm it, and a Computer of another
-// generation may answer through an smcp-go Server (a 0.4 tool carries a
-// bundle_id, a 0.2 one none). The error is the newest generation's.
-func validateAnswer(event string, v any) error {
-	gens := protocol.Generations()
-	var first error
-	for i := len(gens) - 1; i >= 0; i-- {
-		if _, ok := gens[i].Lookup(event); !ok {
-			continue
-		}
-		err := gens[i].ValidateValue(event, protocol.Ack, v)
-		if err == nil {
-			return nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	if first == nil {
-		return protocol.NewBadRequest("unknown event %q", event)
-	}
-	return first
 }
 
 func remarshal(v any, out any) error {

@@ -111,7 +111,7 @@ func (n *notifier) receive(event string, args []any) {
 		return
 	}
 	v := args[0]
-	if err := validateNotification(event, v); err != nil {
+	if err := protocol.ValidateAnyGeneration(event, protocol.Request, v); err != nil {
 		log.Warn("invalid notification dropped", "error", err)
 		return
 	}
@@ -400,28 +400,4 @@ func (n *notifier) syncNow(ctx context.Context) {
 	for _, name := range names {
 		n.schedule(name, dirtyTools)
 	}
-}
-
-// validateNotification checks a notification against the schema of every
-// generation that has event, newest first, and accepts it when one does
-// (tolerant, as validateAnswer is: notify:update_skills is 0.3/0.4 only).
-func validateNotification(event string, v any) error {
-	gens := protocol.Generations()
-	var first error
-	for i := len(gens) - 1; i >= 0; i-- {
-		if _, ok := gens[i].Lookup(event); !ok {
-			continue
-		}
-		err := gens[i].ValidateValue(event, protocol.Request, v)
-		if err == nil {
-			return nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	if first == nil {
-		return protocol.NewBadRequest("unknown event %q", event)
-	}
-	return first
 }

@@ -357,3 +357,25 @@ func TestWindowMeta(t *testing.T) {
 	assert.Equal(t, 0.3, protocol.WindowPriority(ann))
 	assert.Nil(t, meta)
 }
+
+// TestValidateAnyGeneration: a payload valid in some generation that has
+// the event passes; one valid in none fails with the newest generation's
+// error; an event no generation has is a 400.
+func TestValidateAnyGeneration(t *testing.T) {
+	tool04 := map[string]any{"req_id": "r", "tools": []any{map[string]any{"name": "b__echo", "bundle_id": "b",
+		"description": "", "params_schema": map[string]any{}, "return_schema": nil}}}
+	require.NoError(t, protocol.ValidateAnyGeneration(protocol.EventGetTools, protocol.Ack, tool04))
+	tool02 := map[string]any{"req_id": "r", "tools": []any{map[string]any{"name": "echo",
+		"description": "", "params_schema": map[string]any{}, "return_schema": nil}}}
+	require.Error(t, protocol.Gen04.ValidateValue(protocol.EventGetTools, protocol.Ack, tool02), "0.4 requires bundle_id")
+	require.NoError(t, protocol.ValidateAnyGeneration(protocol.EventGetTools, protocol.Ack, tool02), "valid in 0.2.0")
+	// notify:update_skills exists in 0.3/0.4 only.
+	require.NoError(t, protocol.ValidateAnyGeneration(protocol.NotifyUpdateSkills, protocol.Request, map[string]any{"computer": "c"}))
+
+	err := protocol.ValidateAnyGeneration(protocol.EventGetTools, protocol.Ack, map[string]any{"tools": "no"})
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, protocol.CodeBadRequest, pe.Code)
+	require.ErrorAs(t, protocol.ValidateAnyGeneration("client:nope", protocol.Request, map[string]any{}), &pe)
+	require.Equal(t, protocol.CodeBadRequest, pe.Code)
+}

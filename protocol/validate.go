@@ -230,6 +230,35 @@ func (g Generation) ValidateValue(event string, part Part, v any) error {
 	return violations(err, event+" "+part.String(), map[string]any{"event": event, "part": part.String()})
 }
 
+// ValidateAnyGeneration checks a payload already decoded into Go values
+// against the schema of every generation that has event, newest first, and
+// accepts it when one does: what a reader that is tolerant of the
+// generation it meets does (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#clients-negotiation-in-practice),
+// such as an Agent whose Server did not confirm the generation, or whose
+// answer came from a Computer of another generation through an smcp-go
+// Server. The error is the newest generation's; an event no generation has
+// is a 400.
+func ValidateAnyGeneration(event string, part Part, v any) error {
+	gens := Generations()
+	var first error
+	for i := len(gens) - 1; i >= 0; i-- {
+		if _, ok := gens[i].Lookup(event); !ok {
+			continue
+		}
+		err := gens[i].ValidateValue(event, part, v)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		return NewBadRequest("unknown event %q", event).With("event", event)
+	}
+	return first
+}
+
 func anyGenerationHas(event string) bool {
 	for _, g := range Generations() {
 		if _, ok := g.Lookup(event); ok {
