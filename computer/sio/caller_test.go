@@ -54,6 +54,10 @@ func TestAnswerInCallersGeneration(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := siotest.Start(t, "127.0.0.1:0", "")
 			f.Confirm.Store(tc.confirm)
+			// A Server that does not confirm gates versions here, as the
+			// 0.4 references do: one that ignores them is a 0.2 Server,
+			// which makes the session 0.2.0 (TestDialGenerations).
+			f.Strict.Store(!tc.confirm)
 			h := &genHandler{handler: newHandler(), gens: make(chan protocol.Generation, 1)}
 			c, err := Dial(context.Background(), f.URL(), "office-1", "pc", h, tc.opts...)
 			require.NoError(t, err)
