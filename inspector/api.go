@@ -29,7 +29,7 @@ const (
 
 // views are the page's addresses: each serves the same page, which shows
 // the view its address names, so that any view can be bookmarked.
-var views = []string{"/{$}", "/office", "/tools", "/desktop", "/finder"}
+var views = []string{"/{$}", "/office", "/tools", "/desktop", "/finder", "/skills", "/resources"}
 
 // Handler returns the page and its API.
 func (in *Inspector) Handler() http.Handler {
@@ -54,6 +54,10 @@ func (in *Inspector) Handler() http.Handler {
 	mux.HandleFunc("GET /api/servers", in.apiServers)
 	mux.HandleFunc("GET /api/read", in.apiRead)
 	mux.HandleFunc("GET /api/complete", in.apiComplete)
+	mux.HandleFunc("GET /api/skills", in.apiSkills)
+	mux.HandleFunc("GET /api/skill", in.apiSkill)
+	mux.HandleFunc("GET /api/resources", in.apiResources)
+	mux.HandleFunc("GET /api/blob", in.apiBlob)
 	mux.HandleFunc("GET /api/events", in.serveEvents)
 	return in.secure(mux)
 }
@@ -68,13 +72,14 @@ func errorBody(err error) map[string]any {
 // httpStatus maps a protocol code to the HTTP status of the page's request.
 func httpStatus(code protocol.Code) int {
 	switch code {
-	case protocol.CodeBadRequest, protocol.CodeInvalidDPEURI:
+	case protocol.CodeBadRequest, protocol.CodeInvalidDPEURI, protocol.CodeSkillNameInvalid:
 		return http.StatusBadRequest
 	case protocol.CodeUnauthorized:
 		return http.StatusUnauthorized
 	case protocol.CodeForbidden:
 		return http.StatusForbidden
-	case protocol.CodeNotFound, protocol.CodeDocumentNotFound, protocol.CodePageOutOfRange, protocol.CodeElementNotFound:
+	case protocol.CodeNotFound, protocol.CodeDocumentNotFound, protocol.CodePageOutOfRange, protocol.CodeElementNotFound,
+		protocol.CodeMCPServerNotFound, protocol.CodeSkillResourceNotAccessible, protocol.CodeBlobNotAccessible:
 		return http.StatusNotFound
 	case protocol.CodeTimeout:
 		return http.StatusGatewayTimeout

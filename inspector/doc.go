@@ -5,6 +5,13 @@
 // https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#completion),
 // with a live log of the office's notifications. It shows which Computers
 // offer the Finder, and a tool call's progress when the tool reports it.
+// For the 0.4 capabilities
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/capabilities.md) it
+// lists a Computer's skills and opens their files, pages the resources of
+// its MCP servers, shows a tool result's images (the Agent drained the
+// Computer's spooled blobs into the result) and offers the other blobs as
+// downloads streamed from the Computer (GET /api/blob, at most 256 MiB,
+// always as an attachment).
 //
 // An Inspector joins one office as its Agent (the office's single Agent
 // seat, https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#offices) through an agent.Client and serves the

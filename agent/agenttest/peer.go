@@ -14,8 +14,10 @@
 // World (NewWorld: Computer "alpha" with tools echo, fail and slow and the
 // documents of dpe://com.example.docs, Computer "beta"), joins any office
 // (but "full", refused with 4101) and relays tool call cancels. A test
-// overrides any event with its own answer (Handle, Reply: an ErrorPayload,
-// a malformed payload, no answer, two values, a dropped connection),
+// overrides any event of any generation (the 0.4 capabilities'
+// client:get_blob, client:get_skills... have no default answer) with its
+// own answer (Handle, Reply: an ErrorPayload, a malformed payload, no
+// answer, two values, a dropped connection),
 // broadcasts notify:* events (Broadcast), reads what the Agent sent
 // (Received, WaitCount, Handshakes), and stops and restarts the server on
 // the same address to exercise reconnection (Stop, Restart).
@@ -299,7 +301,7 @@ func (p *Peer) serve(ln net.Listener) {
 		// Socket.IO library defects).
 		s.OnAny(func(args ...any) {
 			name, _ := firstString(args)
-			if info, ok := protocol.Lookup(name); ok && info.Direction != protocol.DirectionNotify {
+			if info, ok := lookupAny(name); ok && info.Direction != protocol.DirectionNotify {
 				p.onEvent(sctx, s, name, args[1:])
 			}
 		})
@@ -361,6 +363,19 @@ func (p *Peer) onEvent(ctx context.Context, s *socket.Socket, event string, args
 			ack(vals, nil)
 		}
 	}()
+}
+
+// lookupAny finds event in the newest generation that has it, so that the
+// requests of every generation (the 0.4 capabilities too:
+// client:get_blob, client:get_skills...) reach Handle's handlers.
+func lookupAny(event string) (*protocol.EventInfo, bool) {
+	gens := protocol.Generations()
+	for i := len(gens) - 1; i >= 0; i-- {
+		if info, ok := gens[i].Lookup(event); ok {
+			return info, true
+		}
+	}
+	return nil, false
 }
 
 // tracef records one line of the wire trace.

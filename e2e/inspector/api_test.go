@@ -262,4 +262,31 @@ func testAPI(t *testing.T, base string) {
 	e := a.json(t)["error"].(map[string]any)
 	assert.Equal(t, "PageOutOfRange", e["name"])
 	assert.NotEmpty(t, e["details"], "the details reach the page")
+
+	// The 0.4 capabilities: a skill, a page of resources, and the
+	// refusals with their codes and statuses.
+	a = get("/api/skill", url.Values{"computer": {"desk"}, "name": {"review"}})
+	require.Equal(t, http.StatusOK, a.status, a.body)
+	assert.Equal(t, "# Review\nRead the diff.\n", a.json(t)["body"])
+	a = get("/api/resources", url.Values{"computer": {"desk"}, "server": {"docs"}, "offset": {"1"}, "limit": {"2"}})
+	require.Equal(t, http.StatusOK, a.status, a.body)
+	assert.Len(t, a.json(t)["resources"], 2)
+	for _, tc := range []struct {
+		path   string
+		q      url.Values
+		status int
+		code   int
+	}{
+		{"/api/blob", url.Values{"computer": {"desk"}, "handle": {"sp1.guessed"}}, http.StatusNotFound, 4018},
+		{"/api/blob", url.Values{"computer": {"desk"}}, http.StatusBadRequest, 400},
+		{"/api/skill", url.Values{"computer": {"desk"}, "name": {"review"}, "path": {"../../etc/passwd"}}, http.StatusNotFound, 4017},
+		{"/api/skill", url.Values{"computer": {"desk"}, "name": {"nope"}}, http.StatusNotFound, 4014},
+		{"/api/skill", url.Values{"computer": {"desk"}}, http.StatusBadRequest, 400},
+		{"/api/resources", url.Values{"computer": {"desk"}, "server": {"ghost"}}, http.StatusNotFound, 4014},
+		{"/api/resources", url.Values{"computer": {"desk"}, "server": {"docs"}, "limit": {"101"}}, http.StatusBadRequest, 400},
+	} {
+		a := get(tc.path, tc.q)
+		assert.Equal(t, tc.status, a.status, "%s %v: %s", tc.path, tc.q, a.body)
+		assert.Equal(t, tc.code, a.errorCode(t), "%s %v: %s", tc.path, tc.q, a.body)
+	}
 }

@@ -2,6 +2,8 @@ package inspector_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -273,6 +275,71 @@ func testBrowser(t *testing.T, d *deployment, base string) {
 			until(`document.querySelector('tr[data-computer="desk"] td.finder-offered')`))
 		assert.Equal(t, "offered", text(t, ctx, `tr[data-computer="desk"] td.finder-offered`))
 		assert.Equal(t, "offered", text(t, ctx, `tr[data-computer="lab"] td.finder-offered`))
+	})
+
+	t.Run("skills, resources and blobs", func(t *testing.T) {
+		// download fetches the link a into window[key] as {status, type,
+		// size, sha256} (the inspector's /api/blob streaming
+		// client:get_blob).
+		download := func(sel, key string) chromedp.Action[chromedp.Void] {
+			return run(`(async () => { const r = await fetch(document.querySelector(` + jsString(sel) + `).href);
+				const b = await r.arrayBuffer(); const d = new Uint8Array(await crypto.subtle.digest("SHA-256", b));
+				window[` + jsString(key) + `] = { status: r.status, type: r.headers.get("content-type"), size: b.byteLength,
+					sha256: [...d].map(x => x.toString(16).padStart(2, "0")).join("") }; })()`)
+		}
+		type got struct {
+			Status int    `json:"status"`
+			Type   string `json:"type"`
+			Size   int    `json:"size"`
+			SHA256 string `json:"sha256"`
+		}
+		sum := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+		// A tool's image above the Computer's inline budget: spooled, drained
+		// by the inspector's Agent, shown; its handle offers a download.
+		const img = `section[data-tool="tools__image"] .outcome figure.image img`
+		step(t, ctx, "call the image tool",
+			chromedp.Navigate(base+"/tools?computer=desk&tool=tools__image"),
+			until(`document.querySelector('section[data-tool="tools__image"] button[type=submit]')`),
+			click(`section[data-tool="tools__image"] button[type=submit]`),
+			until(`document.querySelector('`+img+`') && document.querySelector('`+img+`').complete`))
+		assert.Equal(t, 160, eval[int](t, ctx, `document.querySelector('`+img+`').naturalWidth`), "the PNG decoded")
+		step(t, ctx, "download the image", download(`section[data-tool="tools__image"] figcaption a.blob-download`, "__img"), until(`window.__img`))
+		want := noisePNG(160)
+		assert.Equal(t, got{200, "image/png", len(want), sum(want)}, eval[got](t, ctx, `window.__img`))
+		shot(t, ctx, dir, "tools-image")
+
+		step(t, ctx, "open the skills",
+			chromedp.Navigate(base+"/skills?computer=desk"),
+			until(`document.querySelector('tr[data-skill="review"] a')`))
+		assert.Contains(t, text(t, ctx, `tr[data-skill="review"]`), "Reviews code")
+		step(t, ctx, "open SKILL.md", click(`tr[data-skill="review"] a`), until(`document.querySelector('pre.skill-body')`))
+		assert.Equal(t, "# Review\nRead the diff.\n", text(t, ctx, `pre.skill-body`))
+		step(t, ctx, "open the skill's binary file",
+			keys(`#skill-path`, "assets/logo.png"),
+			click(`form.skill-path button[type=submit]`),
+			until(`document.querySelector('.skill-file a.blob-download')`),
+			download(`.skill-file a.blob-download`, "__logo"), until(`window.__logo`))
+		assert.Equal(t, got{200, "image/png", len(skillLogo), sum(skillLogo)}, eval[got](t, ctx, `window.__logo`))
+		shot(t, ctx, dir, "skills")
+
+		step(t, ctx, "list a server's resources",
+			chromedp.Navigate(base+"/resources?computer=desk"),
+			until(`[...document.querySelectorAll('nav.servers a')].some(a => a.textContent === "tools")`),
+			run(`[...document.querySelectorAll('nav.servers a')].find(a => a.textContent === "tools").click()`),
+			until(`document.querySelector('tr[data-uri=`+jsString(statusWindow)+`]')`))
+		assert.Contains(t, text(t, ctx, `tr[data-uri=`+jsString(statusWindow)+`]`), "text/markdown")
+		// Paging, a resource a page, over the documents' server.
+		step(t, ctx, "page the resources",
+			chromedp.Navigate(base+"/resources?computer=desk&server=docs&limit=1"),
+			until(`document.querySelector('table.resources tbody tr') && document.querySelector('nav.pager a')`))
+		first := eval[string](t, ctx, `document.querySelector('table.resources tbody tr').dataset.uri`)
+		step(t, ctx, "the next page",
+			run(`[...document.querySelectorAll('nav.pager a')].find(a => a.textContent === "Next page").click()`),
+			until(`location.search.includes("offset=1") && document.querySelector('table.resources tbody tr')`))
+		assert.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll('table.resources tbody tr').length`))
+		assert.NotEqual(t, first, eval[string](t, ctx, `document.querySelector('table.resources tbody tr').dataset.uri`))
+		shot(t, ctx, dir, "resources")
 	})
 
 	t.Run("uri box", func(t *testing.T) {

@@ -1,11 +1,15 @@
 package inspector_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -111,7 +115,7 @@ func reexec(t testing.TB, name, role string, extra map[string]any, args ...strin
 }
 
 // startComputer starts a real Computer over servers and connects it.
-func startComputer(t testing.TB, d *deployment, name string, servers []mcpServer) *computer.Computer {
+func startComputer(t testing.TB, d *deployment, name string, servers []mcpServer, opts ...computer.Option) *computer.Computer {
 	t.Helper()
 	raw, err := json.Marshal(servers)
 	require.NoError(t, err)
@@ -121,8 +125,8 @@ func startComputer(t testing.TB, d *deployment, name string, servers []mcpServer
 	// until the next build; on a loaded machine under -race the default
 	// 10 s is reached (8,595 of the 10,000 documents were listed): the
 	// inspector, not the machine's speed, is under test.
-	c := computer.New(cfg, computer.WithLogger(logger(t)), computer.WithDebounce(50*time.Millisecond),
-		computer.WithCatalogReadTimeout(5*time.Minute))
+	c := computer.New(cfg, append([]computer.Option{computer.WithLogger(logger(t)), computer.WithDebounce(50 * time.Millisecond),
+		computer.WithCatalogReadTimeout(5 * time.Minute)}, opts...)...)
 	// Start waits for an event (every server's first attempt made and
 	// aggregated), which takes minutes under -race on a loaded machine:
 	// its bound is a safety net against a hang, not a speed requirement.
@@ -191,12 +195,13 @@ func startOffice(t testing.TB) *deployment {
 			"slow":  map[string]any{"auto_apply": true},
 			"steps": map[string]any{"auto_apply": true},
 			"guard": map[string]any{"tags": []string{"dangerous"}},
+			"image": map[string]any{"auto_apply": true},
 		},
 	}
 	startComputer(t, d, "desk", []mcpServer{
 		reexec(t, "docs", "docserver", nil, "--root", d.docs, "--host", deskHost, "--debounce", "50ms"),
 		reexec(t, "tools", "toolserver", toolMeta),
-	})
+	}, computer.WithSkillHome(skillHome(t)))
 	startComputer(t, d, "lab", []mcpServer{memoryServer(t, labHost, labDocs)})
 	return d
 }
@@ -245,6 +250,42 @@ func memoryServer(t testing.TB, host string, n int) mcpServer {
 
 // statusWindow is the tool server's one window (spec/desktop.md).
 const statusWindow = "window://tests.tools/status?priority=50"
+
+// skillLogo is the binary file of the desk's skill "review": larger than a
+// get_skill body, so the Computer answers it as a blob handle.
+var skillLogo = noisePNG(300)
+
+// skillHome is the desk Computer's skill home: the skill "review", its
+// SKILL.md and assets/logo.png.
+func skillHome(t testing.TB) string {
+	home := t.TempDir()
+	dir := filepath.Join(home, "user", "review")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "assets"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\ndescription: Reviews code\n---\n# Review\nRead the diff.\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "assets", "logo.png"), skillLogo, 0o644))
+	return home
+}
+
+// noisePNG is a real PNG of side×side pixels of noise (which does not
+// compress: about 4·side² bytes), the same on every call.
+func noisePNG(side int) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, side, side))
+	x := uint32(2463534242)
+	for i := range img.Pix {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		img.Pix[i] = byte(x)
+		if i%4 == 3 {
+			img.Pix[i] = 255
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
 
 // runToolServer is a real MCP server over stdio with the tools the page
 // calls: echo, form (every kind of field), slow (waits until cancelled),
@@ -308,6 +349,10 @@ func runToolServer() int {
 					return nil, ctx.Err()
 				}
 			}
+		})
+	s.AddTool(mcp.NewTool("image", mcp.WithDescription("Answers a 160×160 PNG of noise, above the Computer's inline budget.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewImageContent(base64.StdEncoding.EncodeToString(noisePNG(160)), "image/png")}}, nil
 		})
 	s.AddTool(mcp.NewTool("guard", mcp.WithDescription("Needs a human's confirmation.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -3,6 +3,7 @@
 import { h, errorBox } from "./dom.js";
 import { officeView, toolsView, desktopView } from "./views.js";
 import { finderView } from "./finder.js";
+import { skillsView, resourcesView } from "./caps.js";
 
 const main = document.getElementById("main");
 const logList = document.getElementById("log");
@@ -53,7 +54,7 @@ export async function api(path, body) {
   return data;
 }
 
-const views = { office: officeView, tools: toolsView, desktop: desktopView, finder: finderView };
+const views = { office: officeView, tools: toolsView, desktop: desktopView, finder: finderView, skills: skillsView, resources: resourcesView };
 
 // route shows the view the address names.
 async function route() {

@@ -1,9 +1,10 @@
 // The Office, Tools and Desktop views.
 import { h, link, href, json, errorBox, setSanitized, fill } from "./dom.js";
 import { paramsForm } from "./form.js";
+import { blobLink } from "./caps.js";
 
 // computerPicker lists the office's Computers as links to a view.
-async function computerPicker(api, view, chosen) {
+export async function computerPicker(api, view, chosen) {
   const office = await api("/api/office");
   const nav = h("nav", { class: "computers", "aria-label": "Computers" },
     office.computers.length === 0 ? h("p", {}, "No Computer is in the office.") :
@@ -114,7 +115,7 @@ export async function toolsView(el, params, { api, log }) {
       window.addEventListener("smcp-progress", onProgress);
       try {
         const res = await api("/api/call", { call_id: callId, computer, tool: t.name, params: args, timeout: Number(timeout.value) || 0 });
-        result.replaceChildren(showResult(res));
+        result.replaceChildren(showResult(computer, res));
       } catch (e) {
         result.replaceChildren(errorBox(e));
       } finally {
@@ -147,14 +148,26 @@ export async function toolsView(el, params, { api, log }) {
 
 // showResult shows a tool's result: its text, its structured content, and
 // isError with the error's code.
-function showResult(res) {
+function showResult(computer, res) {
   const r = res.result || {};
   const out = h("div", { class: r.isError ? "outcome is-error" : "outcome" });
   out.append(h("p", { class: "summary" }, r.isError ? "isError: " : "Result: ", r.isError ? h("strong", {}, `error ${res.tool_error.code} ${res.tool_error.name}`) : "ok", ` (${res.elapsed_ms} ms)`));
   if (res.tool_error) out.append(h("p", { role: "alert" }, res.tool_error.message));
   for (const b of r.content || []) {
+    const handle = b._meta && b._meta.a2c_blob_handle;
     if (b.type === "text") out.append(h("pre", { class: "text" }, b.text));
-    else out.append(h("pre", { class: "block" }, json(b)));
+    else if (b.type === "image" && b.data && /^image\/(png|jpeg|gif|webp)$/.test(b.mimeType || "")) {
+      // Inline (or drained by the Agent from the Computer's spool): a
+      // data: URL, which the page's Content-Security-Policy allows for
+      // images only.
+      out.append(h("figure", { class: "image" }, h("img", { src: `data:${b.mimeType};base64,${b.data}`, alt: `image result (${b.mimeType})` }),
+        handle ? h("figcaption", {}, blobLink(computer, handle, "image", "Download the image")) : null));
+    } else if (handle) {
+      // A blob the Agent kept as a handle (too large to drain, or not an
+      // image to show): a download.
+      out.append(h("p", { class: "blob" }, `${b.type} ${b.mimeType || (b.resource && b.resource.mimeType) || ""} `,
+        blobLink(computer, handle, b.resource && b.resource.uri ? b.resource.uri.split("/").pop() : "blob", "Download")));
+    } else out.append(h("pre", { class: "block" }, json(b)));
   }
   if (r.structuredContent) out.append(h("h3", {}, "Structured content"), h("pre", { class: "structured" }, json(r.structuredContent)));
   return out;

@@ -196,6 +196,12 @@ func printContent(e *env, res *protocol.CallToolResult) {
 		case protocol.ContentBlockTypeResourceLink:
 			fmt.Fprintf(e.out, "[link %s]\n", str(b.URI))
 		default:
+			// A blob the Computer spooled keeps its handle in the item's
+			// metadata (drained or not): blob get saves it to a file.
+			if h, ok := b.Meta[agent.MetaBlobHandle].(string); ok && h != "" {
+				fmt.Fprintf(e.out, "[%s %s blob %s]\n", b.Type, str(b.MimeType), h)
+				continue
+			}
 			fmt.Fprintf(e.out, "[%s %s]\n", b.Type, str(b.MimeType))
 		}
 	}

@@ -14,6 +14,11 @@
 //	open URI                      a document (--pages --offset N --limit N)
 //	page URI N                    page N (--format markdown|text|json --categories table,chart)
 //	element URI ID                one element
+//	resources COMPUTER BUNDLE     resources of one of its MCP servers, every page
+//	skills COMPUTER               its skills
+//	skill COMPUTER NAME [PATH]    a file of a skill, SKILL.md by default (-o FILE)
+//	blob get COMPUTER HANDLE -o FILE   download a blob, size and sha256 checked
+//	blob put COMPUTER FILE        upload to its landing root (--as NAME), print where it landed
 //	watch                         print notifications until interrupted
 //	complete URI-PREFIX           complete a dpe:// URI (--computer; --prompt NAME or --template T: ARG [VALUE], --context k=v)
 //	completion bash|zsh           the shell completion script: source <(smcp-agent completion bash)
@@ -41,7 +46,11 @@
 // Computers offer the Finder (an smcp-go extension that reference 0.4
 // Computers lack); a Finder command through one that does not fails with
 // 4106 saying so. call draws the tool's progress on stderr when stderr is a
-// terminal.
+// terminal, and blob and skill their transfer's.
+//
+// call drains a tool result's spooled blobs (0.4: an image above the
+// Computer's inline budget) and prints their handle, "[image image/png blob
+// HANDLE]"; blob get HANDLE saves one to a file.
 //
 // Output is readable tables by default and JSON with --json (page
 // --format json prints the page object too). -h prints the usage on stdout.

@@ -40,6 +40,28 @@ func withProgressBar(ctx context.Context, stderr io.Writer) (context.Context, fu
 	return agent.WithProgress(ctx, b.draw), b.clear
 }
 
+// withBytesBar draws a transfer's progress (blob get, blob put, skill)
+// with the same bar when stderr is a terminal: report is called with the
+// bytes moved so far and the total (≤ 0 when not known yet); done clears
+// the line.
+func withBytesBar(stderr io.Writer) (report func(n, total int64), done func()) {
+	if !isTerminal(stderr) {
+		return func(int64, int64) {}, func() {}
+	}
+	b := &progressBar{w: stderr}
+	return func(n, total int64) { b.draw(bytesProgress(n, total)) }, b.clear
+}
+
+// bytesProgress is a transfer's progress as progressLine draws it.
+func bytesProgress(n, total int64) agent.Progress {
+	p := agent.Progress{Progress: float64(n), Message: "bytes"}
+	if total > 0 {
+		t := float64(total)
+		p.Total = &t
+	}
+	return p
+}
+
 func (b *progressBar) draw(p agent.Progress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -88,6 +88,8 @@ type opts struct {
 	prompt        string
 	template      string
 	chosen        string
+	output        string
+	name          string
 }
 
 // env is what a running command works with.
@@ -137,6 +139,19 @@ func commands() []*command {
 		{name: "element", args: "URI ID", help: "show one element of a document", min: 2, max: 2, run: cmdElement, flags: func(fs *flag.FlagSet, o *opts) {
 			fs.StringVar(&o.computer, "computer", "", "Computer to read through")
 		}},
+		{name: "resources", args: "COMPUTER BUNDLE", help: "list the resources of a Computer's MCP server (by bundle id), every page", min: 2, max: 2, run: cmdResources},
+		{name: "skills", args: "COMPUTER", help: "list a Computer's skills", min: 1, max: 1, run: cmdSkills},
+		{name: "skill", args: "COMPUTER NAME [PATH]", help: "print a file of a skill: SKILL.md, or PATH relative to the skill's folder", min: 2, max: 3, run: cmdSkill,
+			flags: func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.output, "output", "", "write the file here instead of stdout")
+				fs.StringVar(&o.output, "o", "", "short for --output")
+			}},
+		{name: "blob", args: "get COMPUTER HANDLE -o FILE | put COMPUTER FILE [--as NAME]", help: "download a blob to a file (size and sha256 checked), or upload a file to the Computer's landing root",
+			min: 3, max: 3, run: cmdBlob, flags: func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.output, "output", "", "blob get: the file to write")
+				fs.StringVar(&o.output, "o", "", "short for --output")
+				fs.StringVar(&o.name, "as", "", "blob put: the name to land as, the Computer sanitises it (default the file's base name; --name is the Agent's)")
+			}},
 		{name: "watch", help: "print the office's notifications until interrupted", run: cmdWatch},
 		{name: "complete", args: "URI-PREFIX | ARG [VALUE]", help: "complete a dpe:// URI, or with --prompt or --template an argument of a Computer's MCP server",
 			min: 1, max: 2, run: cmdComplete, flags: func(fs *flag.FlagSet, o *opts) {
