@@ -71,7 +71,7 @@ async def main(mode: str) -> int:
 
         client._resolve_tool_call_binary_sideband = timed_drain
         t0 = time.monotonic()
-        res = await client.emit_tool_call(pc, "bench__blob", {}, 1200)
+        res = await client.emit_tool_call(pc, "bench__blob", {}, 600)  # smcp-server allows at most 600 s
         secs = time.monotonic() - t0
         call_secs = drain_started[0] - t0 if drain_started else secs
         if len(res.content) != 1 or not getattr(res.content[0], "data", ""):

@@ -145,10 +145,9 @@ func serveMCP(sizeArg string) error {
 // server's message may be as long as the base64 of BENCH_SIZE bytes plus
 // 1 MiB (the default, mcpclient.DefaultMaxMessageBytes, is 32 MiB: a
 // 100 MiB image is a 133 MiB line), and a health-check ping may take 5
-// minutes (the default, 5 s, is shorter than the time the 133 MiB line
-// takes to arrive on a loaded machine, and the ping's answer waits behind
-// it: the server would be marked lost mid-answer). It runs until SIGTERM or
-// SIGINT.
+// minutes (the default is 5 s; the ping's answer waits behind that line,
+// which takes longer than that to arrive on a loaded machine). It runs
+// until SIGTERM or SIGINT.
 func runComputer(cfgPath, landing, spool string) error {
 	size, err := strconv.ParseInt(os.Getenv("BENCH_SIZE"), 10, 64)
 	if err != nil {
