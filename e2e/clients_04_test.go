@@ -219,7 +219,7 @@ func TestGoAgentSmcpServerGenerations(t *testing.T) {
 			require.NotNil(t, me, "%v", sessions)
 			require.Equal(t, g.String(), me.A2CVersion)
 			require.Equal(t, "0.4.0", desk.A2CVersion, "the Go Computer names the newest by default")
-			require.ElementsMatch(t, []string{protocol.EventGetFinder, protocol.EventReadResource}, desk.Extensions)
+			require.ElementsMatch(t, []string{protocol.EventGetFinder, protocol.EventReadResource, protocol.EventComplete}, desk.Extensions)
 
 			tools, err := a.GetTools(ctx, "desk")
 			require.NoError(t, err)
@@ -255,8 +255,9 @@ func TestAgentCLIReferenceServers(t *testing.T) {
 			}
 			out, errOut, err := run(nil, "room")
 			require.NoError(t, err, "%s", errOut)
-			require.Regexp(t, `(?m)^NAME\s+ROLE\s+VERSION\s+SID$`, out)
-			require.Regexp(t, `(?m)^rc\s+computer\s+0\.4\.0\s+\S+$`, out)
+			require.Regexp(t, `(?m)^NAME\s+ROLE\s+VERSION\s+FINDER\s+SID$`, out)
+			// A reference Computer offers no Finder (the FINDER column).
+			require.Regexp(t, `(?m)^rc\s+computer\s+0\.4\.0\s+no\s+\S+$`, out)
 
 			out, errOut, err = run(nil, "tools", "rc")
 			require.NoError(t, err, "%s", errOut)
