@@ -49,41 +49,25 @@ type landingConfig struct {
 // WithUploadMaxBytes sets the largest upload (default
 // DefaultUploadMaxBytes); n ≤ 0 keeps the default.
 func WithUploadMaxBytes(n int64) LandingOption {
-	return func(c *landingConfig) {
-		if n > 0 {
-			c.maxUpload = n
-		}
-	}
+	return func(c *landingConfig) { keepPositive(&c.maxUpload, n) }
 }
 
 // WithUploadsBytes bounds the declared bytes of the uploads in flight
 // together (default DefaultUploadsBytes); n ≤ 0 keeps the default.
 func WithUploadsBytes(n int64) LandingOption {
-	return func(c *landingConfig) {
-		if n > 0 {
-			c.maxTotal = n
-		}
-	}
+	return func(c *landingConfig) { keepPositive(&c.maxTotal, n) }
 }
 
 // WithMaxUploads sets how many uploads may be in flight at once (default
 // DefaultMaxUploads); n ≤ 0 keeps the default.
 func WithMaxUploads(n int) LandingOption {
-	return func(c *landingConfig) {
-		if n > 0 {
-			c.maxUploads = n
-		}
-	}
+	return func(c *landingConfig) { keepPositive(&c.maxUploads, n) }
 }
 
 // WithUploadIdle sets how long an upload may wait for its next chunk
 // (default DefaultUploadIdle); d ≤ 0 keeps the default.
 func WithUploadIdle(d time.Duration) LandingOption {
-	return func(c *landingConfig) {
-		if d > 0 {
-			c.idle = d
-		}
-	}
+	return func(c *landingConfig) { keepPositive(&c.idle, d) }
 }
 
 // WithLandingClock sets the clock idle times are measured with (default

@@ -286,11 +286,7 @@ func TestAbandonedUploads(t *testing.T) {
 	_, err = l.Put("o", firstChunk(data, 10, ""))
 	require.NoError(t, err)
 	clk.advance(time.Hour)
-	deadline := time.Now().Add(time.Minute)
-	for l.InFlight() != 0 {
-		require.True(t, time.Now().Before(deadline), "the janitor never ran")
-		time.Sleep(20 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return l.InFlight() == 0 }, time.Minute, 20*time.Millisecond, "the janitor never ran")
 	assert.Empty(t, regularFiles(t, dir))
 }
 

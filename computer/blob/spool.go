@@ -64,41 +64,25 @@ type spoolConfig struct {
 // WithInlineBudget sets the largest binary item kept inline (default
 // DefaultInlineBudget); n ≤ 0 keeps the default.
 func WithInlineBudget(n int64) SpoolOption {
-	return func(c *spoolConfig) {
-		if n > 0 {
-			c.inline = n
-		}
-	}
+	return func(c *spoolConfig) { keepPositive(&c.inline, n) }
 }
 
 // WithMintCap sets the largest binary item moved to the spool (default
 // DefaultMintCap); n ≤ 0 keeps the default.
 func WithMintCap(n int64) SpoolOption {
-	return func(c *spoolConfig) {
-		if n > 0 {
-			c.mintCap = n
-		}
-	}
+	return func(c *spoolConfig) { keepPositive(&c.mintCap, n) }
 }
 
 // WithMaxBytes bounds the spool's bytes on disk (default
 // DefaultSpoolBytes); n ≤ 0 keeps the default.
 func WithMaxBytes(n int64) SpoolOption {
-	return func(c *spoolConfig) {
-		if n > 0 {
-			c.maxBytes = n
-		}
-	}
+	return func(c *spoolConfig) { keepPositive(&c.maxBytes, n) }
 }
 
 // WithLifetime sets how long a handle is served after it was minted
 // (default DefaultLifetime); d ≤ 0 keeps the default.
 func WithLifetime(d time.Duration) SpoolOption {
-	return func(c *spoolConfig) {
-		if d > 0 {
-			c.lifetime = d
-		}
-	}
+	return func(c *spoolConfig) { keepPositive(&c.lifetime, d) }
 }
 
 // WithClock sets the clock lifetimes are measured with (default
@@ -452,4 +436,12 @@ func wellFormed(h string) bool {
 	}
 	_, err := base64.RawURLEncoding.DecodeString(rest)
 	return err == nil
+}
+
+// keepPositive sets *dst to v when v is positive: the rule of every
+// option here whose zero or negative value keeps the default.
+func keepPositive[T int | int64 | time.Duration](dst *T, v T) {
+	if v > 0 {
+		*dst = v
+	}
 }

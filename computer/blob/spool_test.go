@@ -271,11 +271,7 @@ func TestJanitorRemovesExpiredBlobs(t *testing.T) {
 	_, _, err := s.Put("o", randomBytes(t, 5000), "image/png")
 	require.NoError(t, err)
 	clk.advance(time.Hour)
-	deadline := time.Now().Add(time.Minute)
-	for s.Bytes() != 0 {
-		require.True(t, time.Now().Before(deadline), "the janitor never ran")
-		time.Sleep(20 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return s.Bytes() == 0 }, time.Minute, 20*time.Millisecond, "the janitor never ran")
 	n, _ := filesIn(t, s.Dir())
 	assert.Equal(t, 0, n)
 }
