@@ -192,17 +192,7 @@ func goComputerMarkers(t *testing.T, a *refAgent, c *goComputer, timeout bool) {
 // tool has started n-1 times before.
 func goComputerMarkersAfter(t *testing.T, a *refAgent, c *goComputer, n int, timeout bool) {
 	t.Helper()
-	a.start(t, "slow", map[string]any{"op": "tool_call", "computer": c.name, "tool": "tools__slow",
-		"params": map[string]any{"seconds": 120}, "timeout": 180, "deadline_ms": 200_000})
-	c.slowStarted(t, n)
-	a.ok(t, map[string]any{"op": "cancel", "call": "slow"})
-	m := a.await(t, "slow")
-	require.Equal(t, true, m["ok"], "%v", m)
-	res := m["result"].(map[string]any)
-	require.Equal(t, true, res["isError"], "%v", res)
-	meta, _ := res["_meta"].(map[string]any) // the SDK's CallToolResult, dumped with MCP's names
-	require.Equal(t, true, meta["a2c_cancelled"], "%v", res)
-	require.Equal(t, "agent_requested", meta["a2c_cancel_reason"], "%v", res)
+	pythonCancelsSlow(t, a, c.name, func() { c.slowStarted(t, n) })
 	if !timeout {
 		return
 	}
@@ -213,9 +203,9 @@ func goComputerMarkersAfter(t *testing.T, a *refAgent, c *goComputer, n int, tim
 	if l, ok := raw.([]any); ok && len(l) == 1 { // python-socketio hands a one-value ack as the value
 		raw = l[0]
 	}
-	res = raw.(map[string]any)
+	res := raw.(map[string]any)
 	require.Equal(t, true, res["isError"], "%v", res)
-	meta, _ = res["meta"].(map[string]any)
+	meta, _ := res["meta"].(map[string]any)
 	require.Equal(t, true, meta["a2c_timeout"], "the Computer's own timeout, as the 0.4 Computers write it: %v", res)
 	require.NotContains(t, meta, "a2c_cancelled", "%v", res)
 }

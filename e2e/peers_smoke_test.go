@@ -159,9 +159,17 @@ func refEvents(t *testing.T, s *refServer, a *refAgent, c *refComputer) {
 // Computer answers the call as cancelled.
 func refCancelPython(t *testing.T, a *refAgent, c *refComputer) {
 	t.Helper()
-	a.start(t, "slow", map[string]any{"op": "tool_call", "computer": c.Name, "tool": "tools__slow",
+	pythonCancelsSlow(t, a, c.Name, func() { c.waitOutput(t, toolStarted) })
+}
+
+// pythonCancelsSlow has the Python Agent a call computer's tools__slow,
+// cancel it once started says it runs, and read the 0.4 cancel markers in
+// the answer.
+func pythonCancelsSlow(t *testing.T, a *refAgent, computer string, started func()) {
+	t.Helper()
+	a.start(t, "slow", map[string]any{"op": "tool_call", "computer": computer, "tool": "tools__slow",
 		"params": map[string]any{"seconds": 120}, "timeout": 180, "deadline_ms": 200_000})
-	c.waitOutput(t, toolStarted)
+	started()
 	a.ok(t, map[string]any{"op": "cancel", "call": "slow"})
 	m := a.await(t, "slow")
 	require.Equal(t, true, m["ok"], "%v", m)
