@@ -309,12 +309,14 @@ func setupVenv(venv, requirements string) error {
 // debianPeers are the programs from Debian's packages that the tests drive:
 // headless Chromium for the inspector's browser tests, redis-server (Redis
 // ≥ 7, for sharded Pub/Sub), haproxy and nginx (the load balancer
-// configurations of server/README.md) for the cluster tests.
+// configurations of server/README.md) for the cluster tests, and zsh for
+// the test of smcp-agent's zsh completion.
 var debianPeers = []struct{ bin, pkg string }{
 	{"chromium", "chromium"},
 	{"redis-server", "redis-server"},
 	{"haproxy", "haproxy"},
 	{"nginx", "nginx"},
+	{"zsh", "zsh"},
 	{"pkg-config", "pkg-config"}, // finds debianBuildDeps for the Rust builds
 }
 
@@ -378,6 +380,7 @@ func interopEnv() []string {
 		"SMCP_INTEROP_REDIS=" + peerPath("redis-server"),
 		"SMCP_INTEROP_HAPROXY=" + peerPath("haproxy"),
 		"SMCP_INTEROP_NGINX=" + peerPath("nginx"),
+		"SMCP_INTEROP_ZSH=" + peerPath("zsh"),
 	}, append(pythonInteropEnv(wd), rustInteropEnv()...)...)
 }
 

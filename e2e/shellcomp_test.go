@@ -23,7 +23,7 @@ import (
 func TestBashCompletion(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("no bash")
+		peerMissing(t, "bash is required: "+err.Error())
 	}
 	d := startServer(t)
 	root := copyDocs(t)
@@ -85,6 +85,85 @@ func TestBashCompletion(t *testing.T) {
 
 	assert.Empty(t, complete("smcp-agent --office o1 open https://example.com/"), "not a dpe:// URI")
 	assert.Empty(t, complete("smcp-agent --office nowhere open dpe://"+docsHost+"/s"), "no Computer there: nothing, and no noise")
+}
+
+// TestZshCompletion loads the script of smcp-agent completion zsh into a
+// real interactive zsh with compinit (driven through zsh's own zpty module
+// by testdata/zsh_complete.zsh), types each line and a TAB, and reads the
+// matches zsh's completion system offered and the line it left: the real
+// smcp-agent on PATH against the Go Server, Computer and smcp-docserver
+// completes subcommands and the dpe:// URI being typed (spec/finder.md,
+// Completion).
+func TestZshCompletion(t *testing.T) {
+	zsh := os.Getenv("SMCP_INTEROP_ZSH")
+	if zsh == "" {
+		zsh = "zsh"
+	}
+	zsh, err := exec.LookPath(zsh)
+	if err != nil {
+		peerMissing(t, "zsh is required for the zsh completion test: "+err.Error())
+	}
+	driver, err := filepath.Abs(filepath.Join("testdata", "zsh_complete.zsh"))
+	require.NoError(t, err)
+	d := startServer(t)
+	root := copyDocs(t)
+	startComputer(t, d, "o1", "desk", []mcpServer{docServer(t, "docs", root, docsHost)})
+	ctx := testContext(t)
+
+	bin := buildAgentCLI(t)
+	dir := filepath.Dir(bin)
+	script, err := exec.Command(bin, "completion", "zsh").Output()
+	require.NoError(t, err)
+	scriptFile := filepath.Join(dir, "_smcp_agent.zsh")
+	require.NoError(t, os.WriteFile(scriptFile, script, 0o644))
+
+	// complete types line and a TAB, and returns the matches offered and
+	// the line as completion left it.
+	complete := func(line string) (matches []string, after string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, zsh, "-f", driver, scriptFile, line)
+		cmd.Env = append(os.Environ(), "HOME="+dir, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"SMCP_SERVER="+d.URL, "SMCP_API_KEY="+d.APIKey, "SMCP_AGENT_NAME=shell")
+		out, err := cmd.Output()
+		require.NoError(t, err, "zsh: %s", out)
+		ended := false
+		for _, l := range strings.Split(string(out), "\n") {
+			switch {
+			case strings.HasPrefix(l, "m:"):
+				matches = append(matches, strings.TrimPrefix(l, "m:"))
+			case strings.HasPrefix(l, "b:"):
+				after = strings.TrimPrefix(l, "b:")
+			case l == "end":
+				ended = true
+			}
+		}
+		require.True(t, ended, "the driver saw the completion end: %q", out)
+		return matches, after
+	}
+
+	m, after := complete("smcp-agent com")
+	assert.Equal(t, []string{"complete", "completion"}, m)
+	assert.Equal(t, "smcp-agent complet", after, "the common prefix is inserted")
+
+	m, after = complete("smcp-agent --office o1 open dpe://qu")
+	assert.Equal(t, []string{"dpe://" + docsHost + "/"}, m)
+	assert.Equal(t, "smcp-agent --office o1 open dpe://"+docsHost+"/", after, "one match is inserted, with no space after it")
+
+	m, _ = complete("smcp-agent --office o1 open dpe://" + docsHost + "/s")
+	assert.Equal(t, []string{"dpe://" + docsHost + "/sales-2026-q3.csv", "dpe://" + docsHost + "/service-agreement.pdf"}, m)
+
+	doc := "quarterly-report.md"
+	pages, _ := complete("smcp-agent open --office o1 dpe://" + docsHost + "/" + doc + "/pages/")
+	require.NotEmpty(t, pages)
+	for i, p := range pages {
+		assert.Equal(t, dpe.PageURI(docsHost, doc, i).String(), p)
+	}
+
+	m, after = complete("smcp-agent --office o1 open https://example.com/")
+	assert.Empty(t, m, "not a dpe:// URI")
+	assert.Equal(t, "smcp-agent --office o1 open https://example.com/", after)
+	m, _ = complete("smcp-agent --office nowhere open dpe://" + docsHost + "/s")
+	assert.Empty(t, m, "no Computer there: nothing, and no noise")
 }
 
 // bashWords splits a command line as bash's completion does with the
