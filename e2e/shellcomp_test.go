@@ -69,6 +69,8 @@ func TestBashCompletion(t *testing.T) {
 
 	assert.Contains(t, complete("smcp-agent com"), "complete")
 	assert.Contains(t, complete("smcp-agent com"), "completion")
+	assert.Equal(t, []string{"room"}, complete("smcp-agent --office o1 --timeout 5s ro"), "after the global flags")
+	assert.Empty(t, complete("smcp-agent room ro"), "one command a line")
 
 	// Bash replaces the word after the last ':', so the replies start after it.
 	assert.Equal(t, []string{"//" + docsHost + "/"}, complete("smcp-agent --office o1 open dpe://qu"))
@@ -144,6 +146,11 @@ func TestZshCompletion(t *testing.T) {
 	m, after := complete("smcp-agent com")
 	assert.Equal(t, []string{"complete", "completion"}, m)
 	assert.Equal(t, "smcp-agent complet", after, "the common prefix is inserted")
+	m, after = complete("smcp-agent --office o1 --timeout 5s ro")
+	assert.Equal(t, []string{"room"}, m, "after the global flags")
+	assert.Equal(t, "smcp-agent --office o1 --timeout 5s room ", after)
+	m, _ = complete("smcp-agent room ro")
+	assert.Empty(t, m, "one command a line")
 
 	m, after = complete("smcp-agent --office o1 open dpe://qu")
 	assert.Equal(t, []string{"dpe://" + docsHost + "/"}, m)

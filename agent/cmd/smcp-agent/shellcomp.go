@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// The shell completion of smcp-agent (completion bash|zsh): command names,
-// and dpe:// URIs through smcp-agent complete, passing on the connection
+// The shell completion of smcp-agent (completion bash|zsh): command names
+// (also after the global flags), and dpe:// URIs through smcp-agent complete, passing on the connection
 // flags of the line being completed (--server, --office, --name,
 // --api-key, --computer; the SMCP_* environment otherwise).
 
@@ -16,7 +16,7 @@ _smcp_agent() {
 	local line="${COMP_LINE:0:COMP_POINT}"
 	local cur="${line##*[[:space:]]}"
 	local -a fwd=()
-	local i w
+	local i w cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w="${COMP_WORDS[i]}"
 		case "$w" in
@@ -27,10 +27,15 @@ _smcp_agent() {
 		--server=* | --office=* | --name=* | --api-key=* | --computer=*)
 			fwd+=("$w")
 			;;
+		--timeout | --protocol-versions | --log-level | -timeout | -protocol-versions | -log-level)
+			((i++))
+			;;
+		-*) ;;
+		*) [[ -z "$cmd" ]] && cmd="$w" ;;
 		esac
 	done
 	COMPREPLY=()
-	if ((COMP_CWORD == 1)); then
+	if [[ -z "$cmd" && "$cur" != -* ]]; then
 		COMPREPLY=($(compgen -W "%s" -- "$cur"))
 		return 0
 	fi
@@ -55,15 +60,18 @@ const zshCompletion = `#compdef smcp-agent
 # zsh completion for smcp-agent; load with: source <(smcp-agent completion zsh)
 _smcp_agent() {
 	local -a fwd cands
-	local i w
+	local i w cmd=
 	for ((i = 2; i < CURRENT; i++)); do
 		w="${words[i]}"
 		case "$w" in
-		--server|--office|--name|--api-key|--computer) fwd+=("$w" "${words[i+1]}"); ((i++)) ;;
+		--server|--office|--name|--api-key|--computer|-server|-office|-name|-api-key|-computer) fwd+=("$w" "${words[i+1]}"); ((i++)) ;;
 		--server=*|--office=*|--name=*|--api-key=*|--computer=*) fwd+=("$w") ;;
+		--timeout|--protocol-versions|--log-level|-timeout|-protocol-versions|-log-level) ((i++)) ;;
+		-*) ;;
+		*) [[ -z "$cmd" ]] && cmd="$w" ;;
 		esac
 	done
-	if ((CURRENT == 2)); then
+	if [[ -z "$cmd" && "$PREFIX" != -* ]]; then
 		compadd -- %s
 		return
 	fi
