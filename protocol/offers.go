@@ -20,14 +20,25 @@ func Offers(s SessionInfo, event string) bool {
 			return slices.Contains(s.Extensions, event)
 		}
 	}
+	return g.Answers(event, s.Extensions)
+}
+
+// Answers reports whether a Computer of generation g that declared
+// extensions when it joined answers the client:* event
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/generations.md#confirmation-and-extensions):
+// a core event of g, or one of extensions. A 0.2.0 Computer that declared
+// nothing (extensions nil) answers every event of 0.2.0, its extensions
+// included, as every smcp-go Computer did before Computers declared them.
+// It is the rule the Server routes by and Offers reads a room listing by.
+func (g Generation) Answers(event string, extensions []string) bool {
 	info, ok := g.Lookup(event)
 	switch {
 	case ok && !info.Extension:
 		return true
-	case slices.Contains(s.Extensions, event):
+	case slices.Contains(extensions, event):
 		return true
 	}
-	return ok && s.Extensions == nil && g == Gen02
+	return ok && extensions == nil && g == Gen02
 }
 
 // OffersFinder reports whether a Computer offers the Finder: the catalog

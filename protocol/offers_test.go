@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
@@ -38,4 +39,16 @@ func TestOffers(t *testing.T) {
 	assert.False(t, protocol.OffersFinder(computer("0.4.2")))
 	assert.False(t, protocol.OffersFinder(computer("0.4.0", protocol.EventGetFinder)), "a catalog it cannot read is no Finder")
 	assert.True(t, protocol.OffersFinder(computer("0.4.0", protocol.EventGetFinder, protocol.EventReadResource)))
+}
+
+// TestGenerationAnswers is the routing rule of spec/generations.md
+// (Extensions a Computer offers) that the Server and Offers share.
+func TestGenerationAnswers(t *testing.T) {
+	require.True(t, protocol.Gen02.Answers(protocol.EventReadResource, nil), "0.2 Computers that declare nothing keep read_resource")
+	require.False(t, protocol.Gen02.Answers(protocol.EventReadResource, []string{}))
+	require.False(t, protocol.Gen04.Answers(protocol.EventGetFinder, nil))
+	require.True(t, protocol.Gen04.Answers(protocol.EventGetFinder, []string{protocol.EventGetFinder}))
+	require.False(t, protocol.Gen03.Answers(protocol.EventPutBlob, nil))
+	require.True(t, protocol.Gen03.Answers(protocol.EventGetBlob, nil))
+	require.True(t, protocol.Gen02.Answers(protocol.EventGetSkills, []string{protocol.EventGetSkills}))
 }

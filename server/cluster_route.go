@@ -283,7 +283,7 @@ func (s *Server) remoteMissed(c *call, all bool) {
 			s.finish(c, protocol.NewUnavailable("cluster state unreachable; try again"))
 		case e == nil || e.Office != c.office || e.Role != protocol.RoleComputer:
 			s.finish(c, protocol.ComputerNotFound(c.agent.gen, clip(c.computerName, 64)))
-		case alive && !answersEvent(e.gen(), e.Ext, c.event):
+		case alive && !e.gen().Answers(c.event, e.Ext):
 			// Not in the event's room on any node: it does not answer it.
 			s.finish(c, notSupported(c.event, c.computerName, e.gen()))
 		case !alive:

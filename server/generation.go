@@ -159,18 +159,7 @@ func anyEvent(name string) (*protocol.EventInfo, bool) {
 // Computers declared their extensions (spec/decisions.md, Server:
 // generations). The caller holds Server.mu.
 func (sess *session) answers(event string) bool {
-	return answersEvent(sess.gen, sess.extensions, event)
-}
-
-func answersEvent(g protocol.Generation, extensions []string, event string) bool {
-	info, ok := g.Lookup(event)
-	if ok && !info.Extension {
-		return true
-	}
-	if slices.Contains(extensions, event) {
-		return true
-	}
-	return ok && extensions == nil && g == protocol.Gen02
+	return sess.gen.Answers(event, sess.extensions)
 }
 
 // notSupported is the 4106 of a request for an event its target Computer

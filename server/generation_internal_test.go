@@ -48,14 +48,6 @@ func TestGenerationTables(t *testing.T) {
 		return out
 	}())
 	require.Empty(t, notifyExcept(protocol.NotifyUpdateFinder))
-
-	require.True(t, answersEvent(protocol.Gen02, nil, protocol.EventReadResource), "0.2 Computers that declare nothing keep read_resource")
-	require.False(t, answersEvent(protocol.Gen02, []string{}, protocol.EventReadResource))
-	require.False(t, answersEvent(protocol.Gen04, nil, protocol.EventGetFinder))
-	require.True(t, answersEvent(protocol.Gen04, []string{protocol.EventGetFinder}, protocol.EventGetFinder))
-	require.False(t, answersEvent(protocol.Gen03, nil, protocol.EventPutBlob))
-	require.True(t, answersEvent(protocol.Gen03, nil, protocol.EventGetBlob))
-	require.True(t, answersEvent(protocol.Gen02, []string{protocol.EventGetSkills}, protocol.EventGetSkills))
 }
 
 // TestAppendCaller: the member is appended to the Agent's bytes, trailing
