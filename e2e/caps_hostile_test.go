@@ -204,9 +204,8 @@ func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 // Python Agent also sends client:put_blob chunks of its own (raw_call): a
 // declared size shorter and longer than what comes, a sha256 that lies,
 // out-of-order and overlapping chunks, a name that tries to leave the
-// landing root, a symlink planted as the part directory, too many uploads
-// at once, and uploads that never finish (dropped after the Computer's
-// idle bound, their slots given back).
+// landing root, a symlink planted as the part directory, and too many
+// uploads at once (uploads that never finish: TestHostileUploadNeverFinishes).
 func TestHostileRefAgentsGoComputer(t *testing.T) {
 	for _, sdk := range []refSDK{refRust04, refPy04} {
 		t.Run(sdk.Lang, func(t *testing.T) { hostileRefAgent(t, sdk) })
@@ -239,6 +238,7 @@ func hostileRefAgent(t *testing.T, sdk refSDK) {
 	logo := a.ok(t, map[string]any{"op": "get_skill", "computer": "go-pc", "name": "review", "rel_path": "assets/logo.png"}).(map[string]any)
 	handle, _ := logo["blob_handle"].(string)
 	require.NotEmpty(t, handle, "%v", logo)
+	require.Equal(t, sumHex(pc.Logo), logo["sha256"], "%v", logo)
 	pc.requireSpoolBounded(t)
 	img := capsImageBytes(200 << 10)
 	res := a.ok(t, map[string]any{"op": "tool_call", "computer": "go-pc", "tool": "caps__image", "params": map[string]any{"size": len(img)}}).(map[string]any)
