@@ -9,8 +9,9 @@ SDK's default way, as auth.token), SMCP_OFFICE, SMCP_AGENT and SMCP_TIMEOUT
 Standard input carries one JSON step per line, e.g.
 `{"op":"tool_call","computer":"c1","tool":"tools__echo","params":{"text":"hi"}}`;
 standard output carries one JSON line per step, `{"op":…,"ok":true,"result":…}`
-or `{"op":…,"ok":false,"error":…,"error_type":…}`, and one line per
-notification the SDK hands to its event handler, `{"notify":…,…}`. A step
+or `{"op":…,"ok":false,"error":…,"error_type":…}` (with "payload", the
+Computer's ErrorPayload, for a protocol refusal, and "reason" for a refused
+upload), and one line per notification the SDK hands to its event handler, `{"notify":…,…}`. A step
 with an "id" runs in the background and its answer carries the same "id", so
 that a later step (a cancel) can run while it is in flight. Every step has a
 deadline (`deadline_ms`, default 60 s): an SDK call that never returns is
@@ -168,6 +169,12 @@ async def run_step(peer: Peer, s: dict) -> None:
         out.update(ok=False, hung=True, error="no answer before the step deadline")
     except Exception as e:  # reported to the Go test
         out.update(ok=False, error=str(e), error_type=type(e).__name__)
+        # A protocol refusal (SMCPProtocolError) carries the Computer's
+        # flat ErrorPayload; an upload's (BlobUploadError) its reason.
+        if isinstance(getattr(e, "payload", None), dict):
+            out["payload"] = e.payload
+        if isinstance(getattr(e, "reason", None), str):
+            out["reason"] = e.reason
         if os.environ.get("SMCP_DRIVER_TRACE"):
             out["trace"] = traceback.format_exc()
     out["ms"] = int((loop.time() - started) * 1000)

@@ -142,7 +142,15 @@ struct Peer {
 impl Peer {
     async fn step(&self, step: &Value) -> Result<Value, String> {
         let op = str_arg(step, "op")?;
-        let err = |e: SmcpAgentError| e.to_string();
+        // A protocol refusal's Display is "[code] message": the reason of
+        // details (4017, 4018) is added, as the Python driver's payload shows it.
+        let err = |e: SmcpAgentError| match &e {
+            SmcpAgentError::Protocol(p) => match &p.reason {
+                Some(r) => format!("{e} (reason: {r})"),
+                None => e.to_string(),
+            },
+            _ => e.to_string(),
+        };
         let agent = &self.agent;
         match op {
             "join" => {
