@@ -6,6 +6,12 @@ import (
 	"golang.org/x/time/rate"
 )
 
+// asksProgress reports whether a routed request of event may ask for its
+// progress (a progress member): client:tool_call and client:read_resource.
+func asksProgress(event string) bool {
+	return event == protocol.EventToolCall || event == protocol.EventReadResource
+}
+
 // The notify:tool_progress the Server relays for one call: at most
 // progressRate a second, in bursts of progressBurst; the others are
 // dropped (a Computer sends at most one every 100 ms).
@@ -17,12 +23,12 @@ const (
 // toolProgress handles server:tool_progress, an smcp-go extension
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications,
 // Tool-call progress): a Computer reports the progress of a client:tool_call
-// routed to it that asked for progress. The Server relays it as
-// notify:tool_progress to the one Agent that made the call, and only when
-// the sender is a Computer in an office naming itself (403), the call with
-// that agent and req_id is in flight to this very Computer (404) and asked
-// for progress (403). Relays beyond progressRate a second for one call are
-// dropped.
+// or client:read_resource routed to it that asked for progress. The Server
+// relays it as notify:tool_progress to the one Agent that made the request,
+// and only when the sender is a Computer in an office naming itself (403),
+// the request with that agent and req_id is in flight to this very Computer
+// (404) and asked for progress (403). Relays beyond progressRate a second
+// for one request are dropped.
 func (s *Server) toolProgress(sess *session, payload any, r *reply) {
 	const ev = protocol.EventToolProgress
 	if err := sess.gen.ValidateValue(ev, protocol.Request, payload); err != nil {
@@ -58,17 +64,17 @@ func (s *Server) relayProgress(sess *session, m map[string]any) (bool, *protocol
 	agent, reqID := m["agent"].(string), m["req_id"].(string)
 	var c *call
 	for in := range sess.inbound {
-		if in.event == protocol.EventToolCall && in.reqID == reqID && in.agent.name == agent {
+		if asksProgress(in.event) && in.reqID == reqID && in.agent.name == agent {
 			c = in
 			break
 		}
 	}
 	if c == nil || c.done {
-		return false, protocol.NewNotFound("no tool call %q of agent %q is in flight to this computer", clip(reqID, 128), clip(agent, 64)).
+		return false, protocol.NewNotFound("no tool call or read %q of agent %q is in flight to this computer", clip(reqID, 128), clip(agent, 64)).
 			With("req_id", clip(reqID, 128))
 	}
 	if !c.progress {
-		return false, protocol.NewForbidden("tool call %q did not ask for progress", clip(reqID, 128))
+		return false, protocol.NewForbidden("request %q did not ask for progress", clip(reqID, 128))
 	}
 	if c.progressLimit == nil {
 		c.progressLimit = rate.NewLimiter(progressRate, progressBurst)
