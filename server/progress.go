@@ -37,7 +37,10 @@ func (s *Server) toolProgress(sess *session, payload any, r *reply) {
 	}
 	m := payload.(map[string]any)
 	reqID := m["req_id"].(string)
-	relayed, err := s.relayProgress(sess, m)
+	relayed, send, err := s.relayProgress(sess, m)
+	if send != nil {
+		send() // to the node the request came from (cluster_progress.go)
+	}
 	if err != nil {
 		s.refuse(sess, ev, reqID, r, err)
 		return
@@ -48,18 +51,21 @@ func (s *Server) toolProgress(sess *session, payload any, r *reply) {
 	r.ok()
 }
 
-func (s *Server) relayProgress(sess *session, m map[string]any) (bool, *protocol.Error) {
+// relayProgress relays a report of a request routed from this node, or
+// returns in send the function that sends one routed from another node to
+// that node (to run without s.mu).
+func (s *Server) relayProgress(sess *session, m map[string]any) (relayed bool, send func(), err *protocol.Error) {
 	const ev = protocol.EventToolProgress
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sess.role != protocol.RoleComputer {
-		return false, protocol.NewForbidden("%s may only be sent by a computer", ev)
+		return false, nil, protocol.NewForbidden("%s may only be sent by a computer", ev)
 	}
 	if sess.office == "" {
-		return false, protocol.NewNotInRoom("join an office before sending %s", ev)
+		return false, nil, protocol.NewNotInRoom("join an office before sending %s", ev)
 	}
 	if computer := m["computer"].(string); computer != sess.name {
-		return false, protocol.NewForbidden("computer field %q is not the sender's registered name", clip(computer, 64))
+		return false, nil, protocol.NewForbidden("computer field %q is not the sender's registered name", clip(computer, 64))
 	}
 	agent, reqID := m["agent"].(string), m["req_id"].(string)
 	var c *call
@@ -69,18 +75,23 @@ func (s *Server) relayProgress(sess *session, m map[string]any) (bool, *protocol
 			break
 		}
 	}
+	if c == nil && s.cl != nil {
+		if send, found := s.remoteProgressLocked(sess, m); found {
+			return send != nil, send, nil
+		}
+	}
 	if c == nil || c.done {
-		return false, protocol.NewNotFound("no tool call or read %q of agent %q is in flight to this computer", clip(reqID, 128), clip(agent, 64)).
+		return false, nil, protocol.NewNotFound("no tool call or read %q of agent %q is in flight to this computer", clip(reqID, 128), clip(agent, 64)).
 			With("req_id", clip(reqID, 128))
 	}
 	if !c.progress {
-		return false, protocol.NewForbidden("request %q did not ask for progress", clip(reqID, 128))
+		return false, nil, protocol.NewForbidden("request %q did not ask for progress", clip(reqID, 128))
 	}
 	if c.progressLimit == nil {
 		c.progressLimit = rate.NewLimiter(progressRate, progressBurst)
 	}
 	if !c.progressLimit.Allow() {
-		return false, nil
+		return false, nil, nil
 	}
 	out := map[string]any{"computer": sess.name, "agent": agent, "req_id": reqID, "progress": m["progress"]}
 	for _, k := range []string{"total", "message"} {
@@ -91,5 +102,5 @@ func (s *Server) relayProgress(sess *session, m map[string]any) (bool, *protocol
 	if err := s.nsp.To(socket.Room(c.agent.sock.Id())).Emit(protocol.NotifyToolProgress, out); err != nil {
 		s.log.Error("progress relay failed", "req_id", reqID, "agent", agent, "error", err.Error())
 	}
-	return true, nil
+	return true, nil, nil
 }
