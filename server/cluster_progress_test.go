@@ -49,7 +49,12 @@ func TestClusterProgress(t *testing.T) {
 		c1.emit(protocol.EventToolProgress, progressOf("c1", "a1", "r1", 4))
 		finish()
 		require.Len(t, <-answered, 1)
-		assert.Equal(t, 4.0, a1.next(protocol.NotifyToolProgress).(map[string]any)["progress"])
+		select { // the client's handlers run in order: it was received before the answer
+		case args := <-a1.ch(protocol.NotifyToolProgress):
+			assert.Equal(t, 4.0, args[0].(map[string]any)["progress"])
+		default:
+			t.Fatal("the last report did not reach the Agent before the answer")
+		}
 		// Answered: the Computer's node forgot it.
 		requireError(t, c1.call(protocol.EventToolProgress, progressOf("c1", "a1", "r1", 5)), protocol.CodeNotFound)
 	})
