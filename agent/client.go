@@ -54,7 +54,7 @@ type Client struct {
 
 	tools    *toolCache
 	notifier *notifier
-	progress progressWatchers // tool calls waiting for progress (progress.go)
+	progress progressWatchers // tool calls and reads waiting for progress (progress.go)
 }
 
 type connState int

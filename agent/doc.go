@@ -90,7 +90,8 @@
 // sends server:tool_call_cancel with the call's req_id so that the Computer
 // stops the tool; the error's details carry req_id and cancel_sent. A
 // context from WithProgress asks for the call's progress (an smcp-go
-// extension) and receives the MCP server's reports while the call runs.
+// extension) and receives the MCP server's reports while the call runs; it
+// does the same for ReadResource and the Finder's reads.
 // Complete and CompleteDPE complete an argument of a Computer's resource
 // template or prompt through client:complete, another extension
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/finder.md#completion).

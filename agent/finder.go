@@ -97,13 +97,26 @@ func (c *Client) Documents(ctx context.Context, computer string, q FinderQuery) 
 // returns the MCP resource contents. By default Computers serve only dpe://
 // and window:// URIs. Finder errors keep their codes: 4201 document not
 // found, 4202 page out of range, 4203 element not found, 4204 invalid URI.
+//
+// A context from WithProgress asks for the read's progress, as for
+// CallTool: the MCP server's notifications/progress of its resources/read
+// reach the callback while the read runs (an smcp-go extension,
+// https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications,
+// Tool-call progress). The Finder's reads (ReadDocument, ReadPage,
+// ReadElement, Pages, ReadCatalog) go through ReadResource and ask the same
+// way.
 func (c *Client) ReadResource(ctx context.Context, computer, uri string) ([]protocol.ResourceContents, error) {
 	id := c.nextReqID()
 	if err := c.checkExtension(protocol.EventReadResource); err != nil {
 		return nil, err
 	}
-	ret, err := call[protocol.ReadResourceRet](ctx, c, protocol.EventReadResource, id,
-		protocol.ReadResourceReq{Agent: c.cfg.name, ReqID: id, Computer: computer, URI: uri})
+	req := protocol.ReadResourceReq{Agent: c.cfg.name, ReqID: id, Computer: computer, URI: uri}
+	if f := progressFunc(ctx); f != nil && c.Confirmed() { // only an smcp-go Server relays progress
+		req.Progress = true // an extension member (progress.go)
+		stop := c.progress.watch(id, computer, f)
+		defer stop()
+	}
+	ret, err := call[protocol.ReadResourceRet](ctx, c, protocol.EventReadResource, id, req)
 	if err != nil {
 		return nil, err
 	}

@@ -8,13 +8,13 @@ import (
 	"github.com/a2c-smcp/smcp-go/sio"
 )
 
-// Progress is one report of a running tool call's progress, relayed from
-// the MCP server's notifications/progress (notify:tool_progress, an
-// smcp-go extension:
+// Progress is one report of a running tool call's or resource read's
+// progress, relayed from the MCP server's notifications/progress
+// (notify:tool_progress, an smcp-go extension:
 // https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications,
 // Tool-call progress).
 type Progress struct {
-	// Computer and ReqID name the call.
+	// Computer and ReqID name the call or read.
 	Computer string
 	ReqID    string
 	// Progress so far; Total when known (nil otherwise).
@@ -27,13 +27,14 @@ type Progress struct {
 type progressKey struct{}
 
 // WithProgress returns a context that makes CallTool ask for the call's
-// progress and pass each report to f, in order, on a goroutine of the
-// call; every report that arrived before the answer has been passed to f
-// when CallTool returns (a callback that blocks holds CallTool). A Computer
+// progress, and ReadResource (with the Finder's reads built on it) for the
+// read's, and pass each report to f, in order, on a goroutine of the
+// request; every report that arrived before the answer has been passed to f
+// when the request returns (a callback that blocks holds it). A Computer
 // that does not know the extension (a reference SDK's) ignores the request
 // and f is never called; on a Server that is not smcp-go's
-// (Client.Confirmed false) the call does not ask. Reports come at most
-// every 100 ms per call (the Computer folds the others into the latest).
+// (Client.Confirmed false) the request does not ask. Reports come at most
+// every 100 ms per request (the Computer folds the others into the latest).
 func WithProgress(ctx context.Context, f func(Progress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, f)
 }
@@ -47,7 +48,7 @@ func progressFunc(ctx context.Context) func(Progress) {
 // beyond it the oldest waiting report is replaced (progress only grows).
 const maxQueuedProgress = 64
 
-// progressWatchers holds the calls waiting for progress, by req_id.
+// progressWatchers holds the calls and reads waiting for progress, by req_id.
 type progressWatchers struct {
 	c  *Client
 	mu sync.Mutex

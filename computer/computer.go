@@ -503,7 +503,7 @@ func (c *Computer) Tools(g protocol.Generation) []protocol.SMCPTool { return c.t
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/capabilities.md#blobs).
 // A call that asked for progress relays the MCP server's (progress.go).
 func (c *Computer) CallTool(ctx context.Context, g protocol.Generation, req protocol.ToolCallReq) protocol.CallToolResult {
-	ctx, flush := c.withProgress(ctx, req)
+	ctx, flush := c.withProgress(ctx, req.Progress, req.Agent, req.ReqID)
 	res := c.tools.Call(ctx, g, req)
 	flush()
 	c.mint(g, &res)
@@ -721,7 +721,10 @@ func (h handler) GetFinder(_ context.Context, _ protocol.Generation, req protoco
 
 func (h handler) ReadResource(ctx context.Context, _ protocol.Generation, req protocol.ReadResourceReq) (protocol.ReadResourceRet, error) {
 	started := time.Now()
+	// A read that asked for progress relays the MCP server's (progress.go).
+	ctx, flush := h.c.withProgress(ctx, req.Progress, req.Agent, req.ReqID)
 	contents, err := h.c.ReadResource(ctx, req.URI)
+	flush()
 	h.c.m.read(started, err)
 	if err != nil {
 		return protocol.ReadResourceRet{}, protocol.AsError(err)

@@ -32,8 +32,8 @@
 // desktop (window://), finder (dpe:// catalog), bridge (client:read_resource,
 // an extension of this project) and sio (the Socket.IO client). Complete
 // answers client:complete by forwarding MCP completion/complete, and a tool
-// call that asked for progress relays the MCP server's notifications/progress
-// as server:tool_progress (both smcp-go extensions).
+// call or resource read that asked for progress relays the MCP server's
+// notifications/progress as server:tool_progress (both smcp-go extensions).
 //
 // # Errors
 //

@@ -10,18 +10,19 @@ import (
 )
 
 // ProgressInterval is the least time between two server:tool_progress of
-// one tool call; the notifications in between are folded into the latest
+// one tool call or resource read; the notifications in between are folded into the latest
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications,
 // Tool-call progress).
 const ProgressInterval = 100 * time.Millisecond
 
-// withProgress arms the progress relay of a tool call that asked for it
-// (req.Progress): the MCP server's notifications/progress go to the Agent
-// that made the call as server:tool_progress, at most one every
+// withProgress arms the progress relay of a tool call or resource read
+// that asked for it (asked, the request's progress member): the MCP
+// server's notifications/progress go to the Agent that made the request as
+// server:tool_progress naming agent and reqID, at most one every
 // ProgressInterval, the latest pending one flushed by the returned function
-// before the call is answered.
-func (c *Computer) withProgress(ctx context.Context, req protocol.ToolCallReq) (context.Context, func()) {
-	if !req.Progress {
+// before the request is answered.
+func (c *Computer) withProgress(ctx context.Context, asked bool, agent, reqID string) (context.Context, func()) {
+	if !asked {
 		return ctx, func() {}
 	}
 	r := &progressRelay{send: func(p mcpclient.Progress) {
@@ -29,7 +30,7 @@ func (c *Computer) withProgress(ctx context.Context, req protocol.ToolCallReq) (
 		if cl == nil {
 			return
 		}
-		out := protocol.ToolProgress{Agent: req.Agent, ReqID: req.ReqID, Progress: max(p.Progress, 0), Message: clipMessage(p.Message)}
+		out := protocol.ToolProgress{Agent: agent, ReqID: reqID, Progress: max(p.Progress, 0), Message: clipMessage(p.Message)}
 		if p.HasTotal {
 			t := max(p.Total, 0)
 			out.Total = &t

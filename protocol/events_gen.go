@@ -50,11 +50,11 @@ const (
 	EventUpdateSkills = "server:update_skills"
 	// EventCancelToolCall: The Agent gives up a tool call it made (req_id).
 	EventCancelToolCall = "server:tool_call_cancel"
-	// EventToolProgress: Progress of a running tool call that asked for it; relayed as notify:tool_progress to the Agent that made the call only.
+	// EventToolProgress: Progress of a running tool call or resource read that asked for it; relayed as notify:tool_progress to the Agent that made the request only.
 	EventToolProgress = "server:tool_progress"
 	// NotifyCancelToolCall: Cancel the in-flight tool call with this req_id.
 	NotifyCancelToolCall = "notify:tool_call_cancel"
-	// NotifyToolProgress: Progress of the recipient's own tool call req_id.
+	// NotifyToolProgress: Progress of the recipient's own tool call or resource read req_id.
 	NotifyToolProgress = "notify:tool_progress"
 	// NotifyEnterOffice: A session joined the office.
 	NotifyEnterOffice = "notify:enter_office"

@@ -1513,6 +1513,13 @@ type ReadResourceReq struct {
 	// Wire member "computer": a string, 1 to 256 characters; always sent.
 	Computer string `json:"computer"`
 
+	// smcp-go extension (spec/protocol.md, Tool-call progress): the Agent asks for
+	// the read's progress as notify:tool_progress; reference SDKs never send it.
+	//
+	// Wire member "progress": a boolean; optional, default false (the zero value
+	// means absent).
+	Progress bool `json:"progress,omitempty,omitzero"`
+
 	// Request id, echoed in the answer.
 	//
 	// Wire member "req_id": a string, 1 to 128 characters; always sent.
@@ -1721,8 +1728,9 @@ type ToolMeta struct {
 
 // server:tool_progress and notify:tool_progress (smcp-go extension;
 // spec/protocol.md, Tool-call progress): the MCP notifications/progress of a
-// running client:tool_call that asked for it (progress true), sent by the Computer
-// the call was routed to and relayed by the Server to the one Agent that made it.
+// running client:tool_call or client:read_resource that asked for it (progress
+// true), sent by the Computer the request was routed to and relayed by the Server
+// to the one Agent that made it.
 type ToolProgress struct {
 	// Wire member "agent": a string, 1 to 256 characters; always sent.
 	Agent string `json:"agent"`

@@ -282,6 +282,8 @@ type answerAdapter struct {
 
 	mu   sync.Mutex
 	held map[string]*time.Timer // counts held by request id (holdCount)
+
+	answered atomic.Pointer[func(to, id string)] // called as a Computer's answer to a routed request leaves (Server.remoteAnswerSent)
 }
 
 // nodeRequestPrefix starts the request ids of routed requests (requestID):
@@ -346,6 +348,9 @@ func (a *answerAdapter) DoPublishResponse(to clusteradapter.ServerId, r *cluster
 	}
 	if d, ok := r.Data.(*clusteradapter.BroadcastAck); ok && r.Type == clusteradapter.BROADCAST_ACK {
 		a.dropCount(d.RequestId)
+		if f := a.answered.Load(); f != nil && strings.HasPrefix(d.RequestId, nodeRequestPrefix) {
+			(*f)(string(to), d.RequestId)
+		}
 	}
 	return a.publishResponse(to, r)
 }
@@ -511,6 +516,9 @@ type nodeCaller struct {
 	Office  string `json:"o"`
 	Name    string `json:"n"`
 	Forged  bool   `json:"f,omitempty"`
+	// Progress is set when the request asked for its progress
+	// (cluster_progress.go).
+	Progress *nodeProgress `json:"p,omitempty"`
 }
 
 // nodeCallerExt is nodeCaller's MessagePack extension type.
@@ -522,10 +530,11 @@ func (n *nodeCaller) MarshalMsgpack() ([]byte, error) { return json.Marshal(n) }
 
 func (n *nodeCaller) UnmarshalMsgpack(b []byte) error {
 	var v nodeCaller
-	if len(b) > 3*maxFieldLen || json.Unmarshal(b, &v) != nil {
+	if len(b) > 6*maxFieldLen || json.Unmarshal(b, &v) != nil {
 		return errors.New("a request's caller from another node is unreadable")
 	}
-	if _, err := protocol.ParseGeneration(v.Version); err != nil || v.Office == "" || v.Name == "" || len(v.Office) > maxFieldLen || len(v.Name) > maxFieldLen {
+	if _, err := protocol.ParseGeneration(v.Version); err != nil || v.Office == "" || v.Name == "" || len(v.Office) > maxFieldLen || len(v.Name) > maxFieldLen ||
+		(v.Progress != nil && !v.Progress.valid()) {
 		return errors.New("a request's caller from another node is invalid")
 	}
 	*n = v
@@ -610,6 +619,8 @@ func (cl *cluster) start() error {
 		return errors.New("the namespace's adapter is not the cluster's")
 	}
 	cl.adapter = a
+	answered := cl.s.remoteAnswerSent
+	a.answered.Store(&answered)
 	if err := cl.s.nsp.On(clusterEvent, cl.onMessage); err != nil {
 		return err
 	}
@@ -1096,6 +1107,7 @@ type nodeAnswer struct {
 		RequestID   string   `msgpack:"requestId"`
 		ClientCount uint64   `msgpack:"clientCount"`
 		Packet      [][]byte `msgpack:"packet"`
+		Progress    []byte   `msgpack:"progress,omitempty"` // a progressAnswer's report (cluster_progress.go)
 	} `msgpack:"data"`
 }
 
@@ -1116,7 +1128,7 @@ func (cl *cluster) onAnswer(payload string) {
 	case err != nil:
 	case m.Nsp != cl.s.nsp.Name():
 		err = errors.New("another namespace")
-	case m.Type != clusteradapter.BROADCAST_CLIENT_COUNT && m.Type != clusteradapter.BROADCAST_ACK:
+	case m.Type != clusteradapter.BROADCAST_CLIENT_COUNT && m.Type != clusteradapter.BROADCAST_ACK && m.Type != progressAnswer:
 		err = fmt.Errorf("unknown type %d", m.Type)
 	}
 	if err != nil {
@@ -1133,6 +1145,10 @@ func (cl *cluster) onAnswer(payload string) {
 	}
 	if m.Type == clusteradapter.BROADCAST_CLIENT_COUNT {
 		cl.s.remoteCounted(c, m.Data.ClientCount)
+		return
+	}
+	if m.Type == progressAnswer {
+		cl.onProgress(c, m.Data.Progress)
 		return
 	}
 	args := make([]any, len(m.Data.Packet))

@@ -169,6 +169,12 @@ func (s *Server) routeRemote(sess *session, info *protocol.EventInfo, forward an
 	room := routeRoom(c.office, computer, info.Name)
 	_, forged := m[protocol.CallerVersionMember]
 	caller := &nodeCaller{Version: sess.gen.String(), Office: c.office, Name: computer, Forged: forged}
+	if p, _ := m["progress"].(bool); p && asksProgress(info.Name) {
+		s.mu.Lock()
+		c.progress = true
+		s.mu.Unlock()
+		caller.Progress = &nodeProgress{Uid: string(s.cl.adapter.Uid()), ID: c.remoteID, Agent: agent, ReqID: reqID}
+	}
 	packet := &parser.Packet{Type: parser.EVENT, Data: []any{info.Name, forward, caller}}
 	if err := s.cl.adapter.publishRequest(c.remoteID, packet, room); err != nil {
 		s.finish(c, notForwarded(protocol.NewUnavailable("cluster state unreachable; try again")))

@@ -97,9 +97,10 @@
 // from the Agent named in it, inside an office, and its agent and req_id are
 // broadcast as notify:tool_call_cancel to that office, skipping it.
 // server:tool_progress (an smcp-go extension) is accepted from the Computer a
-// client:tool_call that asked for progress was routed to, while the call is
-// in flight, and relayed as notify:tool_progress to that call's Agent only,
-// at most 20 a second per call (progress.go; not across cluster nodes).
+// client:tool_call or client:read_resource that asked for progress was
+// routed to, while the request is in flight, and relayed as
+// notify:tool_progress to that request's Agent only, at most 20 a second
+// per request (progress.go; across cluster nodes, cluster_progress.go).
 // These events define no
 // ack: a refusal is a log line (with req_id when there is one). A client that
 // asks for an ack anyway gets no value on success and the ErrorPayload on

@@ -43,8 +43,9 @@ type session struct {
 
 	rates sessionRates // its events' rates (ratelimit.go)
 
-	inbound  map[*call]struct{} // requests routed to this session (a Computer); nil until the first
-	outbound map[*call]struct{} // requests this session made (an Agent); nil until the first
+	inbound  map[*call]struct{}   // requests routed to this session (a Computer); nil until the first
+	outbound map[*call]struct{}   // requests this session made (an Agent); nil until the first
+	remoteIn map[string]*remoteIn // cluster mode: requests from other nodes that asked for progress, by agent and req_id (cluster_progress.go)
 }
 
 // identity returns the session's registered name and role for log lines.
@@ -434,6 +435,7 @@ func (s *Server) disconnected(sess *session, reason string) {
 	delete(s.sessions, sess.sock.Id())
 	s.sessions = shrunk(s.sessions, &s.sessionsPeak)
 	failed := s.detachCallsLocked(sess)
+	s.dropSessionRemoteInLocked(sess)
 	s.mu.Unlock()
 
 	for _, c := range failed {

@@ -80,10 +80,53 @@ func TestToolProgressRelayedToTheCallerOnly(t *testing.T) {
 	a1.noEvent(protocol.NotifyToolProgress)
 }
 
+// TestReadProgressRelayedToTheCallerOnly: a client:read_resource that asked
+// for progress is matched by server:tool_progress as a tool call is (same
+// event, same checks); a read that did not ask, or is no longer in flight,
+// is refused (spec/protocol.md, Tool-call progress).
+func TestReadProgressRelayedToTheCallerOnly(t *testing.T) {
+	ts := startServer(t)
+	a1, cs := office(t, ts, "o1", "a1", "c1", "c2")
+	c1, c2 := cs[0], cs[1]
+	reads := make(chan map[string]any, 4)
+	held := make(chan func(), 4)
+	c1.answerLater(protocol.EventReadResource, reads, held)
+	read := func(reqID string, progress bool) map[string]any {
+		m := map[string]any{"agent": "a1", "computer": "c1", "req_id": reqID, "uri": "dpe://h/doc/pages/0"}
+		if progress {
+			m["progress"] = true
+		}
+		return m
+	}
+
+	answered := make(chan []any, 2)
+	go func() { answered <- a1.call(protocol.EventReadResource, read("r1", true)) }()
+	req := <-reads
+	assert.Equal(t, true, req["progress"])
+	finish := <-held
+	requireError(t, c2.call(protocol.EventToolProgress, progressOf("c2", "a1", "r1", 1)), protocol.CodeNotFound)
+	c1.emit(protocol.EventToolProgress, progressOf("c1", "a1", "r1", 2))
+	got := a1.next(protocol.NotifyToolProgress).(map[string]any)
+	assert.Equal(t, map[string]any{"computer": "c1", "agent": "a1", "req_id": "r1", "progress": 2.0, "total": 10.0, "message": "working"}, got)
+	finish()
+	require.Len(t, <-answered, 1)
+	requireError(t, c1.call(protocol.EventToolProgress, progressOf("c1", "a1", "r1", 3)), protocol.CodeNotFound)
+	c2.noEvent(protocol.NotifyToolProgress)
+
+	go func() { answered <- a1.call(protocol.EventReadResource, read("r2", false)) }()
+	<-reads
+	finish = <-held
+	requireError(t, c1.call(protocol.EventToolProgress, progressOf("c1", "a1", "r2", 1)), protocol.CodeForbidden)
+	finish()
+	<-answered
+	a1.noEvent(protocol.NotifyToolProgress)
+}
+
 // answerLater installs a Computer handler for ev that hands each request to
-// reqs and the function that answers it (a valid CallToolResult) to held,
-// for the test to call; the handler returns at once (the client library
-// runs every socket's handlers on one queue).
+// reqs and the function that answers it (a valid CallToolResult, or
+// ReadResourceRet for client:read_resource) to held, for the test to call;
+// the handler returns at once (the client library runs every socket's
+// handlers on one queue).
 func (p *peer) answerLater(ev string, reqs chan<- map[string]any, held chan<- func()) {
 	_ = p.sock.On(types.EventName(ev), func(args ...any) {
 		if len(args) < 2 {
@@ -95,7 +138,11 @@ func (p *peer) answerLater(ev string, reqs chan<- map[string]any, held chan<- fu
 		}
 		req, _ := args[0].(map[string]any)
 		reqs <- req
-		held <- func() { ack([]any{map[string]any{"content": []any{}, "isError": false}}, nil) }
+		answer := map[string]any{"content": []any{}, "isError": false}
+		if ev == protocol.EventReadResource {
+			answer = map[string]any{"contents": []any{}, "req_id": req["req_id"]}
+		}
+		held <- func() { ack([]any{answer}, nil) }
 	})
 }
 

@@ -33,7 +33,7 @@ type call struct {
 	timer         *time.Timer
 	started       time.Time
 	done          bool
-	progress      bool          // a client:tool_call that asked for notify:tool_progress (progress.go)
+	progress      bool          // a client:tool_call or client:read_resource that asked for notify:tool_progress (progress.go)
 	progressLimit *rate.Limiter // its relays' rate; nil until the first
 }
 
@@ -81,7 +81,7 @@ func (s *Server) route(sess *session, info *protocol.EventInfo, payload any, raw
 	if c.callerAware {
 		forward = withCaller(forward, m, sess.gen)
 	}
-	if p, _ := m["progress"].(bool); p && info.Name == protocol.EventToolCall {
+	if p, _ := m["progress"].(bool); p && asksProgress(info.Name) {
 		s.mu.Lock()
 		c.progress = true
 		s.mu.Unlock()

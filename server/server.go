@@ -56,6 +56,7 @@ type Server struct {
 	closing  bool
 	sessions map[socket.SocketId]*session
 	names    map[string]*session              // namespace-wide name registry
+	remoteIn map[remoteRef]*remoteIn          // cluster mode: requests from other nodes that asked for progress (cluster_progress.go)
 	offices  map[string]map[*session]struct{} // office id → members
 	// officeRates bounds what each office's events make the Server send
 	// (ratelimit.go); an office's limiter goes with the office.

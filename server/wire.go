@@ -71,6 +71,9 @@ func (e wireEncoder) relayed(p *parser.Packet) *parser.Packet {
 		return p
 	}
 	payload := args[1]
+	if e.s != nil && caller.Progress != nil {
+		e.s.noteRemoteProgress(caller.Office, caller.Name, caller.Progress)
+	}
 	if e.s != nil && e.s.callerAware(caller.Office, caller.Name) {
 		payload = caller.add(payload)
 	}

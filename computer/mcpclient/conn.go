@@ -258,12 +258,19 @@ func (c *Conn) cancelRemote(id mcp.RequestId, reason error) {
 	_ = c.client.GetTransport().SendNotification(ctx, n)
 }
 
-// ReadResource sends resources/read. A JSON-RPC error answer is returned as
-// a *mcpsource.RPCError with the server's code, message and data.
+// ReadResource sends resources/read. A ctx from WithProgress asks for the
+// read's progress. A JSON-RPC error answer is returned as a
+// *mcpsource.RPCError with the server's code, message and data.
 func (c *Conn) ReadResource(ctx context.Context, uri string) ([]mcp.ResourceContents, error) {
 	rctx, cancel := c.reqCtx(ctx)
 	defer cancel()
-	res, err := c.raw(rctx, string(mcp.MethodResourcesRead), mcp.ReadResourceParams{URI: uri})
+	params := map[string]any{"uri": uri}
+	if f := progressOf(ctx); f != nil {
+		token, done := c.watchProgress(f)
+		defer done()
+		params["_meta"] = map[string]any{"progressToken": token}
+	}
+	res, err := c.raw(rctx, string(mcp.MethodResourcesRead), params)
 	if err != nil {
 		return nil, err
 	}

@@ -19,9 +19,10 @@ type Progress struct {
 
 type progressKey struct{}
 
-// WithProgress returns a context whose tools/call (CallTool) asks the MCP
-// server for progress: it carries a progressToken, and each
-// notifications/progress of that token is passed to f while the call runs
+// WithProgress returns a context whose tools/call (CallTool) or
+// resources/read (ReadResource) asks the MCP server for progress: it
+// carries a progressToken, and each notifications/progress of that token is
+// passed to f while the request runs
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications,
 // Tool-call progress). f runs on the connection's reader: it must return
 // at once (store the value, signal a goroutine).

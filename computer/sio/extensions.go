@@ -26,8 +26,8 @@ func (a answerer) complete(ctx context.Context, payload any) any {
 
 // Progress emits server:tool_progress, an smcp-go extension
 // (https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications,
-// Tool-call progress), for a tool call routed to this Computer that asked
-// for it, when the office is joined on a Server that confirmed the
+// Tool-call progress), for a tool call or resource read routed to this
+// Computer that asked for it, when the office is joined on a Server that confirmed the
 // generation (an smcp-go Server: a reference Server does not know the
 // event); it reports whether it was sent. The caller bounds the rate.
 func (c *Client) Progress(p protocol.ToolProgress) bool {

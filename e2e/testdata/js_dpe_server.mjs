@@ -17,8 +17,14 @@
 // With --announce the server declares subscribe, and sends
 // notifications/resources/list_changed and notifications/resources/updated
 // when the file changes.
+//
+// A page may carry "progress": {"steps": N, "hold": PATH}: a resources/read of
+// it that has a _meta.progressToken first sends N notifications/progress
+// (progress 1..N, total N) for that token, then answers once PATH exists (the
+// test writes it when it has seen the last report); a read without a token is
+// answered at once.
 
-import { readFileSync, watchFile } from "node:fs";
+import { existsSync, readFileSync, watchFile } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
@@ -166,7 +172,42 @@ server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
     { uriTemplate: `dpe://${host}/{doc_ref}/elements/{element_id}`, name: "文档元素", description: "按元素 ID 访问文档元素详情" },
   ],
 }));
-server.setRequestHandler(ReadResourceRequestSchema, async (req) => read(req.params.uri));
+// slowPage is the progress setting of the page uri names, if any.
+function slowPage(uri) {
+  try {
+    const u = parse(uri);
+    if (u.level !== 2 || u.host !== host) return null;
+    return load().find((x) => x.doc_ref === u.docRef)?.pages[u.page]?.progress ?? null;
+  } catch {
+    return null; // read() reports the error
+  }
+}
+
+// waitFor resolves once path exists, polling; it rejects when the request
+// is cancelled (the Computer gave up).
+function waitFor(path, signal) {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (signal.aborted) return reject(new Error("cancelled"));
+      if (existsSync(path)) return resolve();
+      setTimeout(check, 20);
+    };
+    check();
+  });
+}
+
+server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
+  const token = req.params._meta?.progressToken;
+  const slow = slowPage(req.params.uri);
+  if (slow && token !== undefined) {
+    for (let i = 1; i <= slow.steps; i++) {
+      await extra.sendNotification({ method: "notifications/progress",
+        params: { progressToken: token, progress: i, total: slow.steps, message: `part ${i} of ${slow.steps}` } });
+    }
+    await waitFor(slow.hold, extra.signal);
+  }
+  return read(req.params.uri);
+});
 
 if (announce) {
   const subscribed = new Set();

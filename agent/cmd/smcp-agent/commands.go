@@ -278,7 +278,9 @@ func cmdOpen(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := e.client.ReadDocument(ctx, computer, args[0], agent.DocumentQuery{Pages: e.o.pages, Offset: e.o.offset, Limit: e.o.limit})
+	pctx, done := withProgressBar(ctx, e.errOut)
+	d, err := e.client.ReadDocument(pctx, computer, args[0], agent.DocumentQuery{Pages: e.o.pages, Offset: e.o.offset, Limit: e.o.limit})
+	done()
 	if err != nil {
 		return noFinder(err, computer)
 	}
@@ -319,7 +321,9 @@ func cmdPage(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.client.ReadPage(ctx, computer, args[0], n, agent.PageQuery{Format: format, Categories: cats})
+	pctx, done := withProgressBar(ctx, e.errOut)
+	p, err := e.client.ReadPage(pctx, computer, args[0], n, agent.PageQuery{Format: format, Categories: cats})
+	done()
 	if errors.Is(err, agent.ErrInvalidAnswer) && format != dpe.FormatJSON && !e.g.json {
 		// A third-party server may answer format=markdown or text with the
 		// rendering itself (text/markdown) instead of a DPE page object:
@@ -392,7 +396,9 @@ func cmdElement(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := e.client.ReadElement(ctx, computer, args[0], args[1], dpe.FormatJSON)
+	pctx, done := withProgressBar(ctx, e.errOut)
+	d, err := e.client.ReadElement(pctx, computer, args[0], args[1], dpe.FormatJSON)
+	done()
 	if err != nil {
 		return noFinder(err, computer)
 	}

@@ -46,7 +46,8 @@
 // Computers offer the Finder (an smcp-go extension that reference 0.4
 // Computers lack); a Finder command through one that does not fails with
 // 4106 saying so. call draws the tool's progress on stderr when stderr is a
-// terminal, and blob and skill their transfer's.
+// terminal, open, page and element the read's (when the MCP server reports
+// any), and blob and skill their transfer's.
 //
 // call drains a tool result's spooled blobs (0.4: an image above the
 // Computer's inline budget) and prints their handle, "[image image/png blob

@@ -21,17 +21,18 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progressBar draws a tool call's progress on one terminal line of w
-// (agent.WithProgress: notify:tool_progress,
+// progressBar draws a tool call's or a read's progress on one terminal
+// line of w (agent.WithProgress: notify:tool_progress,
 // https://github.com/a2c-smcp/smcp-go/blob/main/spec/protocol.md#updates-and-notifications,
-// Tool-call progress) and clears it when the call ends.
+// Tool-call progress) and clears it when the request ends.
 type progressBar struct {
 	w     io.Writer
 	mu    sync.Mutex
 	drawn bool
 }
 
-// withProgressBar asks for the call's progress when stderr is a terminal.
+// withProgressBar asks for the call's or read's progress when stderr is a
+// terminal.
 func withProgressBar(ctx context.Context, stderr io.Writer) (context.Context, func()) {
 	if !isTerminal(stderr) {
 		return ctx, func() {}
