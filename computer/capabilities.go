@@ -226,12 +226,17 @@ func (c *Computer) capsNow() (*caps, string) {
 	return c.caps, office
 }
 
-// mint moves a 0.3/0.4 tool result's large binary items to the spool.
+// mint moves a 0.3/0.4 tool result's large binary items to the spool (those
+// the MCP connection staged there as they arrived are claimed for the
+// office). A 0.2.0 session has no client:get_blob: its items are put back
+// inline, up to the payload limit.
 func (c *Computer) mint(g protocol.Generation, res *protocol.CallToolResult) {
-	if !g.Handshake() {
-		return // 0.2.0: inline, up to the payload limit
-	}
-	if k, office := c.capsNow(); k != nil {
+	k, office := c.capsNow()
+	switch {
+	case k == nil:
+	case !g.Handshake():
+		k.spool.Inline(res)
+	default:
 		k.spool.Mint(office, res)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/blob"
 	"github.com/a2c-smcp/smcp-go/computer/config"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -386,7 +387,8 @@ type dialOptions struct {
 	reqTimeout     time.Duration
 	healthInterval time.Duration
 	healthTimeout  time.Duration
-	maxMessage     int // bytes of one stdio message; ≤ 0: DefaultMaxMessageBytes
+	maxMessage     int         // bytes of one stdio message; ≤ 0: DefaultMaxMessageBytes
+	spool          *blob.Spool // where a stdio tool result's binary items go (WithSpool)
 }
 
 // dial connects to one server and initializes it.
@@ -405,7 +407,7 @@ func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (
 	var tr transport.Interface
 	switch {
 	case cfg.Stdio != nil:
-		tr, err = c.stdioTransport(cfg.Stdio, o.maxMessage)
+		tr, err = c.stdioTransport(cfg.Stdio, o.maxMessage, o.spool)
 	case cfg.Streamable != nil:
 		p := cfg.Streamable.ServerParameters
 		hs := httpSettings{sseRead: to.SSERead, keepSession: p.TerminateOnClose != nil && !*p.TerminateOnClose, maxMessage: o.maxMessage}
@@ -503,7 +505,7 @@ func childEnv(env map[string]string) []string {
 	return out
 }
 
-func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig, maxMessage int) (transport.Interface, error) {
+func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig, maxMessage int, spool *blob.Spool) (transport.Interface, error) {
 	p := s.ServerParameters
 	if p.Encoding != "" && !strings.EqualFold(strings.ReplaceAll(p.Encoding, "-", ""), "utf8") {
 		c.log.Warn("only utf-8 is supported as stdio encoding; ignoring", "encoding", p.Encoding)
@@ -515,7 +517,7 @@ func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig, maxMessage int) (trans
 	if p.Cwd != nil && *p.Cwd != "" {
 		cmd.Dir = *p.Cwd
 	}
-	proc, err := startChild(cmd, c.name, c.log, maxMessage)
+	proc, err := startChild(cmd, c.name, c.log, maxMessage, spool)
 	if err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}

@@ -100,7 +100,7 @@ func (b *limitBody) Read(p []byte) (int, error) {
 	}
 	if b.n > b.limit {
 		return 0, protocol.NewPayloadTooLarge("the MCP server's answer exceeds the Computer's limit of %d bytes per MCP message; "+
-			"read less at once (a page, a category, an element)", b.limit).With("limit_bytes", b.limit)
+			"read less at once (a page, a category, an element), or raise the limit (%s)", b.limit, raiseMessageLimit).With("limit_bytes", b.limit)
 	}
 	return n, err
 }
