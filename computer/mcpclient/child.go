@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/computer/blob"
@@ -77,8 +78,9 @@ type child struct {
 	exited  chan struct{} // closed once the child has been reaped
 	waitErr error         // set before exited is closed
 
-	maxMessage int     // bytes of one stdout line; a longer one is refused
-	lift       *lifter // with a spool: tool results' binary items go there
+	maxMessage int          // bytes of one stdout line; a longer one is refused
+	lift       *lifter      // with a spool: tool results' binary items go there
+	read       atomic.Int64 // bytes read from stdout
 
 	mu       sync.Mutex
 	tail     []string // last stderr lines, oldest first
@@ -309,6 +311,7 @@ func (ch *child) readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 	total := 0
 	for {
 		frag, err := r.ReadSlice('\n')
+		ch.read.Add(int64(len(frag)))
 		total += len(frag)
 		switch {
 		case prefix != nil: // dropping the rest of an oversized line
@@ -339,6 +342,7 @@ func (ch *child) readLifted(r *bufio.Reader, buf []byte) ([]byte, error) {
 	l.reset(buf)
 	for {
 		frag, err := r.ReadSlice('\n')
+		ch.read.Add(int64(len(frag)))
 		l.write(frag)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue

@@ -327,7 +327,9 @@ func (c *Conn) LostErr() error {
 }
 
 // monitor pings every interval, and at once when poked, until the
-// connection fails or ends.
+// connection fails or ends. A stdio server whose ping times out while its
+// stdout kept delivering bytes is not lost: the answer queues behind a long
+// message (a 100 MiB image is a 133 MiB line).
 func (c *Conn) monitor(interval, timeout time.Duration) {
 	defer c.wg.Done()
 	t := time.NewTicker(interval)
@@ -339,9 +341,18 @@ func (c *Conn) monitor(interval, timeout time.Duration) {
 		case <-t.C:
 		case <-c.poke:
 		}
+		var before int64
+		if c.proc != nil {
+			before = c.proc.read.Load()
+		}
 		if err := c.ping(timeout); err != nil {
 			if c.ctx.Err() != nil {
 				return
+			}
+			if c.proc != nil && errors.Is(err, context.DeadlineExceeded) && c.proc.read.Load() != before {
+				// The answer waits behind a long message the server is
+				// still writing (a large tool result): it is alive.
+				continue
 			}
 			c.markLost(c.explain(fmt.Errorf("health check: %w", err)))
 			return
