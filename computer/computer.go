@@ -84,7 +84,7 @@ func WithManagerOptions(opts ...mcpclient.Option) Option {
 
 // WithMaxMCPMessageBytes bounds one message an MCP server sends the
 // Computer (default mcpclient.DefaultMaxMessageBytes, 32 MiB), the binary
-// items of a stdio server's tool results apart: those go to the blob spool
+// items of tool results apart: those go to the blob spool
 // as they are read, each bounded by the spool's mint cap and room
 // (WithSpoolOptions: blob.WithMintCap, 100 MiB; blob.WithMaxBytes, 1 GiB).
 // A message beyond either bound fails its request with 413 naming it

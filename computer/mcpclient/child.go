@@ -361,16 +361,9 @@ func (ch *child) readLifted(r *bufio.Reader, buf []byte) ([]byte, error) {
 // lifted and returns the answer that replaces it (nil when no id was
 // found).
 func (ch *child) refuseLifted(prefix []byte, size int, r *liftRefusal) []byte {
-	id, ok := jsonrpcID(prefix)
+	id, _ := jsonrpcID(prefix)
 	ch.log.Warn("mcp server's tool result refused (dropped)", "bytes", size, "code", r.code, "reason", r.msg, "answer_to", string(id))
-	if !ok {
-		return nil
-	}
-	data := map[string]any{"size_bytes": size}
-	for k, v := range r.data {
-		data[k] = v
-	}
-	return errorAnswer(id, r.code, r.msg, data)
+	return ch.lift.refusalAnswer()
 }
 
 // refuseOversize logs a stdout line of size bytes over maxMessage and

@@ -421,12 +421,12 @@ func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (
 		tr, err = c.stdioTransport(cfg.Stdio, o.maxMessage, o.spool)
 	case cfg.Streamable != nil:
 		p := cfg.Streamable.ServerParameters
-		hs := httpSettings{sseRead: to.SSERead, keepSession: p.TerminateOnClose != nil && !*p.TerminateOnClose, maxMessage: o.maxMessage}
+		hs := httpSettings{sseRead: to.SSERead, keepSession: p.TerminateOnClose != nil && !*p.TerminateOnClose, maxMessage: o.maxMessage, spool: o.spool}
 		tr, err = transport.NewStreamableHTTP(p.URL, transport.WithHTTPHeaders(headers(p.Headers)),
 			transport.WithHTTPBasicClient(hs.client()), transport.WithContinuousListening(), transport.WithHTTPLogger(o.log))
 	case cfg.SSE != nil:
 		p := cfg.SSE.ServerParameters
-		hs := httpSettings{sseRead: to.SSERead, maxMessage: o.maxMessage}
+		hs := httpSettings{sseRead: to.SSERead, maxMessage: o.maxMessage, spool: o.spool}
 		tr, err = transport.NewSSE(p.URL, transport.WithHeaders(headers(p.Headers)),
 			transport.WithHTTPClient(hs.client()), transport.WithSSELogger(o.log))
 	default:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/a2c-smcp/smcp-go/computer/blob"
+	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 // liftFloor is the least a binary item's string may be (in characters of
@@ -431,4 +432,38 @@ func (l *lifter) end() []byte {
 		return nil
 	}
 	return l.out
+}
+
+// endOrRefusal ends the message and returns it rewritten, or when refused
+// the JSON-RPC error answering it, or (its id unknown) that error as a
+// *protocol.Error.
+func (l *lifter) endOrRefusal() ([]byte, error) {
+	if line := l.end(); line != nil || l.fail == nil {
+		return line, nil
+	}
+	if a := l.refusalAnswer(); a != nil {
+		return a, nil
+	}
+	msg := l.fail.msg
+	if msg == "" {
+		msg = fmt.Sprintf("the MCP server's answer exceeds the Computer's limit of %d bytes per MCP message%s; raise the limit (%s)", l.max, liftNote, raiseMessageLimit)
+	}
+	return nil, protocol.NewPayloadTooLarge("%s", msg).With("limit_bytes", l.max)
+}
+
+// refusalAnswer is the JSON-RPC error answering a refused message, nil when
+// its id is not in its first 64 KiB.
+func (l *lifter) refusalAnswer() []byte {
+	id, ok := jsonrpcID(l.out)
+	if !ok {
+		return nil
+	}
+	if l.fail.msg == "" {
+		return oversizeAnswer(id, l.seen, l.max, true)
+	}
+	data := map[string]any{"size_bytes": l.seen}
+	for k, v := range l.fail.data {
+		data[k] = v
+	}
+	return errorAnswer(id, l.fail.code, l.fail.msg, data)
 }

@@ -3,18 +3,23 @@ package mcpclient
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/a2c-smcp/smcp-go/computer/blob"
+	"github.com/a2c-smcp/smcp-go/computer/internal/testmcp"
+	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -199,4 +204,60 @@ func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func bufioReader(b []byte) *bufio.Reader {
 	return bufio.NewReaderSize(bytes.NewReader(b), idPrefixBytes)
+}
+
+// Over each transport, a tool result's image larger than one MCP message
+// may be (3 MiB of image, 4 MiB of base64, a 1 MiB bound) reaches mcp-go
+// without its bytes, which are in the spool, and Mint makes them a handle
+// that reads them back; a larger one than the mint cap fails the call at
+// once with 413 naming the bound, leaving nothing in the spool.
+func TestLargeToolResultOverEachTransport(t *testing.T) {
+	want := testmcp.Bytes(3<<20, 4)
+	for _, tr := range []string{"stdio", "streamable", "sse"} {
+		t.Run(tr, func(t *testing.T) {
+			var cfg protocol.MCPServerConfig
+			switch tr {
+			case "stdio":
+				cfg = stdioConfig(t, "a", "-tools", "image")
+			case "streamable":
+				cfg = httpConfig("a", testmcp.StartHTTP(t, "127.0.0.1:0", "-tools", "image").URL)
+			case "sse":
+				p := testmcp.StartSSE(t, "127.0.0.1:0", "-tools", "image")
+				cfg = protocol.MCPServerConfig{SSE: &protocol.MCPSSEConfig{Name: "a", ForbiddenTools: []string{}, ToolMeta: map[string]protocol.ToolMeta{},
+					ServerParameters: protocol.MCPSSEParameters{URL: p.URL}}}
+			}
+			sp := liftSpool(t, blob.WithMintCap(4<<20))
+			m := startManager(t, []protocol.MCPServerConfig{cfg}, WithSpool(sp), WithMaxMessageBytes(1<<20))
+			c := m.Conn("a")
+			require.NotNil(t, c)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			raw, err := c.CallTool(ctx, "image", map[string]any{"size": len(want), "seed": 4})
+			require.NoError(t, err)
+			assert.Less(t, len(raw), 64<<10, "the bytes are not in the answer")
+			var res protocol.CallToolResult
+			require.NoError(t, json.Unmarshal(raw, &res))
+			require.Equal(t, 1, sp.Mint("o", &res))
+			var got []byte
+			for {
+				ret, err := sp.Read("o", protocol.GetBlobReq{BlobHandle: res.Content[1].Meta[blob.MetaBlobHandle].(string), ChunkOffset: len(got)})
+				require.NoError(t, err)
+				b, _ := base64.StdEncoding.DecodeString(ret.Blob)
+				got = append(got, b...)
+				if ret.Eof {
+					break
+				}
+			}
+			require.True(t, bytes.Equal(want, got))
+			held := sp.Bytes()
+
+			_, err = c.CallTool(ctx, "image", map[string]any{"size": 5 << 20, "seed": 4})
+			var rpc *mcpsource.RPCError
+			require.True(t, errors.As(err, &rpc), "got %v", err)
+			assert.Equal(t, 413, rpc.Code)
+			assert.Contains(t, rpc.Message, "--max-blob-bytes")
+			assert.NoError(t, ctx.Err(), "answered at once")
+			assert.Equal(t, held, sp.Bytes(), "nothing of it left in the spool")
+		})
+	}
 }

@@ -20,9 +20,9 @@
 //
 // Large tool results: a binary item (image, audio, embedded resource blob)
 // above --inline-budget (32 KiB) goes to the blob spool, served by
-// client:get_blob; a stdio server's item is decoded into the spool as it
-// arrives, so it neither counts against --max-mcp-message-bytes (32 MiB,
-// the rest of one MCP message) nor is held in memory. Each item is bounded
+// client:get_blob; such an item is decoded into the spool as it arrives,
+// so it neither counts against --max-mcp-message-bytes (32 MiB, the rest
+// of one MCP message) nor is held in memory. Each item is bounded
 // by --max-blob-bytes (100 MiB), all of them by --spool-max-bytes (1 GiB);
 // past a bound the call fails with 413 naming the flag. The spool is in
 // --spool-dir, or else in a directory of this process under
@@ -248,7 +248,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			what      string
 		}{
 			{&maxMCPMessage, "max-mcp-message-bytes", "SMCP_MAX_MCP_MESSAGE_BYTES", mcpclient.DefaultMaxMessageBytes,
-				"largest message an MCP server may send, the binary items of a stdio server's tool results apart (those go to the spool as they arrive)"},
+				"largest message an MCP server may send, the binary items of tool results apart (those go to the spool as they arrive)"},
 			{&maxBlob, "max-blob-bytes", "SMCP_MAX_BLOB_BYTES", blob.DefaultMintCap,
 				"largest binary item (decoded) of a tool result the spool takes; a larger one fails the call with 413"},
 			{&spoolMax, "spool-max-bytes", "SMCP_SPOOL_MAX_BYTES", blob.DefaultSpoolBytes,
