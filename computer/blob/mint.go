@@ -17,8 +17,9 @@ import (
 // become "", and its "_meta" gets MetaBlobHandle, MetaTotalSize and
 // MetaSHA256 (both references write them there, and their Agents read
 // them there only; the item's "meta", if any, is left as it is). An item that is not valid base64, is above the mint cap, or that
-// the spool cannot take stays inline (logged), as with the references. It
-// returns how many items it moved.
+// the spool cannot take stays inline (logged), as with the references. An
+// item whose bytes were staged already (Spool.Stage) is claimed for office,
+// its MIME type set from the item. It returns how many items it moved.
 func (s *Spool) Mint(office string, res *protocol.CallToolResult) int {
 	if res == nil {
 		return 0

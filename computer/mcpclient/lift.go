@@ -42,8 +42,9 @@ type lifter struct {
 	max   int // bytes of the message apart from its lifted items
 
 	out   []byte
-	stack []frame
-	seen  int // bytes of the message as the server wrote it
+	stack []frame // the open containers, the outermost maxFrames of them
+	deep  int     // containers open beyond those
+	seen  int     // bytes of the message as the server wrote it
 	refs  []string
 
 	inStr bool
@@ -69,6 +70,11 @@ const (
 	strKey
 	strBinary
 )
+
+// maxFrames is how many open containers a lifter keeps: a binary item is
+// five deep, and a hostile message of brackets must not cost memory per
+// bracket.
+const maxFrames = 8
 
 // frame is an open container; key is an object's current key when it is
 // one of the keys on a binary item's path, else "".
@@ -108,25 +114,31 @@ func (l *lifter) write(p []byte) {
 		}
 		c := p[0]
 		switch c {
-		case '{':
-			l.stack = append(l.stack, frame{wantKey: true})
-		case '[':
-			l.stack = append(l.stack, frame{arr: true})
+		case '{', '[':
+			if len(l.stack) < maxFrames && l.deep == 0 {
+				l.stack = append(l.stack, frame{arr: c == '[', wantKey: c == '{'})
+			} else {
+				l.deep++
+			}
 		case '}', ']':
-			if len(l.stack) > 0 {
+			if l.deep > 0 {
+				l.deep--
+			} else if len(l.stack) > 0 {
 				l.stack = l.stack[:len(l.stack)-1]
 			}
 		case ',':
-			if n := len(l.stack); n > 0 && !l.stack[n-1].arr {
+			if n := len(l.stack); n > 0 && l.deep == 0 && !l.stack[n-1].arr {
 				l.stack[n-1].wantKey = true
 			}
 		case ':':
-			if n := len(l.stack); n > 0 && !l.stack[n-1].arr {
+			if n := len(l.stack); n > 0 && l.deep == 0 && !l.stack[n-1].arr {
 				l.stack[n-1].wantKey = false
 			}
 		case '"':
 			l.inStr, l.esc = true, false
 			switch n := len(l.stack); {
+			case l.deep > 0:
+				l.str = strPlain // deeper than any binary item: a key or not, no matter
 			case n > 0 && !l.stack[n-1].arr && l.stack[n-1].wantKey:
 				l.str, l.key = strKey, l.key[:0]
 			case l.binaryPath():

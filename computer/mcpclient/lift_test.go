@@ -261,3 +261,24 @@ func TestLargeToolResultOverEachTransport(t *testing.T) {
 		})
 	}
 }
+
+// A message of nested brackets (8,000 deep: encoding/json stops at 10,000)
+// costs the lifter no memory per bracket,
+// and what follows them is still read right.
+func TestLifterNestingBounded(t *testing.T) {
+	data := make([]byte, 300<<10)
+	_, _ = rand.Read(data)
+	b64 := base64.StdEncoding.EncodeToString(data)
+	deep := strings.Repeat(`[{"a":`, 4000) + `"x"` + strings.Repeat(`}]`, 4000)
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"result":{"structuredContent":` + deep + `,"content":[{"type":"image","data":"` + b64 + `"}]}}`)
+	sp := liftSpool(t)
+	l := newLifter(sp, DefaultMaxMessageBytes)
+	l.reset(nil)
+	for i := 0; i < len(msg); i += 4096 {
+		l.write(msg[i:min(i+4096, len(msg))])
+		require.LessOrEqual(t, cap(l.stack), 2*maxFrames)
+	}
+	out := l.end()
+	require.True(t, json.Valid(out))
+	assert.Len(t, l.refs, 1, "the image after the nesting is lifted")
+}
