@@ -287,6 +287,9 @@ func (l *lifter) feed(p []byte) (int, bool) {
 				return len(p), false
 			}
 			l.push(p[i : i+j])
+			if l.fail != nil {
+				return len(p), false
+			}
 			i += j
 			if p[i] == '"' {
 				return i + 1, true
@@ -335,6 +338,9 @@ func (l *lifter) push(b []byte) {
 // decode writes the queued characters, whole quanta of four (all of them
 // when last), decoded, to the stage.
 func (l *lifter) decode(last bool) {
+	if l.fail != nil {
+		return
+	}
 	m := len(l.q) / 4 * 4
 	if last && m != len(l.q) {
 		l.invalid("a length that is not a multiple of 4")
@@ -362,6 +368,9 @@ func (l *lifter) decode(last bool) {
 
 // endLifted ends the binary item being lifted at its closing quote.
 func (l *lifter) endLifted() {
+	if l.fail != nil {
+		return
+	}
 	l.decode(true)
 	if l.fail != nil {
 		return

@@ -196,6 +196,14 @@ func TestLifterRefusals(t *testing.T) {
 			}
 			assert.Zero(t, sp.Bytes(), "what the message staged is removed")
 			assert.Empty(t, ch.lift.refs)
+
+			// The same in fragments of 300 KiB: the failure and the item's
+			// end may come in one fragment, after the item was lifted.
+			l := newLifter(sp, limit)
+			assert.Nil(t, liftAll(l, tc.msg, 300<<10))
+			require.NotNil(t, l.fail)
+			assert.Equal(t, tc.code, l.fail.code)
+			assert.Zero(t, sp.Bytes())
 		})
 	}
 }
