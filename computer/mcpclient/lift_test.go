@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -289,4 +290,35 @@ func TestLifterNestingBounded(t *testing.T) {
 	out := l.end()
 	require.True(t, json.Valid(out))
 	assert.Len(t, l.refs, 1, "the image after the nesting is lifted")
+}
+
+// Mangled messages in random fragments never upset the lifter: each ends
+// forwarded or refused, and once what it staged is discarded (as the
+// filter does for a message it does not forward) the spool is empty.
+func TestLifterMangledMessages(t *testing.T) {
+	data := make([]byte, 400<<10)
+	_, _ = rand.Read(data)
+	b64 := base64.StdEncoding.EncodeToString(data)
+	base := []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"image","data":"` + b64[:len(b64)/2] + `\/` + b64[len(b64)/2+1:] +
+		`"},{"type":"resource","resource":{"blob":"` + b64 + `"}}]}}`)
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	sp := liftSpool(t, blob.WithMaxBytes(600<<10))
+	alphabet := []byte(`{}[]",:\ A=/u0n`)
+	for i := 0; i < 150; i++ {
+		msg := bytes.Clone(base)
+		for k := rng.IntN(4); k > 0; k-- {
+			msg[rng.IntN(len(msg))] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if rng.IntN(4) == 0 {
+			msg = msg[:rng.IntN(len(msg))]
+		}
+		l := newLifter(sp, 1<<20)
+		out := liftAll(l, msg, 1+rng.IntN(200<<10))
+		if out == nil {
+			require.NotNil(t, l.fail)
+			require.Empty(t, l.refs)
+		}
+		l.discard()
+		require.Zero(t, sp.Bytes(), "message %d", i)
+	}
 }
