@@ -63,8 +63,8 @@ func envMiB(name string, def int64) int64 {
 // client:put_blob into the landing root) through a Server, each of Agent,
 // Server and Computer its own process, with fresh processes per transfer:
 // the Go Agent and Computer (e2e/benchblobs: package computer as
-// smcp-computer runs it, with the bound of one stdio MCP message and the
-// health check's timeout raised, see its runComputer) through smcp-server, and the a2c-smcp 0.4.2
+// smcp-computer runs it, with its defaults, see its runComputer) through
+// smcp-server, and the a2c-smcp 0.4.2
 // Agent and Computer through smcp-server and through their own Server, in
 // the same run. The Python stacks download BENCH_BLOB_PY_DOWNLOAD_MIB
 // (default 16): the a2c-smcp Computer reads a stdio MCP server's line with

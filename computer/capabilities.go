@@ -46,8 +46,10 @@ type capOptions struct {
 
 // WithSpoolDir sets the directory of the blob spool, which the Computer
 // owns: emptied at Launch, removed at Close; a non-empty directory that is
-// not a spool's is refused at Launch. Default: a new directory under
-// os.TempDir.
+// not a spool's, or that another live Computer's spool holds, is refused at
+// Launch. Default: a new directory of this process under blob.DefaultBase
+// ($TMPDIR/smcp-spool-<uid>), where Launch also removes what Computers that
+// are gone (killed included) left.
 func WithSpoolDir(dir string) Option { return func(o *options) { o.caps.spoolDir = dir } }
 
 // WithInlineBudget sets the largest binary content item of a tool result

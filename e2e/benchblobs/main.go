@@ -43,7 +43,6 @@ import (
 	"github.com/a2c-smcp/smcp-go/agent"
 	"github.com/a2c-smcp/smcp-go/computer"
 	"github.com/a2c-smcp/smcp-go/computer/config"
-	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
 	"github.com/a2c-smcp/smcp-go/computer/sio"
 )
 
@@ -141,12 +140,11 @@ func serveMCP(sizeArg string) error {
 	return mcpserver.ServeStdio(s)
 }
 
-// runComputer is smcp-computer's run with its default bounds (a 100 MiB
-// image, a 133 MiB line of base64, streams into the spool: it does not
-// count against the 32 MiB bound of one MCP message) but one: a
-// health-check ping may take 5 minutes (the default is 5 s; the ping's
-// answer waits behind that line, which takes longer than that to arrive
-// on a loaded machine). It runs until SIGTERM or SIGINT.
+// runComputer is smcp-computer's run with its defaults: a 100 MiB image,
+// a 133 MiB line of base64, streams into the spool (it does not count
+// against the 32 MiB bound of one MCP message), and the health check's
+// pings that time out behind that line while it is still arriving do not
+// mark the server lost. It runs until SIGTERM or SIGINT.
 func runComputer(cfgPath, landing, spool string) error {
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
@@ -154,8 +152,7 @@ func runComputer(cfgPath, landing, spool string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	c := computer.New(cfg, computer.WithSpoolDir(spool), computer.WithLandingRoot(landing),
-		computer.WithManagerOptions(mcpclient.WithHealthCheck(250*time.Millisecond, 5*time.Minute)))
+	c := computer.New(cfg, computer.WithSpoolDir(spool), computer.WithLandingRoot(landing))
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
