@@ -63,8 +63,8 @@ func envMiB(name string, def int64) int64 {
 // client:put_blob into the landing root) through a Server, each of Agent,
 // Server and Computer its own process, with fresh processes per transfer:
 // the Go Agent and Computer (e2e/benchblobs: package computer as
-// smcp-computer runs it, with the bound of one stdio MCP message and the
-// health check's timeout raised, see its runComputer) through smcp-server, and the a2c-smcp 0.4.2
+// smcp-computer runs it, with its defaults, see its runComputer) through
+// smcp-server, and the a2c-smcp 0.4.2
 // Agent and Computer through smcp-server and through their own Server, in
 // the same run. The Python stacks download BENCH_BLOB_PY_DOWNLOAD_MIB
 // (default 16): the a2c-smcp Computer reads a stdio MCP server's line with
@@ -73,6 +73,7 @@ func envMiB(name string, def int64) int64 {
 // (docs/performance.md, Blobs). It prints, per stack and direction, the time from the
 // Agent's request to its last byte checked, the throughput, and the peak
 // RSS (VmHWM) of each process, and the load average around the run.
+// BENCH_BLOB_GO_ONLY=1 runs the Go stack alone.
 // Programs are built into a temporary directory, removed at the end; every
 // process it starts is ended by PID; all traffic is on loopback. Not part
 // of the test command (docs/performance.md, Blobs).
@@ -109,6 +110,9 @@ func BenchBlobs() error {
 	start := time.Now()
 	results := map[string]map[string]blobRun{}
 	for _, st := range blobStacks {
+		if st.python && os.Getenv("BENCH_BLOB_GO_ONLY") != "" {
+			continue
+		}
 		results[st.name] = map[string]blobRun{}
 		for _, dir := range []string{"download", "upload"} {
 			m := mib
@@ -147,7 +151,10 @@ func BenchBlobs() error {
 	for _, dir := range []string{"download", "upload"} {
 		base := results[blobStacks[0].name][dir]
 		for _, st := range blobStacks {
-			r := results[st.name][dir]
+			r, ok := results[st.name][dir]
+			if !ok {
+				continue // BENCH_BLOB_GO_ONLY
+			}
 			if r.Error != "" {
 				fmt.Fprintf(w, "%s\t%s\t%d\tfailed: %s\t\t\t\t\t%s\t%s\t%s\n", dir, st.name, r.size>>20, firstLine(r.Error), mibOf(r.agentKB), mibOf(r.serverKB), mibOf(r.computerKB))
 				continue

@@ -46,8 +46,10 @@ type capOptions struct {
 
 // WithSpoolDir sets the directory of the blob spool, which the Computer
 // owns: emptied at Launch, removed at Close; a non-empty directory that is
-// not a spool's is refused at Launch. Default: a new directory under
-// os.TempDir.
+// not a spool's, or that another live Computer's spool holds, is refused at
+// Launch. Default: a new directory of this process under blob.DefaultBase
+// ($TMPDIR/smcp-spool-<uid>), where Launch also removes what Computers that
+// are gone (killed included) left.
 func WithSpoolDir(dir string) Option { return func(o *options) { o.caps.spoolDir = dir } }
 
 // WithInlineBudget sets the largest binary content item of a tool result
@@ -226,12 +228,17 @@ func (c *Computer) capsNow() (*caps, string) {
 	return c.caps, office
 }
 
-// mint moves a 0.3/0.4 tool result's large binary items to the spool.
+// mint moves a 0.3/0.4 tool result's large binary items to the spool (those
+// the MCP connection staged there as they arrived are claimed for the
+// office). A 0.2.0 session has no client:get_blob: its items are put back
+// inline, up to the payload limit.
 func (c *Computer) mint(g protocol.Generation, res *protocol.CallToolResult) {
-	if !g.Handshake() {
-		return // 0.2.0: inline, up to the payload limit
-	}
-	if k, office := c.capsNow(); k != nil {
+	k, office := c.capsNow()
+	switch {
+	case k == nil:
+	case !g.Handshake():
+		k.spool.Inline(res)
+	default:
 		k.spool.Mint(office, res)
 	}
 }

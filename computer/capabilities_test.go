@@ -1,6 +1,7 @@
 package computer
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -151,6 +152,47 @@ func TestCapabilitiesThroughTheComputer(t *testing.T) {
 	assert.True(t, errors.Is(err, os.ErrNotExist), "the spool is removed at Close")
 	_, err = h.GetBlob(ctx, protocol.Gen04, protocol.GetBlobReq{BlobHandle: handle})
 	assert.Equal(t, protocol.CodeBlobNotAccessible, protocol.CodeOf(err))
+}
+
+// A tool result's binary items larger than one MCP message may be stream
+// into the spool: with the bound of one message at 1 MiB, a 3 MiB image
+// and its embedded copy (8 MiB of base64 in one line) drain to the
+// server's bytes, and 0.2.0 gets them inline. Past the mint cap the call
+// fails with 413 naming the flag that raises it, and nothing is left in
+// the spool.
+func TestLargeBinaryItemsBypassTheMessageBound(t *testing.T) {
+	c := newComputer(t, imageServer(t), WithMaxMCPMessageBytes(1<<20), WithSpoolOptions(blob.WithMintCap(4<<20)))
+	h := handler{c}
+	want := testmcp.Bytes(3<<20, 9)
+	sum := sha256.Sum256(want)
+	res := callGen(c, protocol.Gen04, "pics__image", map[string]any{"size": len(want), "seed": 9, "resource": true})
+	require.Nil(t, res.IsError, "%+v", res)
+	require.Len(t, res.Content, 3)
+	for i, mime := range []string{"", "image/png", "application/x-test"} {
+		if i == 0 {
+			continue // the text
+		}
+		it := res.Content[i]
+		assert.EqualValues(t, len(want), it.Meta[blob.MetaTotalSize])
+		got, last := drainBlob(t, h, it.Meta[blob.MetaBlobHandle].(string))
+		require.True(t, bytes.Equal(want, got))
+		assert.Equal(t, hex.EncodeToString(sum[:]), last.Sha256)
+		assert.Equal(t, mime, last.MimeType)
+	}
+	held := c.Spool().Bytes()
+	assert.Equal(t, int64(2*len(want)), held)
+
+	res = callGen(c, protocol.Gen02, "image", map[string]any{"size": len(want), "seed": 9})
+	require.Nil(t, res.IsError, "%+v", res)
+	assert.Equal(t, base64.StdEncoding.EncodeToString(want), *res.Content[1].Data, "0.2.0: inline")
+	assert.Equal(t, held, c.Spool().Bytes(), "taken back out of the spool")
+
+	res = callGen(c, protocol.Gen04, "pics__image", map[string]any{"size": 5 << 20, "seed": 9})
+	require.NotNil(t, res.IsError)
+	require.True(t, *res.IsError)
+	assert.Contains(t, *res.Content[0].Text, "limit of 4194304 bytes per binary item; raise it with smcp-computer --max-blob-bytes")
+	assert.Equal(t, held, c.Spool().Bytes(), "nothing of it left in the spool")
+	assert.Equal(t, "hi", *callGen(c, protocol.Gen04, "pics__echo", map[string]any{"text": "hi"}).Content[0].Text, "the server keeps serving")
 }
 
 // Without a landing root or skills, the refusals are the references'.

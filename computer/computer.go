@@ -82,6 +82,18 @@ func WithManagerOptions(opts ...mcpclient.Option) Option {
 	return func(o *options) { o.manager = append(o.manager, opts...) }
 }
 
+// WithMaxMCPMessageBytes bounds one message an MCP server sends the
+// Computer (default mcpclient.DefaultMaxMessageBytes, 32 MiB), the binary
+// items of tool results apart: those go to the blob spool
+// as they are read, each bounded by the spool's mint cap and room
+// (WithSpoolOptions: blob.WithMintCap, 100 MiB; blob.WithMaxBytes, 1 GiB).
+// A message beyond either bound fails its request with 413 naming it
+// (https://github.com/a2c-smcp/smcp-go/blob/main/spec/capabilities.md#blobs). It is
+// mcpclient.WithMaxMessageBytes; n ≤ 0 keeps the default.
+func WithMaxMCPMessageBytes(n int) Option {
+	return WithManagerOptions(mcpclient.WithMaxMessageBytes(n))
+}
+
 // WithReadSchemes sets the URI schemes client:read_resource may read
 // (default dpe and window).
 func WithReadSchemes(schemes ...string) Option {
@@ -212,7 +224,7 @@ func (c *Computer) Launch(ctx context.Context) error {
 	for _, name := range slices.Sorted(maps.Keys(refused)) {
 		c.log.Error("MCP server refused: not started", "server", name, "err", refused[name].Message)
 	}
-	mopts := append([]mcpclient.Option{mcpclient.WithLogger(c.log), mcpclient.WithHooks(mcpclient.Hooks{
+	mopts := append([]mcpclient.Option{mcpclient.WithLogger(c.log), mcpclient.WithSpool(k.spool), mcpclient.WithHooks(mcpclient.Hooks{
 		Up: c.serverUp, Notification: c.serverNotification, Down: c.serverDown,
 	})}, c.o.manager...)
 	m := mcpclient.NewManager(servers, mopts...)

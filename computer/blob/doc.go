@@ -14,6 +14,14 @@
 // Items above the mint cap (100 MiB, WithMintCap, the references' cap) or
 // that are not valid base64 stay inline.
 //
+// A large item need not reach Mint inline: package mcpclient decodes it
+// from the MCP server's answer as it arrives straight into the spool
+// (Spool.Stage: each write takes its room, bounded by the mint cap and the
+// spool's bound; Staged.Commit), and leaves in the item's place a reference
+// that Mint claims for the office (Inline puts the bytes back for a 0.2.0
+// session). A staged blob is served to nobody before it is claimed, spared
+// by eviction, and dropped after a minute if never claimed.
+//
 // Spool.Read answers client:get_blob: stateless chunks addressed by
 // offset, at most 256 KiB each (MaxChunkBytes), with eof, sha256, mime_type
 // and total_size. A handle is 32 bytes of crypto/rand, served only to the
@@ -26,7 +34,12 @@
 // The spool is bounded: its bytes on disk never exceed WithMaxBytes (1 GiB);
 // a blob that would pass the bound evicts the oldest ones first, which then
 // answer gone. Its directory is the spool's own: emptied when the spool
-// opens (what a previous process left) and removed when it closes.
+// opens (what a previous process left), refused while another live spool
+// holds it (an open spool keeps its marker flock'ed), and removed when it
+// closes. Without a directory, a spool is a new directory of its process
+// under DefaultBase ($TMPDIR/smcp-spool-<uid>), and opening one removes
+// there what spools of ended processes left, killed ones included (the
+// kernel drops a dead process's lock), never a live one's.
 //
 // # Blobs in
 //

@@ -101,6 +101,7 @@ type Spool struct {
 	cfg  spoolConfig
 	dir  string
 	root *os.Root
+	lock *os.File // the marker, locked while the spool is open
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -118,61 +119,86 @@ type entry struct {
 	minted, expires   time.Time
 	seq               uint64
 	file              string
+	// staged: written by Stage, not yet claimed by Mint for an office;
+	// Read answers gone for it.
+	staged bool
 }
 
 // OpenSpool opens a spool in dir, which it creates when missing and owns:
 // a directory that is not empty and not a spool's (it has no
-// ".smcp-spool" marker) is refused, and what a previous process left in a
-// spool's directory is removed. dir "" makes a new directory under
-// os.TempDir. Close removes the directory.
+// ".smcp-spool" marker) is refused, as is one another live spool holds (it
+// keeps its marker locked while it is open), and what a previous process
+// left in a spool's directory is removed. dir "" makes a new directory of
+// this process under a per-user base directory (DefaultBase), after
+// removing there what spools of processes that are gone left (killed,
+// crashed), never a live one's. Close removes the directory.
 func OpenSpool(dir string, opts ...SpoolOption) (*Spool, error) {
 	cfg := spoolConfig{inline: DefaultInlineBudget, mintCap: DefaultMintCap, maxBytes: DefaultSpoolBytes, lifetime: DefaultLifetime, now: time.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var err error
 	if dir == "" {
-		d, err := os.MkdirTemp("", "smcp-spool-")
-		if err != nil {
+		if dir, err = privateDir(DefaultBase()); err != nil {
 			return nil, fmt.Errorf("blob: spool: %w", err)
 		}
-		dir = d
-	} else if err := claimDir(dir); err != nil {
-		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, markerName), []byte("smcp-go blob spool; removed when the Computer stops\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("blob: spool: %w", err)
+	lock, err := claimDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("blob: spool: %w", err)
 	}
-	s := &Spool{cfg: cfg, dir: dir, root: root, entries: map[string]*entry{}, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Spool{cfg: cfg, dir: dir, root: root, lock: lock, entries: map[string]*entry{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go s.janitor()
 	return s, nil
 }
 
-// claimDir makes dir a spool directory: created when missing, emptied when
-// it is a spool's, refused otherwise.
-func claimDir(dir string) error {
+// claimDir makes dir a spool directory: created when missing, refused when
+// it is neither empty nor a spool's or when another live spool holds it,
+// else emptied. It returns the marker, locked until the spool closes.
+func claimDir(dir string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("blob: spool: %w", err)
+		return nil, fmt.Errorf("blob: spool: %w", err)
 	}
 	names, err := readNames(dir)
 	if err != nil {
-		return fmt.Errorf("blob: spool: %w", err)
+		return nil, fmt.Errorf("blob: spool: %w", err)
 	}
-	if len(names) == 0 {
-		return nil
-	}
-	if _, err := os.Lstat(filepath.Join(dir, markerName)); err != nil {
-		return fmt.Errorf("blob: spool: %s is not empty and not a spool directory (no %s)", dir, markerName)
-	}
-	for _, n := range names {
-		if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
-			return fmt.Errorf("blob: spool: removing what a previous run left: %w", err)
+	marker := filepath.Join(dir, markerName)
+	if len(names) > 0 {
+		if _, err := os.Lstat(marker); err != nil {
+			return nil, fmt.Errorf("blob: spool: %s is not empty and not a spool directory (no %s)", dir, markerName)
 		}
 	}
-	return nil
+	lock, err := os.OpenFile(marker, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("blob: spool: %w", err)
+	}
+	if ok, err := tryLock(lock); err != nil || !ok {
+		lock.Close()
+		if err == nil {
+			err = fmt.Errorf("%s is the spool of another running Computer", dir)
+		}
+		return nil, fmt.Errorf("blob: spool: %w", err)
+	}
+	if _, err := lock.WriteAt([]byte(fmt.Sprintf("smcp-go blob spool of process %d; removed when the Computer stops\n", os.Getpid())), 0); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("blob: spool: %w", err)
+	}
+	for _, n := range names {
+		if n == markerName {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
+			lock.Close()
+			return nil, fmt.Errorf("blob: spool: removing what a previous run left: %w", err)
+		}
+	}
+	return lock, nil
 }
 
 func readNames(dir string) ([]string, error) {
@@ -212,7 +238,9 @@ func (s *Spool) Close() error {
 	close(s.stop)
 	<-s.done
 	s.root.Close()
-	return os.RemoveAll(s.dir)
+	err := os.RemoveAll(s.dir)
+	s.lock.Close()
+	return err
 }
 
 // janitor removes expired blobs while the spool is open, so that disk is
@@ -280,7 +308,7 @@ func (s *Spool) PutFrom(office string, r io.Reader, size int64, mime string) (ha
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", "", err
 	}
-	handle = handlePrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	handle = newHandle(raw)
 
 	// Reserve the room under the lock, write without it: the bytes on disk
 	// never pass the bound, and a long write holds no reader.
@@ -289,25 +317,10 @@ func (s *Spool) PutFrom(office string, r io.Reader, size int64, mime string) (ha
 		s.mu.Unlock()
 		return "", "", errors.New("blob: spool closed")
 	}
-	s.expireLocked(s.cfg.now())
-	if s.total+size > s.cfg.maxBytes {
-		old := make([]string, 0, len(s.entries))
-		for h := range s.entries {
-			old = append(old, h)
-		}
-		sort.Slice(old, func(i, j int) bool { return s.entries[old[i]].seq < s.entries[old[j]].seq })
-		for _, h := range old {
-			if s.total+size <= s.cfg.maxBytes {
-				break
-			}
-			s.dropLocked(h, s.entries[h])
-		}
-	}
-	if s.total+size > s.cfg.maxBytes {
+	if !s.reserveLocked(size) {
 		s.mu.Unlock()
 		return "", "", ErrSpoolFull
 	}
-	s.total += size
 	s.seq++
 	seq := s.seq
 	file := fmt.Sprintf("%d.blob", seq)
@@ -330,6 +343,37 @@ func (s *Spool) PutFrom(office string, r io.Reader, size int64, mime string) (ha
 	now := s.cfg.now()
 	s.entries[handle] = &entry{office: office, mime: mime, sha: sha, size: size, minted: now, expires: now.Add(s.cfg.lifetime), seq: seq, file: file}
 	return handle, sha, nil
+}
+
+// reserveLocked makes room for size more bytes on disk: expired blobs go
+// first, then the oldest ones (staged blobs apart) until it fits the bound. It reports whether
+// the room was taken (s.total then counts it).
+func (s *Spool) reserveLocked(size int64) bool {
+	s.expireLocked(s.cfg.now())
+	if s.total+size > s.cfg.maxBytes {
+		old := make([]string, 0, len(s.entries))
+		for h, e := range s.entries {
+			if !e.staged { // a staged blob's message is on its way to Mint
+				old = append(old, h)
+			}
+		}
+		sort.Slice(old, func(i, j int) bool { return s.entries[old[i]].seq < s.entries[old[j]].seq })
+		for _, h := range old {
+			if s.total+size <= s.cfg.maxBytes {
+				break
+			}
+			s.dropLocked(h, s.entries[h])
+		}
+	}
+	if s.total+size > s.cfg.maxBytes {
+		return false
+	}
+	s.total += size
+	return true
+}
+
+func newHandle(raw [32]byte) string {
+	return handlePrefix + base64.RawURLEncoding.EncodeToString(raw[:])
 }
 
 // write copies exactly size bytes of r into a new file of the spool and
@@ -381,6 +425,9 @@ func (s *Spool) Read(office string, req protocol.GetBlobReq) (protocol.GetBlobRe
 		return protocol.GetBlobRet{}, blobError("gone")
 	}
 	e, ok := s.entries[h]
+	if ok && e.staged {
+		ok = false
+	}
 	if ok && !s.cfg.now().Before(e.expires) {
 		s.dropLocked(h, e)
 		ok = false

@@ -337,16 +337,26 @@ func TestSpoolBound(t *testing.T) {
 	assert.LessOrEqual(t, onDisk, int64(bound))
 }
 
-// The spool's directory is its own: what a previous run left is removed at
-// open, a directory that is not a spool's is refused untouched, and Close
-// removes it.
+// The spool's directory is its own: a live spool's is refused to another
+// one, what a previous run left is removed at open, a directory that is not
+// a spool's is refused untouched, and Close removes it.
 func TestSpoolOwnsItsDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
 	s, err := blob.OpenSpool(dir)
 	require.NoError(t, err)
 	h, _, err := s.Put("o", randomBytes(t, 1000), "x/y")
 	require.NoError(t, err)
-	// A crash: the process ends without Close. The next one starts empty.
+	_, err = blob.OpenSpool(dir)
+	require.ErrorContains(t, err, "the spool of another running Computer")
+	_, err = s.Read("o", protocol.GetBlobReq{BlobHandle: h})
+	require.NoError(t, err, "the live spool is untouched")
+	require.NoError(t, s.Close())
+
+	// What a process that ended without Close leaves: the marker (unlocked
+	// once the process is gone) and blobs. The next one starts empty.
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".smcp-spool"), []byte("x"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1.blob"), randomBytes(t, 1000), 0o600))
 	s2, err := blob.OpenSpool(dir)
 	require.NoError(t, err)
 	n, _ := filesIn(t, dir)
@@ -359,7 +369,6 @@ func TestSpoolOwnsItsDirectory(t *testing.T) {
 	_, err = s2.Read("o", protocol.GetBlobReq{BlobHandle: h})
 	requireRefusal(t, err, protocol.CodeBlobNotAccessible, "gone")
 	require.NoError(t, s2.Close(), "idempotent")
-	s.Close()
 
 	user := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(user, "thesis.txt"), []byte("precious"), 0o600))
@@ -375,4 +384,50 @@ func TestSpoolOwnsItsDirectory(t *testing.T) {
 	require.NoError(t, s3.Close())
 	_, err = os.Stat(d)
 	assert.True(t, os.IsNotExist(err))
+}
+
+// A spool opened without a directory gets its own under the per-user base,
+// and removes there what spools of ended processes left (marker unlocked,
+// or no marker for over a minute), never a live spool's nor one being
+// opened. (With a process killed for real: cmd/smcp-computer's
+// TestSpoolOfAKilledComputerRemovedAtNextStart.)
+func TestDefaultSpoolsSweepWhatEndedProcessesLeft(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	base := blob.DefaultBase()
+	live, err := blob.OpenSpool("")
+	require.NoError(t, err)
+	defer live.Close()
+	assert.Equal(t, base, filepath.Dir(live.Dir()))
+	h, _, err := live.Put("o", randomBytes(t, 1000), "x/y")
+	require.NoError(t, err)
+
+	dead := filepath.Join(base, "p1-dead")
+	require.NoError(t, os.MkdirAll(dead, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dead, ".smcp-spool"), []byte("x"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dead, "3.blob"), randomBytes(t, 1000), 0o600))
+	old := filepath.Join(base, "p2-old")
+	require.NoError(t, os.MkdirAll(old, 0o700))
+	long := time.Now().Add(-2 * time.Minute)
+	require.NoError(t, os.Chtimes(old, long, long))
+	young := filepath.Join(base, "p3-young")
+	require.NoError(t, os.MkdirAll(young, 0o700))
+
+	next, err := blob.OpenSpool("")
+	require.NoError(t, err)
+	defer next.Close()
+	assert.NotEqual(t, live.Dir(), next.Dir())
+	for _, d := range []string{dead, old} {
+		_, err = os.Stat(d)
+		assert.True(t, os.IsNotExist(err), "%s removed", d)
+	}
+	_, err = os.Stat(young)
+	assert.NoError(t, err, "a directory being opened is left alone")
+	_, err = live.Read("o", protocol.GetBlobReq{BlobHandle: h})
+	assert.NoError(t, err, "the live spool is untouched")
+	n, _ := filesIn(t, live.Dir())
+	assert.Equal(t, 1, n)
+
+	fi, err := os.Stat(base)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
 }

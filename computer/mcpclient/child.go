@@ -13,7 +13,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/a2c-smcp/smcp-go/computer/blob"
 )
 
 // Limits of what a stdio child's output may cost in memory and log volume.
@@ -75,7 +78,9 @@ type child struct {
 	exited  chan struct{} // closed once the child has been reaped
 	waitErr error         // set before exited is closed
 
-	maxMessage int // bytes of one stdout line; a longer one is refused
+	maxMessage int          // bytes of one stdout line; a longer one is refused
+	lift       *lifter      // with a spool: tool results' binary items go there
+	read       atomic.Int64 // bytes read from stdout
 
 	mu       sync.Mutex
 	tail     []string // last stderr lines, oldest first
@@ -87,12 +92,16 @@ type child struct {
 
 // startChild spawns cmd (whose Stdin, Stdout and Stderr must be unset) and
 // starts reading its output. maxMessage bounds one stdout line (≤ 0:
-// DefaultMaxMessageBytes).
-func startChild(cmd *exec.Cmd, name string, log *slog.Logger, maxMessage int) (*child, error) {
+// DefaultMaxMessageBytes), apart from the binary items of tool results
+// lifted into spool when there is one (lifter).
+func startChild(cmd *exec.Cmd, name string, log *slog.Logger, maxMessage int, spool *blob.Spool) (*child, error) {
 	if maxMessage <= 0 {
 		maxMessage = DefaultMaxMessageBytes
 	}
 	ch := &child{name: name, log: log, cmd: cmd, exited: make(chan struct{}), maxMessage: maxMessage}
+	if spool != nil {
+		ch.lift = newLifter(spool, maxMessage)
+	}
 	var toClose []*os.File // the child's ends, closed once it has them
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {
@@ -250,6 +259,7 @@ func (ch *child) filterStdout() {
 	var line []byte
 	for {
 		line, err = ch.readLine(r, line[:0])
+		forwarded := false
 		if len(line) > 0 {
 			body := bytes.TrimSpace(line)
 			switch {
@@ -257,6 +267,8 @@ func (ch *child) filterStdout() {
 			case body[0] == '{' && json.Valid(body): // a JSON-RPC message is an object
 				if _, werr := ch.outW.Write(line); werr != nil {
 					err = werr
+				} else {
+					forwarded = true
 				}
 			default:
 				ch.mu.Lock()
@@ -270,6 +282,9 @@ func (ch *child) filterStdout() {
 					report(false)
 				}
 			}
+		}
+		if ch.lift != nil && !forwarded {
+			ch.lift.discard() // what it staged is for nobody
 		}
 		if cap(line) > idPrefixBytes*4 {
 			line = nil // do not keep a large answer's buffer for the next line
@@ -289,10 +304,14 @@ func (ch *child) filterStdout() {
 // consumed and refused (refuseOversize); readLine then returns the 413
 // answer to write in its place, or an empty line.
 func (ch *child) readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+	if ch.lift != nil {
+		return ch.readLifted(r, buf)
+	}
 	var prefix []byte // the oversized line's beginning
 	total := 0
 	for {
 		frag, err := r.ReadSlice('\n')
+		ch.read.Add(int64(len(frag)))
 		total += len(frag)
 		switch {
 		case prefix != nil: // dropping the rest of an oversized line
@@ -315,6 +334,38 @@ func (ch *child) readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
+// readLifted is readLine through the lifter: the binary items of a tool
+// result go to the spool as they are read, and only the rest of the line
+// is held (and bounded by maxMessage).
+func (ch *child) readLifted(r *bufio.Reader, buf []byte) ([]byte, error) {
+	l := ch.lift
+	l.reset(buf)
+	for {
+		frag, err := r.ReadSlice('\n')
+		ch.read.Add(int64(len(frag)))
+		l.write(frag)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if line := l.end(); line != nil || l.fail == nil {
+			return line, err
+		}
+		if l.fail.code == 413 && l.fail.msg == "" {
+			return ch.refuseOversize(l.out, l.seen), err
+		}
+		return ch.refuseLifted(l.out, l.seen, l.fail), err
+	}
+}
+
+// refuseLifted logs a tool result refused while its binary items were
+// lifted and returns the answer that replaces it (nil when no id was
+// found).
+func (ch *child) refuseLifted(prefix []byte, size int, r *liftRefusal) []byte {
+	id, _ := jsonrpcID(prefix)
+	ch.log.Warn("mcp server's tool result refused (dropped)", "bytes", size, "code", r.code, "reason", r.msg, "answer_to", string(id))
+	return ch.lift.refusalAnswer()
+}
+
 // refuseOversize logs a stdout line of size bytes over maxMessage and
 // returns the answer that replaces it (nil when no id was found).
 func (ch *child) refuseOversize(prefix []byte, size int) []byte {
@@ -327,22 +378,35 @@ func (ch *child) refuseOversize(prefix []byte, size int) []byte {
 	if !ok {
 		return nil
 	}
-	return oversizeAnswer(id, size, ch.maxMessage)
+	return oversizeAnswer(id, size, ch.maxMessage, ch.lift != nil)
 }
 
 // oversizeAnswer is the JSON-RPC error answering request id in place of an
 // answer of size bytes over limit: code 413 (spec/protocol.md, Errors), which
 // the read bridge relays as it is.
-func oversizeAnswer(id json.RawMessage, size, limit int) []byte {
+func oversizeAnswer(id json.RawMessage, size, limit int, lifted bool) []byte {
+	note := ""
+	if lifted {
+		note = liftNote
+	}
+	return errorAnswer(id, 413, fmt.Sprintf("the MCP server's answer (%d bytes) exceeds the Computer's limit of %d bytes per MCP message%s; "+
+		"read less at once (a page, a category, an element), or raise the limit (%s)", size, limit, note, raiseMessageLimit),
+		map[string]any{"limit_bytes": limit, "size_bytes": size})
+}
+
+// liftNote and raiseMessageLimit complete the messages of a refused
+// answer.
+const (
+	liftNote          = " (binary items of tool results apart, which go to the blob spool)"
+	raiseMessageLimit = "smcp-computer --max-mcp-message-bytes, computer.WithMaxMCPMessageBytes"
+)
+
+// errorAnswer is a JSON-RPC error answering request id.
+func errorAnswer(id json.RawMessage, code int, msg string, data map[string]any) []byte {
 	b, _ := json.Marshal(map[string]any{ // cannot fail: plain values and a valid RawMessage
 		"jsonrpc": "2.0",
 		"id":      id,
-		"error": map[string]any{
-			"code": 413,
-			"message": fmt.Sprintf("the MCP server's answer (%d bytes) exceeds the Computer's limit of %d bytes per MCP message; "+
-				"read less at once (a page, a category, an element)", size, limit),
-			"data": map[string]any{"limit_bytes": limit, "size_bytes": size},
-		},
+		"error":   map[string]any{"code": code, "message": msg, "data": data},
 	})
 	return append(b, '\n')
 }

@@ -41,7 +41,7 @@ func TestChildOutlivesTheCallersThread(t *testing.T) {
 		res := make(chan started, 1)
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-			ch, err := startChild(exec.Command(bin), "t", slog.New(slog.DiscardHandler), 0)
+			ch, err := startChild(exec.Command(bin), "t", slog.New(slog.DiscardHandler), 0, nil)
 			res <- started{ch, syscall.Gettid(), err}
 		}()
 		s := <-res

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/blob"
 	"github.com/a2c-smcp/smcp-go/computer/config"
 	"github.com/a2c-smcp/smcp-go/computer/mcpsource"
 	"github.com/a2c-smcp/smcp-go/protocol"
@@ -333,7 +334,9 @@ func (c *Conn) LostErr() error {
 }
 
 // monitor pings every interval, and at once when poked, until the
-// connection fails or ends.
+// connection fails or ends. A stdio server whose ping times out while its
+// stdout kept delivering bytes is not lost: the answer queues behind a long
+// message (a 100 MiB image is a 133 MiB line).
 func (c *Conn) monitor(interval, timeout time.Duration) {
 	defer c.wg.Done()
 	t := time.NewTicker(interval)
@@ -345,9 +348,18 @@ func (c *Conn) monitor(interval, timeout time.Duration) {
 		case <-t.C:
 		case <-c.poke:
 		}
+		var before int64
+		if c.proc != nil {
+			before = c.proc.read.Load()
+		}
 		if err := c.ping(timeout); err != nil {
 			if c.ctx.Err() != nil {
 				return
+			}
+			if c.proc != nil && errors.Is(err, context.DeadlineExceeded) && c.proc.read.Load() != before {
+				// The answer waits behind a long message the server is
+				// still writing (a large tool result): it is alive.
+				continue
 			}
 			c.markLost(c.explain(fmt.Errorf("health check: %w", err)))
 			return
@@ -393,7 +405,8 @@ type dialOptions struct {
 	reqTimeout     time.Duration
 	healthInterval time.Duration
 	healthTimeout  time.Duration
-	maxMessage     int // bytes of one stdio message; ≤ 0: DefaultMaxMessageBytes
+	maxMessage     int         // bytes of one stdio message; ≤ 0: DefaultMaxMessageBytes
+	spool          *blob.Spool // where a stdio tool result's binary items go (WithSpool)
 }
 
 // dial connects to one server and initializes it.
@@ -412,15 +425,15 @@ func dial(parent context.Context, cfg protocol.MCPServerConfig, o dialOptions) (
 	var tr transport.Interface
 	switch {
 	case cfg.Stdio != nil:
-		tr, err = c.stdioTransport(cfg.Stdio, o.maxMessage)
+		tr, err = c.stdioTransport(cfg.Stdio, o.maxMessage, o.spool)
 	case cfg.Streamable != nil:
 		p := cfg.Streamable.ServerParameters
-		hs := httpSettings{sseRead: to.SSERead, keepSession: p.TerminateOnClose != nil && !*p.TerminateOnClose, maxMessage: o.maxMessage}
+		hs := httpSettings{sseRead: to.SSERead, keepSession: p.TerminateOnClose != nil && !*p.TerminateOnClose, maxMessage: o.maxMessage, spool: o.spool}
 		tr, err = transport.NewStreamableHTTP(p.URL, transport.WithHTTPHeaders(headers(p.Headers)),
 			transport.WithHTTPBasicClient(hs.client()), transport.WithContinuousListening(), transport.WithHTTPLogger(o.log))
 	case cfg.SSE != nil:
 		p := cfg.SSE.ServerParameters
-		hs := httpSettings{sseRead: to.SSERead, maxMessage: o.maxMessage}
+		hs := httpSettings{sseRead: to.SSERead, maxMessage: o.maxMessage, spool: o.spool}
 		tr, err = transport.NewSSE(p.URL, transport.WithHeaders(headers(p.Headers)),
 			transport.WithHTTPClient(hs.client()), transport.WithSSELogger(o.log))
 	default:
@@ -510,7 +523,7 @@ func childEnv(env map[string]string) []string {
 	return out
 }
 
-func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig, maxMessage int) (transport.Interface, error) {
+func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig, maxMessage int, spool *blob.Spool) (transport.Interface, error) {
 	p := s.ServerParameters
 	if p.Encoding != "" && !strings.EqualFold(strings.ReplaceAll(p.Encoding, "-", ""), "utf8") {
 		c.log.Warn("only utf-8 is supported as stdio encoding; ignoring", "encoding", p.Encoding)
@@ -522,7 +535,7 @@ func (c *Conn) stdioTransport(s *protocol.MCPStdioConfig, maxMessage int) (trans
 	if p.Cwd != nil && *p.Cwd != "" {
 		cmd.Dir = *p.Cwd
 	}
-	proc, err := startChild(cmd, c.name, c.log, maxMessage)
+	proc, err := startChild(cmd, c.name, c.log, maxMessage, spool)
 	if err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}

@@ -1,6 +1,9 @@
 package mcpclient
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -9,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/blob"
 	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
@@ -28,6 +32,8 @@ type httpSettings struct {
 	// maxMessage bounds one answer: a JSON body, or one event of an event
 	// stream (≤ 0: DefaultMaxMessageBytes). Past it the read fails with 413.
 	maxMessage int
+	// spool takes the binary items of tool results (lifter), nil: none.
+	spool *blob.Spool
 }
 
 func (s httpSettings) client() *http.Client {
@@ -59,10 +65,18 @@ func (t *settingsTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if limit <= 0 {
 		limit = DefaultMaxMessageBytes
 	}
-	resp.Body = &limitBody{rc: resp.Body, limit: limit, stream: stream}
 	if stream && t.s.sseRead > 0 {
-		resp.Body = newIdleBody(resp.Body, t.s.sseRead)
+		resp.Body = newIdleBody(resp.Body, t.s.sseRead) // counts the server's bytes, before lifting
 	}
+	if t.s.spool != nil {
+		switch {
+		case stream:
+			resp.Body = &liftStream{rc: resp.Body, br: bufio.NewReaderSize(resp.Body, idPrefixBytes), l: newLifter(t.s.spool, limit)}
+		case mt == "application/json":
+			resp.Body = &liftBody{rc: resp.Body, l: newLifter(t.s.spool, limit), buf: make([]byte, idPrefixBytes)}
+		}
+	}
+	resp.Body = &limitBody{rc: resp.Body, limit: limit, stream: stream}
 	return resp, nil
 }
 
@@ -100,12 +114,115 @@ func (b *limitBody) Read(p []byte) (int, error) {
 	}
 	if b.n > b.limit {
 		return 0, protocol.NewPayloadTooLarge("the MCP server's answer exceeds the Computer's limit of %d bytes per MCP message; "+
-			"read less at once (a page, a category, an element)", b.limit).With("limit_bytes", b.limit)
+			"read less at once (a page, a category, an element), or raise the limit (%s)", b.limit, raiseMessageLimit).With("limit_bytes", b.limit)
 	}
 	return n, err
 }
 
 func (b *limitBody) Close() error { return b.rc.Close() }
+
+// liftBody runs a JSON answer's body through a lifter: the binary items of
+// a tool result go to the spool as they arrive, and the rest is served once
+// the body ended (bounded by the lifter). A refused answer is replaced by
+// its JSON-RPC error, or fails the read with it when its id is unknown.
+type liftBody struct {
+	rc   io.ReadCloser
+	l    *lifter
+	buf  []byte
+	out  []byte
+	err  error // once out is served
+	done bool
+}
+
+func (b *liftBody) Read(p []byte) (int, error) {
+	for len(b.out) == 0 {
+		if b.done {
+			return 0, b.err
+		}
+		n, err := b.rc.Read(b.buf)
+		b.l.write(b.buf[:n])
+		if err != nil {
+			b.done, b.err = true, err
+			b.out, err = b.l.endOrRefusal()
+			if err != nil {
+				b.err = err
+			}
+		}
+	}
+	n := copy(p, b.out)
+	b.out = b.out[n:]
+	return n, nil
+}
+
+func (b *liftBody) Close() error { return b.rc.Close() }
+
+// liftStream runs each data line of an event stream through a lifter (a
+// JSON-RPC message on one data line, as MCP servers write them; one split
+// over several lines is passed on as it is, unlifted), the other lines
+// unchanged.
+type liftStream struct {
+	rc   io.ReadCloser
+	br   *bufio.Reader
+	l    *lifter
+	out  []byte
+	err  error
+	line int // 0: at a line's start; 1: passing a line on; 2: lifting a data line
+}
+
+func (s *liftStream) Read(p []byte) (int, error) {
+	for len(s.out) == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		s.next()
+	}
+	n := copy(p, s.out)
+	s.out = s.out[n:]
+	return n, nil
+}
+
+// next reads the next fragment of the stream into out.
+func (s *liftStream) next() {
+	frag, err := s.br.ReadSlice('\n')
+	more := errors.Is(err, bufio.ErrBufferFull)
+	if !more && err != nil {
+		s.err = err
+	}
+	if s.line == 0 {
+		if rest, ok := bytes.CutPrefix(frag, []byte("data:")); ok {
+			s.line, frag = 2, bytes.TrimPrefix(rest, []byte(" "))
+			s.l.reset(s.l.out)
+		} else {
+			s.line = 1
+		}
+	}
+	if s.line == 1 {
+		s.out = append(s.out[:0], frag...)
+		if !more {
+			s.line = 0
+		}
+		return
+	}
+	if !more {
+		frag = bytes.TrimRight(frag, "\r\n")
+	}
+	s.l.write(frag)
+	if more {
+		return
+	}
+	s.line = 0
+	line, rerr := s.l.endOrRefusal()
+	if rerr != nil {
+		s.err = rerr
+		return
+	}
+	line = bytes.TrimRight(line, "\n")
+	out := make([]byte, 0, len(line)+7)
+	out = append(append(append(out, "data: "...), line...), '\n')
+	s.out = out
+}
+
+func (s *liftStream) Close() error { return s.rc.Close() }
 
 // idleBody closes an event stream that delivers no byte for d; the blocked
 // read then fails with an error naming sse_read_timeout.

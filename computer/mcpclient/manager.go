@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2c-smcp/smcp-go/computer/blob"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -97,6 +98,19 @@ func WithMaxMessageBytes(n int) Option {
 		}
 	}
 }
+
+// WithSpool makes the binary items of a server's tool results
+// (result.content[i].data, result.content[i].resource.blob) larger than the
+// spool's inline budget (and 256 KiB) go straight to s as they are read,
+// decoded from base64 without the message ever being held whole; the
+// answer mcp-go reads carries in their place a value blob.Spool.Mint turns
+// into each item's sideband (spec/capabilities.md, Blobs). Such items do
+// not count against WithMaxMessageBytes: each is bounded by the spool's
+// mint cap and room instead, and one beyond them fails the call with 413
+// naming the bound. Over HTTP this holds for a JSON answer and for each
+// data line of an event stream. Without it, an answer is bounded by
+// WithMaxMessageBytes whole.
+func WithSpool(s *blob.Spool) Option { return func(m *Manager) { m.opts.spool = s } }
 
 // WithClientInfo sets the clientInfo sent at initialize.
 func WithClientInfo(name, version string) Option {

@@ -43,7 +43,6 @@ import (
 	"github.com/a2c-smcp/smcp-go/agent"
 	"github.com/a2c-smcp/smcp-go/computer"
 	"github.com/a2c-smcp/smcp-go/computer/config"
-	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
 	"github.com/a2c-smcp/smcp-go/computer/sio"
 )
 
@@ -141,27 +140,19 @@ func serveMCP(sizeArg string) error {
 	return mcpserver.ServeStdio(s)
 }
 
-// runComputer is smcp-computer's run with two bounds raised: a stdio MCP
-// server's message may be as long as the base64 of BENCH_SIZE bytes plus
-// 1 MiB (the default, mcpclient.DefaultMaxMessageBytes, is 32 MiB: a
-// 100 MiB image is a 133 MiB line), and a health-check ping may take 5
-// minutes (the default is 5 s; the ping's answer waits behind that line,
-// which takes longer than that to arrive on a loaded machine). It runs
-// until SIGTERM or SIGINT.
+// runComputer is smcp-computer's run with its defaults: a 100 MiB image,
+// a 133 MiB line of base64, streams into the spool (it does not count
+// against the 32 MiB bound of one MCP message), and the health check's
+// pings that time out behind that line while it is still arriving do not
+// mark the server lost. It runs until SIGTERM or SIGINT.
 func runComputer(cfgPath, landing, spool string) error {
-	size, err := strconv.ParseInt(os.Getenv("BENCH_SIZE"), 10, 64)
-	if err != nil {
-		return fmt.Errorf("BENCH_SIZE: %w", err)
-	}
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	c := computer.New(cfg, computer.WithSpoolDir(spool), computer.WithLandingRoot(landing),
-		computer.WithManagerOptions(mcpclient.WithMaxMessageBytes(int(base64.StdEncoding.EncodedLen(int(size))+1<<20)),
-			mcpclient.WithHealthCheck(250*time.Millisecond, 5*time.Minute)))
+	c := computer.New(cfg, computer.WithSpoolDir(spool), computer.WithLandingRoot(landing))
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()

@@ -10,13 +10,24 @@
 //
 // Every flag has an environment equivalent (SMCP_SERVER, SMCP_OFFICE,
 // SMCP_COMPUTER_NAME — SMCP_NAME is read too —, SMCP_CONFIG, SMCP_INPUTS,
-// SMCP_API_KEY, SMCP_LOG_LEVEL, SMCP_LOG_FORMAT, SMCP_MAX_PAYLOAD_BYTES);
-// flags win. The names mean what they mean to smcp-agent and
+// SMCP_API_KEY, SMCP_LOG_LEVEL, SMCP_LOG_FORMAT, SMCP_MAX_PAYLOAD_BYTES, ...;
+// -h names each flag's); flags win. The names mean what they mean to smcp-agent and
 // smcp-inspector; -h prints a command's flags on stdout and never the API
 // key. --verbose is --log-level debug. --max-payload-bytes is the Server's
 // payload limit (smcp-server --max-payload-bytes, default 8 MiB): give both
 // the same value. --input ID=VALUE (repeatable) gives an input value;
 // SMCP_INPUT_<ID> does too (see package config for the order).
+//
+// Large tool results: a binary item (image, audio, embedded resource blob)
+// above --inline-budget (32 KiB) goes to the blob spool, served by
+// client:get_blob; such an item is decoded into the spool as it arrives,
+// so it neither counts against --max-mcp-message-bytes (32 MiB, the rest
+// of one MCP message) nor is held in memory. Each item is bounded
+// by --max-blob-bytes (100 MiB), all of them by --spool-max-bytes (1 GiB);
+// past a bound the call fails with 413 naming the flag. The spool is in
+// --spool-dir, or else in a directory of this process under
+// $TMPDIR/smcp-spool-<uid>, removed at exit; a later start removes what a
+// killed Computer left there (package blob).
 //
 // "run" joins its office at once; each MCP server comes up on its own and
 // is announced to the office when ready (one that fails is logged and
@@ -49,6 +60,7 @@ import (
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/computer"
+	"github.com/a2c-smcp/smcp-go/computer/blob"
 	"github.com/a2c-smcp/smcp-go/computer/config"
 	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
 	"github.com/a2c-smcp/smcp-go/computer/sio"
@@ -62,6 +74,7 @@ const usage = `smcp-computer: an A2C-SMCP Computer
 usage:
   smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY] [--protocol-versions 0.4,0.3,0.2]
                     [--landing-root DIR] [--skill-home DIR] [--plugin NAME=DIR] [--spool-dir DIR]
+                    [--max-mcp-message-bytes N] [--max-blob-bytes N] [--spool-max-bytes N]
   smcp-computer tools   --config FILE
   smcp-computer desktop --config FILE [--size N] [--window URI]
   smcp-computer finder  --config FILE [--keywords a,b] [--file-type T] [--offset N] [--limit N]
@@ -201,6 +214,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		offset, limit                int
 		spoolDir, landing, skillHome string
 		inlineBudget                 int64
+		maxMCPMessage, maxBlob       int64
+		spoolMax                     int64
 		plugins                      = pluginFlag{}
 	)
 	switch cmd {
@@ -224,8 +239,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&versions, "protocol-versions", env("SMCP_PROTOCOL_VERSIONS", protocol.GenerationList(defaultGenerations())),
 			"comma-separated protocol generations this Computer speaks (MAJOR.MINOR), the first named in the handshake, the others tried once when the Server refuses it; one pins it [SMCP_PROTOCOL_VERSIONS]")
 		fs.StringVar(&metricsListen, "metrics-listen", env("SMCP_METRICS_LISTEN", ""), "address serving /healthz, /readyz and /metrics (off when empty) [SMCP_METRICS_LISTEN]")
-		fs.StringVar(&spoolDir, "spool-dir", env("SMCP_SPOOL_DIR", ""), "directory of the blob spool, owned by the Computer: emptied at start, removed at exit (default: a new temporary directory) [SMCP_SPOOL_DIR]")
+		fs.StringVar(&spoolDir, "spool-dir", env("SMCP_SPOOL_DIR", ""), "directory of the blob spool, owned by the Computer: emptied at start, removed at exit (default: one of this process under $TMPDIR/smcp-spool-<uid>, where a start also removes what killed Computers left) [SMCP_SPOOL_DIR]")
 		fs.Int64Var(&inlineBudget, "inline-budget", 32<<10, "largest binary item of a tool result, or skill text, sent inline to a 0.3/0.4 session; larger ones go through client:get_blob")
+		for _, b := range []struct {
+			p         *int64
+			name, key string
+			def       int64
+			what      string
+		}{
+			{&maxMCPMessage, "max-mcp-message-bytes", "SMCP_MAX_MCP_MESSAGE_BYTES", mcpclient.DefaultMaxMessageBytes,
+				"largest message an MCP server may send, the binary items of tool results apart (those go to the spool as they arrive)"},
+			{&maxBlob, "max-blob-bytes", "SMCP_MAX_BLOB_BYTES", blob.DefaultMintCap,
+				"largest binary item (decoded) of a tool result the spool takes; a larger one fails the call with 413"},
+			{&spoolMax, "spool-max-bytes", "SMCP_SPOOL_MAX_BYTES", blob.DefaultSpoolBytes,
+				"bytes the blob spool keeps on disk at most (the oldest blobs are evicted first)"},
+		} {
+			*b.p = b.def
+			if v := env(b.key, ""); v != "" {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n <= 0 {
+					fmt.Fprintf(stderr, "smcp-computer: %s: not a positive number: %q\n", b.key, v)
+					return 2
+				}
+				*b.p = n
+			}
+			fs.Int64Var(b.p, b.name, *b.p, b.what+" ["+b.key+"]")
+		}
 		fs.StringVar(&landing, "landing-root", env("SMCP_LANDING_ROOT", ""), "directory client:put_blob uploads land in (uploads refused when empty) [SMCP_LANDING_ROOT]")
 		fs.StringVar(&skillHome, "skill-home", env("SMCP_SKILL_HOME", ""), "skill home: its user/<skill>/SKILL.md folders are the skills offered [SMCP_SKILL_HOME]")
 		fs.Var(plugins, "plugin", "NAME=DIR: a plugin whose DIR/skills/<skill>/SKILL.md are the skills NAME:<skill> (repeatable)")
@@ -300,7 +339,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "smcp-computer: --inline-budget must be positive, not %d\n", inlineBudget)
 			return 2
 		}
-		copts = append(copts, computer.WithSpoolDir(spoolDir), computer.WithInlineBudget(inlineBudget))
+		for name, v := range map[string]int64{"--max-mcp-message-bytes": maxMCPMessage, "--max-blob-bytes": maxBlob, "--spool-max-bytes": spoolMax} {
+			if v <= 0 || int64(int(v)) != v {
+				fmt.Fprintf(stderr, "smcp-computer: %s must be positive, not %d\n", name, v)
+				return 2
+			}
+		}
+		copts = append(copts, computer.WithSpoolDir(spoolDir), computer.WithInlineBudget(inlineBudget),
+			computer.WithMaxMCPMessageBytes(int(maxMCPMessage)),
+			computer.WithSpoolOptions(blob.WithMintCap(maxBlob), blob.WithMaxBytes(spoolMax)))
 		if landing != "" {
 			copts = append(copts, computer.WithLandingRoot(landing))
 		}

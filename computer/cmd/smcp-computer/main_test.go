@@ -177,12 +177,20 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"tools", "--config", cfg, "--log-level", "loud"}, 2, "log-level"},
 		{[]string{"tools", "--config", cfg, "--input", "novalue"}, 2, "ID=VALUE"},
 		{[]string{"tools", "--config", cfg}, 1, `input "DOCS"`},
+		{[]string{"run", "--config", cfg, "--input", "DOCS=1", "--server", "http://127.0.0.1:1", "--office", "o", "--name", "n",
+			"--max-blob-bytes", "0"}, 2, "--max-blob-bytes must be positive"},
+		{[]string{"run", "--config", cfg, "--input", "DOCS=1", "--server", "http://127.0.0.1:1", "--office", "o", "--name", "n",
+			"--max-mcp-message-bytes", "-1"}, 2, "--max-mcp-message-bytes must be positive"},
 	}
 	for _, tt := range tests {
 		code, _, errs := runCmd(tt.args...)
 		assert.Equal(t, tt.code, code, "%v: %s", tt.args, errs)
 		assert.Contains(t, errs, tt.msg, "%v", tt.args)
 	}
+	t.Setenv("SMCP_SPOOL_MAX_BYTES", "1GiB")
+	code, _, errs := runCmd("run", "--config", cfg)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, `SMCP_SPOOL_MAX_BYTES: not a positive number: "1GiB"`)
 }
 
 // TestOneShotWithAServerDown: a server whose command does not exist is
