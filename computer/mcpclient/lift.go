@@ -36,6 +36,13 @@ const b64Quantum = 48 << 10
 // builds the JSON-RPC error that replaces it. A lifter reads the message's
 // structure only as far as it needs (containers, keys, strings); whether
 // the message is valid JSON is left to its reader.
+//
+// It is a scanner of our own because no JSON library hands over one string
+// in pieces: encoding/json, go-json-experiment's jsontext and mcp-go's
+// transports all hold a whole string token in memory before giving it out,
+// which for a 100 MiB image is the cost this layer removes. What it decodes
+// is only the byte stream's nesting, keys and string escapes; the message
+// it passes on is still decoded, and checked, by mcp-go.
 type lifter struct {
 	spool *blob.Spool
 	keep  int // characters of a binary item's string before it is lifted
