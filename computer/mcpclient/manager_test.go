@@ -283,37 +283,48 @@ func TestCrashDetectedRestartedOthersUnaffected(t *testing.T) {
 }
 
 func TestSlowHookNeverBlocksReadLoop(t *testing.T) {
-	release := make(chan struct{})
-	var got sync.WaitGroup
-	got.Add(1)
+	release, blocked := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	notified := 0
 	var mu sync.Mutex
 	h := Hooks{Notification: func(context.Context, *Conn, mcp.JSONRPCNotification) {
-		once.Do(got.Done)
+		once.Do(func() { close(blocked) })
 		<-release
 		mu.Lock()
 		notified++
 		mu.Unlock()
 	}}
 	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a")}, WithHooks(h))
-	defer m.Close(context.Background())
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		assert.NoError(t, m.Close(ctx))
+	}()
+	// A failure before release is closed below must not leave Close
+	// waiting for the hook.
+	var releaseOnce sync.Once
+	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+	defer releaseAll()
 	require.NoError(t, m.Start(context.Background()))
 	c := m.Conn("a")
 	callText(t, c, "mutate", map[string]any{"action": "list_changed"})
-	got.Wait() // the hook is now blocked
+	select { // the hook is now blocked
+	case <-blocked:
+	case <-time.After(time.Minute):
+		t.Fatal("no notification reached the hook")
+	}
 	for i := 0; i < 20; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		_, err := c.CallTool(ctx, "mutate", map[string]any{"action": "update_doc", "id": "doc-" + strconv.Itoa(i%2+1)})
 		cancel()
 		require.NoError(t, err, "calls keep working while a hook blocks")
 	}
-	close(release)
+	releaseAll()
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return notified >= 3 // the first, then the two coalesced updates
-	}, 10*time.Second, 10*time.Millisecond)
+	}, 2*time.Minute, 10*time.Millisecond)
 	mu.Lock()
 	assert.LessOrEqual(t, notified, 21)
 	mu.Unlock()
