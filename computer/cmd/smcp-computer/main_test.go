@@ -177,6 +177,8 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"tools", "--config", cfg, "--log-level", "loud"}, 2, "log-level"},
 		{[]string{"tools", "--config", cfg, "--input", "novalue"}, 2, "ID=VALUE"},
 		{[]string{"tools", "--config", cfg}, 1, `input "DOCS"`},
+		{[]string{"run", "--config", cfg, "--input", "DOCS=1", "--server", "http://127.0.0.1:1", "--office", "o", "--name", "n",
+			"--skill-settings", "/nonexistent/settings.json"}, 2, "--skill-settings"},
 	}
 	for _, tt := range tests {
 		code, _, errs := runCmd(tt.args...)
