@@ -279,7 +279,19 @@ func (s *Set) clone(ctx context.Context, url, dest string, flags ...string) erro
 	defer os.RemoveAll(tmp)
 	args := append(append([]string{"clone"}, flags...), "--", url, tmp)
 	if _, err := s.git(ctx, url, tmp, args...); err != nil {
-		return err
+		// As the references: an ssh URL that fails is tried once over https.
+		https := sshToHTTPS(url)
+		if https == "" || ctx.Err() != nil {
+			return err
+		}
+		slog.Info("skills: git clone failed, trying https", "url", redactURL(url), "https", redactURL(https), "err", err)
+		if err := os.RemoveAll(tmp); err != nil {
+			return err
+		}
+		args[len(args)-2] = https
+		if _, err := s.git(ctx, https, tmp, args...); err != nil {
+			return err
+		}
 	}
 	if n := dirSize(tmp, s.maxClone); n > s.maxClone {
 		return fmt.Errorf("%w: the clone of %s exceeds %d bytes", errGit, redactURL(url), s.maxClone)
@@ -288,6 +300,22 @@ func (s *Set) clone(ctx context.Context, url, dest string, flags ...string) erro
 		return err
 	}
 	return os.Rename(tmp, dest)
+}
+
+var (
+	sshScheme  = regexp.MustCompile(`^ssh://(?:[^@/]+@)?([^/:]+)(?::\d+)?/(.+)$`)
+	sshScpLike = regexp.MustCompile(`^[\w.+-]+@([\w.-]+):(.+)$`)
+)
+
+// sshToHTTPS is the https URL the references fall back to for an ssh one
+// (ssh://[user@]host[:port]/path or user@host:path), "" for another.
+func sshToHTTPS(u string) string {
+	for _, re := range []*regexp.Regexp{sshScheme, sshScpLike} {
+		if m := re.FindStringSubmatch(u); m != nil {
+			return "https://" + m[1] + "/" + m[2]
+		}
+	}
+	return ""
 }
 
 // head is the commit a clone is at, "" when unknown.
