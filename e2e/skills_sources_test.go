@@ -19,8 +19,10 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/require"
 
+	"github.com/a2c-smcp/smcp-go/agent"
 	"github.com/a2c-smcp/smcp-go/computer"
 	"github.com/a2c-smcp/smcp-go/computer/skills"
+	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 // The skill sources the reference Computers fetch, offered by the Go
@@ -37,7 +39,12 @@ func runArchiveSkillServer(args []string) int {
 		fmt.Fprintln(os.Stderr, "archiveskillserver: want the archive's URL")
 		return 2
 	}
-	s := mcpserver.NewMCPServer("e2e-archive-skill", "1.0.0", mcpserver.WithResourceCapabilities(false, true), mcpserver.WithRecovery())
+	s := mcpserver.NewMCPServer("e2e-archive-skill", "1.0.0", mcpserver.WithToolCapabilities(false),
+		mcpserver.WithResourceCapabilities(false, true), mcpserver.WithRecovery())
+	// A tool too: the Rust Computer requires servers to list tools.
+	s.AddTool(mcp.NewTool("noop", mcp.WithDescription("Does nothing.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
 	r := mcp.NewResource("skill://arch/pack", "skill pack")
 	r.Meta = &mcp.Meta{AdditionalFields: map[string]any{"source": "archive", "archive_uri": args[0], "archive_format": "zip"}}
 	s.AddResource(r, func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
@@ -138,4 +145,49 @@ func TestSkillSourcesRefAgentThroughSmcpServer(t *testing.T) {
 	m := a.do(t, map[string]any{"op": "get_skill", "computer": "go-pc", "name": "mcp:arch:pack", "rel_path": "../audit/SKILL.md"})
 	require.Equal(t, false, m["ok"], "%v", m)
 	require.Contains(t, fmt.Sprint(m["error"]), "4017", "%v", m)
+}
+
+// The same archive skill offered by the same MCP server to the a2c-smcp
+// 0.4.2 Computer: it lists and serves it under the name, source and uri
+// the Go Computer gives it, so the Go Computer reads the archive's _meta
+// as the reference does. (The Rust 0.4.1 Computer stages MCP servers'
+// skills at boot, before its peer's servers are connected, and again only
+// on notifications/resources/list_changed, which this server does not
+// send: it is left out.)
+func TestArchiveSkillRefComputers(t *testing.T) {
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	w, err := zw.Create("SKILL.md")
+	require.NoError(t, err)
+	_, err = w.Write([]byte("---\nname: pack\ndescription: A zipped skill\n---\n# Pack\nFrom an archive.\n"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(zbuf.Bytes()) }))
+	t.Cleanup(hs.Close)
+	for _, sdk := range []refSDK{refPy04} {
+		t.Run(sdk.Lang, func(t *testing.T) {
+			d := startServer(t)
+			rc := startRefComputer(t, sdk, d.URL, d.APIKey, "arch", "ref-pc", withRefServers(reexec(t, "arch", "archiveskillserver", hs.URL+"/pack.zip")))
+			a := dialAgent(t, d, "arch", "go-agent", agent.WithTimeout(60*time.Second))
+			ctx := testContext(t)
+			var refs []protocol.A2CSkillRef
+			require.Eventually(t, func() bool {
+				refs, err = a.Skills(ctx, rc.Name)
+				return err == nil && len(refs) == 2
+			}, time.Minute, 200*time.Millisecond, "the reference Computer lists the archive skill")
+			var got protocol.A2CSkillRef
+			for _, r := range refs {
+				if r.Name != refSkill {
+					got = r
+				}
+			}
+			require.Equal(t, "mcp:arch:pack", got.Name, "%+v", refs)
+			require.Equal(t, "mcp:arch", got.Source)
+			require.Equal(t, "skill://arch/pack", got.URI)
+			one, err := a.Skill(ctx, rc.Name, got.Name, "")
+			require.NoError(t, err)
+			require.NotNil(t, one.Body)
+			require.Equal(t, "# Pack\nFrom an archive.\n", *one.Body)
+		})
+	}
 }
