@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -280,4 +281,75 @@ func TestMarketplaceCloneTooLarge(t *testing.T) {
 	require.True(t, s.RefreshMarketplaces(ctx))
 	require.Len(t, s.List(ctx), 1)
 	assert.Equal(t, "big:b", s.List(ctx)[0].Name)
+}
+
+// referencePython is the a2c-smcp 0.4.2 virtualenv's python (see
+// computer/config's Python tests); the test is skipped without it, and
+// fails under SMCP_INTEROP=1.
+func referencePython(t *testing.T) string {
+	py := os.Getenv("SMCP_INTEROP_PYTHON_04")
+	if py == "" {
+		py, _ = filepath.Abs(filepath.Join("..", "..", ".cache", "venv-0.4.2", "bin", "python"))
+	}
+	if _, err := os.Stat(py); err != nil {
+		if os.Getenv("SMCP_INTEROP") == "1" {
+			t.Fatalf("SMCP_INTEROP=1 but there is no Python virtualenv at %s (run `go run mage.go setup`)", py)
+		}
+		t.Skipf("Python reference SDK not installed at %s", py)
+	}
+	return py
+}
+
+// The same marketplace staged by the a2c-smcp 0.4.2 Computer's own code
+// (stage_marketplace_skills, from the same git repositories) and by a
+// Set: the same skills, by name, source, version and description.
+func TestMarketplaceSkillsAsTheReference(t *testing.T) {
+	py := referencePython(t)
+	ext := newRepo(t)
+	ext.write("skills/deploy/SKILL.md", skillFile("deploy v1"))
+	ext.write(".tfrobot-plugin/plugin.json", `{"name":"ext","version":"3.0.0"}`)
+	ext.write("nested/plug/skills/inner/SKILL.md", skillFile("inner"))
+	first := ext.commit("v1")
+	ext.write("skills/deploy/SKILL.md", skillFile("deploy v2"))
+	ext.commit("v2")
+	cat := newRepo(t)
+	cat.write(".tfrobot-plugin/marketplace.json", `{"name":"acme","plugins":[
+		{"name":"audit","source":"./plugins/audit","version":"1.2.0"},
+		{"name":"lint","source":"lint"},
+		{"name":"ext","source":{"source":"url","url":"`+ext.url()+`"}},
+		{"name":"pinned","source":{"source":"url","url":"`+ext.url()+`","sha":"`+first+`"}},
+		{"name":"sub","source":{"source":"git-subdir","url":"`+ext.url()+`","path":"nested/plug"}},
+		{"name":"up","source":"./../x"},
+		{"name":"Bad Name","source":"./plugins/audit"}]}`)
+	cat.write("plugins/audit/skills/review/SKILL.md", skillFile("review"))
+	cat.write("plugins/audit/skills/Not-Kebab/SKILL.md", skillFile("not kebab"))
+	cat.write("plugins/audit/skills/nodesc/SKILL.md", "---\nname: nodesc\n---\nno description")
+	cat.write("plugins/lint/skills/style/SKILL.md", skillFile("style"))
+	cat.commit("catalog")
+
+	type row struct{ Name, Source, Version, Description string }
+	script := `import asyncio, json, sys
+from pathlib import Path
+from a2c_smcp.computer.skills.registry import SkillRegistry
+from a2c_smcp.computer.skills.staging import stage_marketplace_skills
+reg = SkillRegistry()
+asyncio.run(stage_marketplace_skills("acme", {"type": "git", "url": sys.argv[1]}, reg, Path(sys.argv[2]), env={"HOME": sys.argv[2], "PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}))
+print(json.dumps([{"Name": r["name"], "Source": r["source"], "Version": r.get("version", ""), "Description": r["description"]} for r in reg.active_refs()]))`
+	home := t.TempDir()
+	cmd := exec.Command(py, "-c", script, cat.url(), home)
+	cmd.Env = append(os.Environ(), "A2C_SKILL_HOME="+home)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n") // its log goes to stdout too
+	var want []row
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &want), "%s", out)
+	require.NotEmpty(t, want)
+
+	s := skills.New(skills.WithCacheDir(t.TempDir()), skills.WithMarketplace(skills.Marketplace{Name: "acme", URL: cat.url()}))
+	s.RefreshMarketplaces(context.Background())
+	var got []row
+	for _, r := range s.List(context.Background()) {
+		got = append(got, row{r.Name, r.Source, r.Version, r.Description})
+	}
+	assert.ElementsMatch(t, want, got)
 }
