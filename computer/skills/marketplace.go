@@ -330,7 +330,8 @@ func (s *Set) head(ctx context.Context, dir string) string {
 // mpPlugin is a marketplace plugin found by RefreshMarketplaces.
 type mpPlugin struct {
 	market, name, dir, version string
-	confine                    string // the clone the plugin's skills must be inside
+	containers                 []string // its folders of skill folders
+	confine                    string   // the clone the plugin's skills must be inside
 }
 
 // RefreshMarketplaces clones the WithMarketplace repositories that are not
@@ -601,18 +602,87 @@ func (s *Set) stagePlugin(ctx context.Context, m Marketplace, name string, e map
 	if !within(p.dir, p.confine) {
 		return mpPlugin{}, fmt.Errorf("plugin folder %s leads outside its repository", p.dir)
 	}
-	// The version: the entry's, else plugin.json's, else the commit.
-	var meta struct {
-		Version string `json:"version"`
-	}
+	// plugin.json is read best effort, as the references do.
+	var meta map[string]any
 	_ = readJSONIn(p.dir, ".tfrobot-plugin/plugin.json", &meta)
-	for _, v := range []string{scalar(e["version"]), meta.Version} {
-		if strings.TrimSpace(v) != "" {
+	// The version: the entry's, else plugin.json's, else the commit.
+	for _, v := range []any{e["version"], meta["version"]} {
+		if v, ok := v.(string); ok && strings.TrimSpace(v) != "" {
 			p.version = strings.TrimSpace(v)
 			break
 		}
 	}
+	// Strict mode (the default): plugin.json may declare components and
+	// its "skills" paths add to the entry's; not strict, the entry is the
+	// whole definition and a plugin.json declaring one is a conflict.
+	strict, ok := e["strict"].(bool)
+	if !ok {
+		strict = true
+	}
+	if !strict {
+		for _, f := range []string{"commands", "agents", "hooks", "skills", "mcpServers", "lspServers"} {
+			if truthy(meta[f]) {
+				return mpPlugin{}, fmt.Errorf("conflicting manifests: strict is false but plugin.json declares %s", f)
+			}
+		}
+	}
+	// The skill folders: skills/, then the "skills" paths (a string or a
+	// list), each inside the plugin's folder, once each.
+	paths := pathList(e["skills"])
+	if strict {
+		paths = append(paths, pathList(meta["skills"])...)
+	}
+	seen := map[string]bool{}
+	for _, rel := range append([]string{"skills"}, paths...) {
+		d := filepath.Join(p.dir, filepath.FromSlash(rel))
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil || seen[real] || !isDir(d) {
+			continue
+		}
+		if !within(d, p.dir) {
+			slog.Warn("skills: a plugin's skills path leads outside it", "marketplace", m.Name, "plugin", name, "path", rel)
+			continue
+		}
+		seen[real] = true
+		p.containers = append(p.containers, d)
+	}
 	return p, nil
+}
+
+// pathList reads a string or a list of strings (other items skipped).
+func pathList(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, i := range x {
+			if s, ok := i.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// truthy is Python's truth of a JSON value.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case float64:
+		return x != 0
+	case string:
+		return x != ""
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return true
 }
 
 // within reports whether p, its symlinks followed, is root or below it.

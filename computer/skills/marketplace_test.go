@@ -320,7 +320,19 @@ func TestMarketplaceSkillsAsTheReference(t *testing.T) {
 		{"name":"pinned","source":{"source":"url","url":"`+ext.url()+`","sha":"`+first+`"}},
 		{"name":"sub","source":{"source":"git-subdir","url":"`+ext.url()+`","path":"nested/plug"}},
 		{"name":"up","source":"./../x"},
+		{"name":"extra","source":"./plugins/extra","skills":["./more","../../plugins/lint/skills","skills"]},
+		{"name":"meta","source":"./plugins/meta"},
+		{"name":"loose","source":"./plugins/loose","strict":false},
+		{"name":"loose-ok","source":"./plugins/loose-ok","strict":false,"skills":"b"},
 		{"name":"Bad Name","source":"./plugins/audit"}]}`)
+	cat.write("plugins/extra/skills/s1/SKILL.md", skillFile("extra s1"))
+	cat.write("plugins/extra/more/m1/SKILL.md", skillFile("extra m1"))
+	cat.write("plugins/meta/.tfrobot-plugin/plugin.json", `{"skills":"extra-skills","version":2}`)
+	cat.write("plugins/meta/extra-skills/x1/SKILL.md", skillFile("meta x1"))
+	cat.write("plugins/loose/.tfrobot-plugin/plugin.json", `{"skills":["a"]}`)
+	cat.write("plugins/loose/skills/l1/SKILL.md", skillFile("loose l1"))
+	cat.write("plugins/loose-ok/skills/k1/SKILL.md", skillFile("loose-ok k1"))
+	cat.write("plugins/loose-ok/b/k2/SKILL.md", skillFile("loose-ok k2"))
 	cat.write("plugins/audit/skills/review/SKILL.md", skillFile("review"))
 	cat.write("plugins/audit/skills/Not-Kebab/SKILL.md", skillFile("not kebab"))
 	cat.write("plugins/audit/skills/nodesc/SKILL.md", "---\nname: nodesc\n---\nno description")
@@ -352,4 +364,13 @@ print(json.dumps([{"Name": r["name"], "Source": r["source"], "Version": r.get("v
 		got = append(got, row{r.Name, r.Source, r.Version, r.Description})
 	}
 	assert.ElementsMatch(t, want, got)
+	names := map[string]bool{}
+	for _, r := range got {
+		names[r.Name] = true
+	}
+	for _, n := range []string{"extra:s1", "extra:m1", "meta:x1", "loose-ok:k1", "loose-ok:k2"} {
+		assert.True(t, names[n], "%s: the skills paths are read", n)
+	}
+	assert.False(t, names["extra:style"], "a skills path outside the plugin is not")
+	assert.False(t, names["loose:l1"], "a strict=false conflict refuses the plugin")
 }

@@ -293,7 +293,9 @@ func (s *Set) skills(ctx context.Context) []found {
 	cached, markets := s.mcpFound, s.mpFound
 	s.mu.Unlock()
 	for _, p := range markets {
-		add("marketplace:"+p.market, p.name+":", filepath.Join(p.dir, "skills"), p.confine, p.version)
+		for _, d := range p.containers {
+			add("marketplace:"+p.market, p.name+":", d, p.confine, p.version)
+		}
 	}
 	for _, f := range cached {
 		if !seen[f.ref.Name] {
