@@ -3,6 +3,7 @@ package computer
 import (
 	"context"
 	"errors"
+	"os"
 	"time"
 
 	"github.com/a2c-smcp/smcp-go/computer/blob"
@@ -24,8 +25,8 @@ import (
 //     bundle_id (as the references answer for a server that is down too),
 //     4015 when it declares no resources;
 //   - client:get_skills, client:get_skill: the skills of WithSkillHome,
-//     WithSkillPlugin and the MCP servers' skill:// resources (package
-//     skills);
+//     WithSkillPlugin, WithSkillMarketplaces and the MCP servers' skill://
+//     resources (package skills);
 //   - client:get_blob: the chunks of the blobs minted from the tool results
 //     of 0.3/0.4 sessions and of large skill files (package blob, the
 //     spool of WithSpoolDir);
@@ -37,6 +38,8 @@ import (
 // capOptions are the capabilities' settings.
 type capOptions struct {
 	spoolDir, landing, skillHome string
+	skillCache                   string
+	markets                      []skills.Marketplace
 	plugins                      [][2]string
 	inline                       int64
 	rescan                       time.Duration
@@ -78,6 +81,21 @@ func WithSkillPlugin(name, dir string) Option {
 	return func(o *options) { o.caps.plugins = append(o.caps.plugins, [2]string{name, dir}) }
 }
 
+// WithSkillCacheDir sets the directory the skills fetched are kept in:
+// the clones of the WithSkillMarketplaces repositories and the expanded
+// archive skills of the MCP servers (skills.WithCacheDir); kept across
+// runs, so that a marketplace is not cloned again. Default: a new
+// directory under os.TempDir, removed at Close.
+func WithSkillCacheDir(dir string) Option { return func(o *options) { o.caps.skillCache = dir } }
+
+// WithSkillMarketplaces adds git marketplaces of plugins, whose skills are
+// <plugin>:<skill> (skills.Marketplace; skills.ReadSettings reads them
+// from a reference settings.json). They are cloned after Launch, without
+// holding it up; server:update_skills follows when their skills come.
+func WithSkillMarketplaces(ms ...skills.Marketplace) Option {
+	return func(o *options) { o.caps.markets = append(o.caps.markets, ms...) }
+}
+
 // WithSkillRescan sets how often the skills are looked at for a change,
 // which sends server:update_skills (default 5 s; negative: never). Each
 // look lists the skill folders and the MCP servers' resources.
@@ -88,6 +106,7 @@ type caps struct {
 	spool   *blob.Spool
 	landing *blob.Landing
 	skills  *skills.Set
+	cache   string // the skills' cache directory when the Computer made it
 	stop    context.CancelFunc
 	done    chan struct{}
 	refresh chan struct{} // asks the skills goroutine for skills.Set.RefreshMCP
@@ -123,6 +142,19 @@ func (c *Computer) openCaps() (*caps, error) {
 		if o.inline > 0 {
 			kopts = append(kopts, skills.WithInlineBudget(o.inline))
 		}
+		cache := o.skillCache
+		if cache == "" {
+			if cache, err = os.MkdirTemp("", "smcp-skills-"); err != nil {
+				k.landing.Close()
+				sp.Close()
+				return nil, protocol.NewBadRequest("skill cache: %v", err).Wrap(err)
+			}
+			k.cache = cache
+		}
+		for _, m := range o.markets {
+			kopts = append(kopts, skills.WithMarketplace(m))
+		}
+		kopts = append(kopts, skills.WithCacheDir(cache))
 		k.skills = skills.New(kopts...)
 		every := o.rescan
 		if every == 0 {
@@ -130,8 +162,12 @@ func (c *Computer) openCaps() (*caps, error) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		k.stop, k.done, k.refresh = cancel, make(chan struct{}), make(chan struct{}, 1)
+		markets := len(o.markets) > 0
 		go func() {
 			defer close(k.done)
+			if markets {
+				k.skills.RefreshMarketplaces(ctx)
+			}
 			var tick <-chan time.Time
 			if every > 0 {
 				t := time.NewTicker(every)
@@ -213,7 +249,11 @@ func (k *caps) close() error {
 		k.stop()
 		<-k.done
 	}
-	return errors.Join(k.landing.Close(), k.spool.Close())
+	err := errors.Join(k.landing.Close(), k.spool.Close())
+	if k.cache != "" {
+		err = errors.Join(err, os.RemoveAll(k.cache))
+	}
+	return err
 }
 
 // capsNow returns the capabilities and the office the Computer is in ("" when

@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runRelay())
 	case "capsserver":
 		os.Exit(runCapsServer())
+	case "archiveskillserver":
+		os.Exit(runArchiveSkillServer(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }

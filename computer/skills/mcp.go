@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -40,13 +41,16 @@ func under(uri, root string) bool {
 
 // mcpSkills lists the skills of an MCP server as the references find them
 // (spec/capabilities.md, Skills): a skill:// resource whose _meta.source
-// is "resources" or "mounted", and that is not below another such root,
-// is a skill's root. A "resources" skill's files are the resources below
-// its root, read through the server; a "mounted" one's are the local
-// folder of its _meta.mount_dir. "archive" skills (a download) are not
-// served. The skill's name is mcp:<bundle_id>:<front matter name>, its
-// source mcp:<bundle_id>, its uri the root.
-func mcpSkills(ctx context.Context, srv MCPServer) []found {
+// is "resources", "mounted" or "archive", and that is not below another
+// such root, is a skill's root. A "resources" skill's files are the
+// resources below its root, read through the server; a "mounted" one's are
+// the local folder of its _meta.mount_dir; an "archive" one's are those of
+// the archive at _meta.archive_uri (http or https; _meta.archive_format
+// "zip" or "tar.gz"; checked against _meta.archive_sha256 when given),
+// expanded within the ArchiveLimits into the cache directory (see
+// stageArchive). The skill's name is mcp:<bundle_id>:<front matter name>,
+// its source mcp:<bundle_id>, its uri the root.
+func (s *Set) mcpSkills(ctx context.Context, srv MCPServer) []found {
 	bid := srv.BundleID()
 	list, err := srv.ListResources(ctx)
 	if err != nil {
@@ -107,9 +111,16 @@ func mcpSkills(ctx context.Context, srv MCPServer) []found {
 				continue
 			}
 			f.dir, f.ref.Path = dir, dir
-		default:
-			slog.Info("skills: an MCP server's archive skill is not served", "bundle_id", bid, "uri", c.uri)
-			continue
+		default: // archive
+			dir, err := s.stageArchive(ctx, bid, c.uri, c.meta)
+			if err != nil {
+				slog.Warn("skills: an MCP server's archive skill is not offered", "bundle_id", bid, "uri", c.uri, "err", err)
+				continue
+			}
+			if head, err = readIn(dir, SkillFile, maxFrontMatter+8); err != nil {
+				continue
+			}
+			f.dir, f.ref.Path = dir, dir
 		}
 		ref, fm, ok := refOf(head)
 		name, _ := fm["name"].(string)
@@ -174,4 +185,115 @@ func (s *Set) getMCP(ctx context.Context, office string, req protocol.GetSkillRe
 		return protocol.GetSkillRet{}, resourceError("not_found", rel)
 	}
 	return s.answer(office, req, rel, mimeOf(clean), path.Base(clean) == SkillFile, data)
+}
+
+// archived is an archive skill as expanded by the last refresh.
+type archived struct{ uri, format, sum, dir string }
+
+// stageArchive expands the archive of an MCP server's skill root into
+// <cache>/mcp/<bundle_id>/<front matter name>/ and returns that folder.
+// The archive is fetched again at each refresh unless its declared
+// archive_sha256 is that of the one expanded; the same bytes are not
+// expanded again (the folder, and so the skills' digest, stay as they
+// are). The archive is expanded into a new folder first, renamed when
+// complete: a refused archive leaves nothing behind.
+func (s *Set) stageArchive(ctx context.Context, bid, root string, meta map[string]any) (string, error) {
+	if s.cache == "" {
+		return "", archiveErr("no cache directory (WithCacheDir)")
+	}
+	uri, _ := meta["archive_uri"].(string)
+	format, _ := meta["archive_format"].(string)
+	want, _ := meta["archive_sha256"].(string)
+	want = strings.ToLower(strings.TrimSpace(want))
+	if uri == "" {
+		return "", archiveErr("archive skill without archive_uri")
+	}
+	if format != "zip" && format != "tar.gz" {
+		return "", archiveErr("unsupported archive_format %q (expect \"tar.gz\" or \"zip\")", format)
+	}
+	key := bid + "\x00" + root
+	prev, had := s.archives[key]
+	had = had && prev.uri == uri && prev.format == format && isDir(prev.dir)
+	if had && want != "" && prev.sum == want {
+		return prev.dir, nil
+	}
+	data, err := fetchArchive(ctx, s.http, uri, s.archLim.Download)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256Hex(data)
+	if want != "" && sum != want {
+		return "", archiveErr("archive sha256 %s is not the declared %s", sum, want)
+	}
+	if had && prev.sum == sum {
+		return prev.dir, nil
+	}
+	base := filepath.Join(s.cache, "mcp", bid)
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(base, ".stage-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := extractArchive(data, format, tmp, s.archLim); err != nil {
+		return "", err
+	}
+	head, err := readIn(tmp, SkillFile, maxFrontMatter+8)
+	if err != nil {
+		return "", archiveErr("archive has no %s at its root", SkillFile)
+	}
+	name, _ := frontMatter(head)["name"].(string)
+	if !validSegment(name) {
+		return "", archiveErr("front matter name %q is not strict kebab case", name)
+	}
+	final := filepath.Join(base, name)
+	for k, a := range s.archives {
+		if k != key && a.dir == final {
+			return "", archiveErr("another skill root of the server is named %q", name)
+		}
+	}
+	if err := os.RemoveAll(final); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", err
+	}
+	s.archives[key] = archived{uri: uri, format: format, sum: sum, dir: final}
+	return final, nil
+}
+
+// pruneArchives removes the expanded archives no skill of list uses.
+func (s *Set) pruneArchives(list []found) {
+	used := map[string]bool{}
+	for _, f := range list {
+		used[f.dir] = true
+	}
+	for k, a := range s.archives {
+		if !used[a.dir] {
+			_ = os.RemoveAll(a.dir)
+			delete(s.archives, k)
+		}
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// readIn reads a file inside dir through an os.Root, at most limit bytes.
+func readIn(dir, rel string, limit int64) ([]byte, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
 }

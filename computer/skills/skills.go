@@ -15,7 +15,15 @@
 // license, compatibility, allowed-tools, tags and metadata
 // (skill_metadata). An MCP server's skill:// resources give
 // "mcp:<bundle_id>:<name>" (source "mcp:<bundle_id>", see mcp.go and
-// RefreshMCP).
+// RefreshMCP): served through the server ("resources"), from a local
+// folder ("mounted") or from an archive expanded into the cache directory
+// ("archive", within ArchiveLimits). A git marketplace (Marketplace,
+// declared as a reference settings.json does: Settings) gives
+// "<plugin>:<skill>" for its plugins' skills (source
+// "marketplace:<name>"), cloned with the system git into the cache
+// directory at RefreshMarketplaces, each git command and download within
+// WithFetchTimeout, each clone within WithMaxCloneBytes; nothing of a
+// clone is served from outside it, its links notwithstanding.
 //
 // # Files
 //
@@ -49,6 +57,7 @@ import (
 	"io/fs"
 	"maps"
 	"mime"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -123,6 +132,55 @@ func WithMCPServers(list func() []MCPServer) Option { return func(s *Set) { s.mc
 // WithOnChange sets the function Rescan calls when the skills changed.
 func WithOnChange(fn func()) Option { return func(s *Set) { s.onChange = fn } }
 
+// WithCacheDir sets the directory the Set owns for what it fetches: the
+// clones of the marketplaces (<dir>/marketplace/) and the expanded archive
+// skills of the MCP servers (<dir>/mcp/<bundle_id>/<skill>/), as the
+// references lay them out in a skill home. Without it neither is offered.
+func WithCacheDir(dir string) Option { return func(s *Set) { s.cache = dir } }
+
+// WithMarketplace adds a git marketplace of plugins (see Marketplace),
+// cloned at RefreshMarketplaces.
+func WithMarketplace(m Marketplace) Option {
+	return func(s *Set) { s.markets = append(s.markets, m) }
+}
+
+// WithFetchTimeout bounds each git command and each archive download
+// (default DefaultFetchTimeout, the references' 120 s).
+func WithFetchTimeout(d time.Duration) Option {
+	return func(s *Set) {
+		if d > 0 {
+			s.fetchTimeout = d
+		}
+	}
+}
+
+// WithMaxCloneBytes bounds the size of a marketplace's or plugin's clone
+// (default DefaultMaxCloneBytes); a clone growing past it is stopped and
+// removed.
+func WithMaxCloneBytes(n int64) Option {
+	return func(s *Set) {
+		if n > 0 {
+			s.maxClone = n
+		}
+	}
+}
+
+// WithArchiveLimits bounds the archive skills of the MCP servers (zero
+// fields keep their defaults).
+func WithArchiveLimits(l ArchiveLimits) Option { return func(s *Set) { s.archLim = l } }
+
+// WithHTTPClient sets the client archive skills are downloaded with
+// (default one with the WithFetchTimeout bound).
+func WithHTTPClient(c *http.Client) Option { return func(s *Set) { s.http = c } }
+
+// Bounds of what is fetched.
+const (
+	// DefaultFetchTimeout bounds a git command or an archive download.
+	DefaultFetchTimeout = 120 * time.Second
+	// DefaultMaxCloneBytes bounds a clone.
+	DefaultMaxCloneBytes = 256 << 20
+)
+
 type plugin struct{ name, dir string }
 
 // Set is a Computer's skills. It is safe for concurrent use.
@@ -135,16 +193,32 @@ type Set struct {
 	onChange func()
 	mcp      func() []MCPServer
 
+	cache        string
+	markets      []Marketplace
+	fetchTimeout time.Duration
+	maxClone     int64
+	archLim      ArchiveLimits
+	http         *http.Client
+
+	refreshMu sync.Mutex // one RefreshMCP or RefreshMarketplaces at a time
+	archives  map[string]archived
+
 	mu       sync.Mutex
 	digest   string
-	mcpFound []found // the MCP servers' skills as RefreshMCP found them
+	mcpFound []found    // the MCP servers' skills as RefreshMCP found them
+	mpFound  []mpPlugin // the marketplaces' plugins as RefreshMarketplaces found them
 }
 
 // New returns the skills of the given sources.
 func New(opts ...Option) *Set {
-	s := &Set{inline: blob.DefaultInlineBudget, maxFile: DefaultMaxFileBytes}
+	s := &Set{inline: blob.DefaultInlineBudget, maxFile: DefaultMaxFileBytes, fetchTimeout: DefaultFetchTimeout,
+		maxClone: DefaultMaxCloneBytes, archives: map[string]archived{}}
 	for _, o := range opts {
 		o(s)
+	}
+	s.archLim = s.archLim.withDefaults(s.maxFile)
+	if s.http == nil {
+		s.http = &http.Client{Timeout: s.fetchTimeout}
 	}
 	s.digest, _ = s.scan(context.Background())
 	return s
@@ -180,7 +254,12 @@ type found struct {
 func (s *Set) skills(ctx context.Context) []found {
 	var out []found
 	seen := map[string]bool{}
-	add := func(source, prefix, dir string) {
+	// add lists dir's skill folders; with confine, only those inside it,
+	// links followed (a fetched repository's links lead nowhere else).
+	add := func(source, prefix, dir, confine, version string) {
+		if confine != "" && !within(dir, confine) {
+			return
+		}
 		names, _ := readDirNames(dir)
 		for _, n := range names {
 			if len(n) > 64 || !kebab.MatchString(n) || seen[prefix+n] {
@@ -190,26 +269,34 @@ func (s *Set) skills(ctx context.Context) []found {
 			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 				continue
 			}
+			if confine != "" && !within(d, confine) {
+				continue
+			}
 			ref, ok := readRef(d)
 			if !ok {
 				continue
 			}
-			ref.Name, ref.Source = prefix+n, source
+			ref.Name, ref.Source, ref.Version = prefix+n, source, version
 			seen[ref.Name] = true
 			out = append(out, found{ref: ref, dir: d})
 		}
 	}
 	if s.home != "" {
-		add("user", "", filepath.Join(s.home, "user"))
+		add("user", "", filepath.Join(s.home, "user"), "", "")
 	}
 	for _, p := range s.plugins {
 		if len(p.name) <= 64 && kebab.MatchString(p.name) {
-			add("marketplace", p.name+":", filepath.Join(p.dir, "skills"))
+			add("marketplace", p.name+":", filepath.Join(p.dir, "skills"), "", "")
 		}
 	}
 	s.mu.Lock()
-	cached := s.mcpFound
+	cached, markets := s.mcpFound, s.mpFound
 	s.mu.Unlock()
+	for _, p := range markets {
+		for _, d := range p.containers {
+			add("marketplace:"+p.market, p.name+":", d, p.confine, p.version)
+		}
+	}
 	for _, f := range cached {
 		if !seen[f.ref.Name] {
 			seen[f.ref.Name] = true
@@ -227,15 +314,18 @@ func (s *Set) skills(ctx context.Context) []found {
 // resources; the Computer refreshes when a server comes up, goes down or
 // says its resource list changed.
 func (s *Set) RefreshMCP(ctx context.Context) bool {
+	s.refreshMu.Lock()
 	var list []found
 	if s.mcp != nil {
 		for _, srv := range s.mcp() {
-			list = append(list, mcpSkills(ctx, srv)...)
+			list = append(list, s.mcpSkills(ctx, srv)...)
 		}
 	}
+	s.pruneArchives(list)
 	s.mu.Lock()
 	s.mcpFound = list
 	s.mu.Unlock()
+	s.refreshMu.Unlock()
 	return s.Rescan(ctx)
 }
 

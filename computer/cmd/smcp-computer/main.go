@@ -64,6 +64,7 @@ import (
 	"github.com/a2c-smcp/smcp-go/computer/config"
 	"github.com/a2c-smcp/smcp-go/computer/mcpclient"
 	"github.com/a2c-smcp/smcp-go/computer/sio"
+	"github.com/a2c-smcp/smcp-go/computer/skills"
 	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -73,7 +74,7 @@ const usage = `smcp-computer: an A2C-SMCP Computer
 
 usage:
   smcp-computer run --server URL --office ID --name NAME --config FILE [--api-key KEY] [--protocol-versions 0.4,0.3,0.2]
-                    [--landing-root DIR] [--skill-home DIR] [--plugin NAME=DIR] [--spool-dir DIR]
+                    [--landing-root DIR] [--skill-home DIR] [--plugin NAME=DIR] [--skill-settings FILE] [--skill-cache DIR] [--spool-dir DIR]
                     [--max-mcp-message-bytes N] [--max-blob-bytes N] [--spool-max-bytes N]
   smcp-computer tools   --config FILE
   smcp-computer desktop --config FILE [--size N] [--window URI]
@@ -213,6 +214,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		window, keywords, fileType   string
 		offset, limit                int
 		spoolDir, landing, skillHome string
+		skillSettings, skillCache    string
 		inlineBudget                 int64
 		maxMCPMessage, maxBlob       int64
 		spoolMax                     int64
@@ -268,6 +270,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&landing, "landing-root", env("SMCP_LANDING_ROOT", ""), "directory client:put_blob uploads land in (uploads refused when empty) [SMCP_LANDING_ROOT]")
 		fs.StringVar(&skillHome, "skill-home", env("SMCP_SKILL_HOME", ""), "skill home: its user/<skill>/SKILL.md folders are the skills offered [SMCP_SKILL_HOME]")
 		fs.Var(plugins, "plugin", "NAME=DIR: a plugin whose DIR/skills/<skill>/SKILL.md are the skills NAME:<skill> (repeatable)")
+		fs.StringVar(&skillSettings, "skill-settings", env("SMCP_SKILL_SETTINGS", ""), "a reference Computer's settings.json: the git marketplaces of its extraKnownMarketplaces, whose installed and enabled plugins' skills are offered [SMCP_SKILL_SETTINGS]")
+		fs.StringVar(&skillCache, "skill-cache", env("SMCP_SKILL_CACHE", ""), "directory of the marketplaces' clones and the MCP servers' expanded archive skills, kept across runs (default: a new temporary directory, removed at exit) [SMCP_SKILL_CACHE]")
 	case "tools":
 	case "desktop":
 		fs.IntVar(&size, "size", -1, "desktop_size (default: all windows)")
@@ -356,6 +360,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, n := range slices.Sorted(maps.Keys(plugins)) {
 			copts = append(copts, computer.WithSkillPlugin(n, plugins[n]))
+		}
+		if skillSettings != "" {
+			st, err := skills.ReadSettings(skillSettings)
+			if err != nil {
+				fmt.Fprintf(stderr, "smcp-computer: --skill-settings: %v\n", err)
+				return 2
+			}
+			copts = append(copts, computer.WithSkillMarketplaces(st.Marketplaces()...))
+		}
+		if skillCache != "" {
+			copts = append(copts, computer.WithSkillCacheDir(skillCache))
 		}
 	}
 	var reg *prometheus.Registry

@@ -181,6 +181,8 @@ func TestCommandErrors(t *testing.T) {
 			"--max-blob-bytes", "0"}, 2, "--max-blob-bytes must be positive"},
 		{[]string{"run", "--config", cfg, "--input", "DOCS=1", "--server", "http://127.0.0.1:1", "--office", "o", "--name", "n",
 			"--max-mcp-message-bytes", "-1"}, 2, "--max-mcp-message-bytes must be positive"},
+		{[]string{"run", "--config", cfg, "--input", "DOCS=1", "--server", "http://127.0.0.1:1", "--office", "o", "--name", "n",
+			"--skill-settings", "/nonexistent/settings.json"}, 2, "--skill-settings"},
 	}
 	for _, tt := range tests {
 		code, _, errs := runCmd(tt.args...)

@@ -47,10 +47,17 @@ type Options struct {
 	// skill://<host>/review (_meta.source "resources"), its SKILL.md and
 	// docs/guide.txt.
 	Skills bool
+	// ArchiveSkills are skill roots offered as archives: skill://<host>/<leaf>
+	// with _meta.source "archive", and the archive's format, URI and
+	// (when not empty) sha256.
+	ArchiveSkills []ArchiveSkill
 	// ServerOptions are added to the MCP server's options (the fault
 	// injection of the program uses them).
 	ServerOptions []server.ServerOption
 }
+
+// ArchiveSkill is a skill root offered as an archive.
+type ArchiveSkill struct{ Leaf, Format, URI, SHA256 string }
 
 // AllTools are the tools served by default.
 var AllTools = []string{"echo", "slow", "fail", "mutate", "crash", "pid"}
@@ -113,6 +120,9 @@ func New(o Options) *Server {
 	if o.Skills {
 		s.addSkill()
 	}
+	for _, a := range o.ArchiveSkills {
+		s.addArchiveSkill(a)
+	}
 	s.AddResourceTemplate(mcp.NewResourceTemplate("dpe://"+s.host+"{+rest}", "dpe", mcp.WithTemplateMIMEType("application/json")), s.readDPE)
 	for _, name := range o.Tools {
 		s.addTool(name)
@@ -152,6 +162,19 @@ func (s *Server) addSkill() {
 	for uri := range files {
 		s.AddResource(mcp.NewResource(uri, uri), read)
 	}
+}
+
+func (s *Server) addArchiveSkill(a ArchiveSkill) {
+	uri := "skill://" + s.host + "/" + a.Leaf
+	meta := map[string]any{"source": "archive", "archive_uri": a.URI, "archive_format": a.Format}
+	if a.SHA256 != "" {
+		meta["archive_sha256"] = a.SHA256
+	}
+	r := mcp.NewResource(uri, "skill "+a.Leaf)
+	r.Meta = &mcp.Meta{AdditionalFields: meta}
+	s.AddResource(r, func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: a.URI}}, nil
+	})
 }
 
 func (s *Server) addDocResource(ref string) {

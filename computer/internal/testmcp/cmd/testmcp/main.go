@@ -25,6 +25,19 @@ func main() {
 	noSub := flag.Bool("no-subscribe", false, "do not declare resources.subscribe")
 	noRes := flag.Bool("no-resources", false, "serve tools only (no resources capability)")
 	skills := flag.Bool("skills", false, "serve the skill review as skill:// resources")
+	var archives []testmcp.ArchiveSkill
+	flag.Func("archive-skill", "LEAF FORMAT URI [SHA256]: a skill root offered as an archive (repeatable)", func(v string) error {
+		f := strings.Fields(v)
+		if len(f) < 3 {
+			return fmt.Errorf("want LEAF FORMAT URI [SHA256]")
+		}
+		a := testmcp.ArchiveSkill{Leaf: f[0], Format: f[1], URI: f[2]}
+		if len(f) > 3 {
+			a.SHA256 = f[3]
+		}
+		archives = append(archives, a)
+		return nil
+	})
 	page := flag.Int("page", 0, "list at most this many entries per page (0: mcp-go's default)")
 	tools := flag.String("tools", strings.Join(testmcp.AllTools, ","), "comma-separated tools")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
@@ -36,6 +49,7 @@ func main() {
 
 	o := testmcp.Options{Host: *host, Docs: *docs, NoSubscribe: *noSub, NoResources: *noRes, ServerOptions: append(f.options(), hf.options()...)}
 	o.Skills = *skills
+	o.ArchiveSkills = archives
 	if *page > 0 {
 		o.ServerOptions = append(o.ServerOptions, server.WithPaginationLimit(*page))
 	}
