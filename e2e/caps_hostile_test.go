@@ -234,7 +234,9 @@ func hostileRefAgent(t *testing.T, sdk refSDK) {
 
 	// A spool filled to its bound: the skill file's handle is evicted by
 	// the next blob (gone), a file larger than the whole spool is refused
-	// (4017 too_large), a tool result's item larger than it stays inline.
+	// (4017 too_large), a tool result whose item is larger than it fails
+	// with an error result naming --spool-max-bytes (the item streams into
+	// the spool as it arrives: spec/capabilities.md, Large items).
 	logo := a.ok(t, map[string]any{"op": "get_skill", "computer": "go-pc", "name": "review", "rel_path": "assets/logo.png"}).(map[string]any)
 	handle, _ := logo["blob_handle"].(string)
 	require.NotEmpty(t, handle, "%v", logo)
@@ -250,8 +252,10 @@ func hostileRefAgent(t *testing.T, sdk refSDK) {
 		protocol.CodeSkillResourceNotAccessible, "too_large", "Skill resource not accessible")
 	huge := capsImageBytes(hostileSpoolBytes + 100<<10)
 	res = a.ok(t, map[string]any{"op": "tool_call", "computer": "go-pc", "tool": "caps__image", "params": map[string]any{"size": len(huge)}}).(map[string]any)
-	item := res["content"].([]any)[1].(map[string]any)
-	require.Equal(t, b64(huge), item["data"], "inline")
+	require.Equal(t, true, res["isError"], "an item the spool cannot take, streamed in, fails the call: %v", res)
+	text, _ := res["content"].([]any)[0].(map[string]any)["text"].(string)
+	require.Contains(t, text, "--spool-max-bytes", "the error names the flag that raises the bound")
+	t.Logf("answer | tool result's item above the spool | %s | %s", sdk, text)
 	pc.requireSpoolBounded(t)
 
 	// A handle from another office: that office's Computer never minted
