@@ -524,14 +524,6 @@ func (c *Client) onCancel(args []any) {
 	c.goOwned(func() { c.h.CancelToolCall(req) })
 }
 
-func decode(v any, out any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
-}
-
 // onRequest runs on the socket's event queue: it only validates and hands
 // the work to an owned goroutine.
 func (c *Client) onRequest(event string, args []any) {
@@ -617,8 +609,8 @@ func (a answerer) check(event string, args []any) *protocol.Error {
 	return nil
 }
 
-// encode turns the ack value v (a result, or a *protocol.Error) into what
-// is sent: an error in g's shape, and an answer over the message limit
+// encode turns the ack value v (a result, or a *protocol.Error) into the
+// JSON that is sent: an error in g's shape, and an answer over the message limit
 // replaced by a 413 (a tool call's by an error CallToolResult) rather than
 // sent for the Server to close the connection.
 func (a answerer) encode(event string, v any) any {
@@ -639,11 +631,11 @@ func (a answerer) encode(event string, v any) any {
 			b, _ = json.Marshal(e.In(a.g))
 		}
 	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return map[string]any{}
-	}
-	return out
+	// Sent as the bytes made here: the Socket.IO encoder writes a
+	// json.RawMessage as it is (after a scan), where decoded values were
+	// encoded again, twice the work for a get_blob chunk's 350 KB
+	// (docs/performance.md, Blobs).
+	return json.RawMessage(b)
 }
 
 // envelope is the room kept in a message for the Socket.IO framing of an
