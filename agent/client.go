@@ -682,7 +682,7 @@ func decodeAnswer[T any](event, reqID string, vals []any) (*T, error) {
 		}
 	}
 	var out T
-	if err := remarshal(v, &out); err != nil {
+	if err := protocol.DecodeValue(v, &out); err != nil {
 		return nil, invalidAnswer(event, err)
 	}
 	return &out, nil
@@ -697,12 +697,4 @@ func errorMayAnswer(event string) bool {
 		}
 	}
 	return false
-}
-
-func remarshal(v any, out any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, out)
 }

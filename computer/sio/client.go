@@ -518,7 +518,7 @@ func (c *Client) onCancel(args []any) {
 		return
 	}
 	var req protocol.CancelToolCallReq
-	if decode(args[0], &req) != nil {
+	if protocol.DecodeValue(args[0], &req) != nil {
 		return
 	}
 	c.goOwned(func() { c.h.CancelToolCall(req) })
@@ -600,7 +600,7 @@ func (a answerer) check(event string, args []any) *protocol.Error {
 	var target struct {
 		Computer string `json:"computer"`
 	}
-	if err := decode(args[0], &target); err != nil {
+	if err := protocol.DecodeValue(args[0], &target); err != nil {
 		return protocol.NewBadRequest("%s: %v", event, err)
 	}
 	if target.Computer != a.name {
@@ -657,7 +657,7 @@ func errorResult(e *protocol.Error) protocol.CallToolResult {
 // call decodes the request into a value of type Req and calls fn.
 func call[Req, Ret any](ctx context.Context, event string, payload any, fn func(context.Context, Req) (Ret, error)) any {
 	var req Req
-	if err := decode(payload, &req); err != nil {
+	if err := protocol.DecodeValue(payload, &req); err != nil {
 		return protocol.NewBadRequest("%s: %v", event, err)
 	}
 	v, err := fn(ctx, req)
@@ -680,7 +680,7 @@ func (a answerer) dispatch(ctx context.Context, event string, payload any) (out 
 	switch event {
 	case protocol.EventToolCall:
 		var req protocol.ToolCallReq
-		if err := decode(payload, &req); err != nil {
+		if err := protocol.DecodeValue(payload, &req); err != nil {
 			return protocol.NewBadRequest("%s: %v", event, err)
 		}
 		return h.ToolCall(ctx, g, req)

@@ -1,4 +1,4 @@
-package sio
+package protocol
 
 import (
 	"encoding/json"
@@ -6,24 +6,25 @@ import (
 	"strings"
 )
 
-// bigString is the length from which decode moves a payload's top-level
+// bigString is the length from which DecodeValue moves a payload's top-level
 // string into its field directly rather than through JSON.
 const bigString = 4 << 10
 
-// decode turns a payload the Socket.IO client decoded into generic values
-// into out, a pointer to a struct, as encoding/json does when the payload
-// is encoded and decoded again. A long top-level string (a put_blob
-// chunk's base64, 350 KB) is not: encoding it and decoding it again were
-// the larger part of the Computer's CPU per chunk (docs/performance.md,
-// Blobs). It is set on the field whose JSON name is its key, or, when out
+// DecodeValue turns a payload decoded into generic values (as Socket.IO
+// libraries and DecodeJSON deliver them) into out, a pointer to a struct,
+// as encoding/json does when the payload is encoded and decoded again. A
+// long top-level string (a put_blob or get_blob chunk's base64, 350 KB) is
+// not: encoding it and decoding it again were the larger part of the
+// Computer's CPU per uploaded chunk and of the Agent's per downloaded one
+// (docs/performance.md, Blobs). It is set on the field whose JSON name is its key, or, when out
 // has no field encoding/json could match it with, left out as
 // encoding/json ignores it; any other case (an embedded struct, a field
 // whose name matches only case-insensitively, a field that is not a
 // string) takes the JSON way, so the result is the same.
-func decode(v any, out any) error {
+func DecodeValue(v any, out any) error {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return decodeJSON(v, out)
+		return remarshal(v, out)
 	}
 	var direct map[string]string
 	for k, x := range m {
@@ -35,11 +36,11 @@ func decode(v any, out any) error {
 		}
 	}
 	if direct == nil {
-		return decodeJSON(v, out)
+		return remarshal(v, out)
 	}
 	rv := reflect.ValueOf(out)
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
-		return decodeJSON(v, out)
+		return remarshal(v, out)
 	}
 	st := rv.Elem()
 	fields := map[string]reflect.Value{} // key → field to set; invalid: dropped
@@ -52,7 +53,7 @@ func decode(v any, out any) error {
 		fields[k] = f
 	}
 	if len(fields) == 0 {
-		return decodeJSON(v, out)
+		return remarshal(v, out)
 	}
 	rest := make(map[string]any, len(m)-len(fields))
 	for k, x := range m {
@@ -60,7 +61,7 @@ func decode(v any, out any) error {
 			rest[k] = x
 		}
 	}
-	if err := decodeJSON(rest, out); err != nil {
+	if err := remarshal(rest, out); err != nil {
 		return err
 	}
 	for k, f := range fields {
@@ -74,7 +75,7 @@ func decode(v any, out any) error {
 // stringField finds the field of struct st that encoding/json would
 // decode key into: ok with that field when its JSON name is key and it is
 // a string, ok with the zero Value when no field could match key (the key
-// is ignored), not ok when decode cannot tell or the field is no string.
+// is ignored), not ok when DecodeValue cannot tell or the field is no string.
 func stringField(st reflect.Value, key string) (reflect.Value, bool) {
 	var found reflect.Value
 	t := st.Type()
@@ -107,7 +108,8 @@ func stringField(st reflect.Value, key string) (reflect.Value, bool) {
 	return found, true
 }
 
-func decodeJSON(v any, out any) error {
+// remarshal is DecodeValue through JSON.
+func remarshal(v any, out any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
