@@ -75,7 +75,9 @@ func envMiB(name string, def int64) int64 {
 // RSS (VmHWM) of each process, and the load average around the run.
 // Programs are built into a temporary directory, removed at the end; every
 // process it starts is ended by PID; all traffic is on loopback. Not part
-// of the test command (docs/performance.md, Blobs).
+// of the test command (docs/performance.md, Blobs). With BENCH_BLOB_PROFILE
+// set to a directory, the Go Agent and Computer write CPU profiles there
+// (DIR/download, DIR/upload: agent.pprof, computer.pprof).
 func BenchBlobs() error {
 	python, err := filepath.Abs(filepath.Join(".cache", "venv-0.4.2", "bin", "python"))
 	if err != nil {
@@ -239,6 +241,18 @@ func benchBlobOnce(st blobStack, dir string, size int64, bins map[string]string,
 		cfg := filepath.Join(run, "computer.json")
 		if err := writeJSON(cfg, []any{mcp}); err != nil {
 			return r, err
+		}
+		if prof := os.Getenv("BENCH_BLOB_PROFILE"); prof != "" {
+			// CPU profiles of the Go Agent and Computer (benchblobs'
+			// startCPUProfile), for `go tool pprof`.
+			d, err := filepath.Abs(filepath.Join(prof, dir))
+			if err == nil {
+				err = os.MkdirAll(d, 0o755)
+			}
+			if err != nil {
+				return r, err
+			}
+			peerEnv = append(peerEnv, "BENCH_CPUPROFILE_DIR="+d)
 		}
 		comp, err = startBenchProc("computer", peerEnv, bins["benchblobs"], "computer", cfg, landing, spool)
 		if err != nil {
