@@ -41,7 +41,10 @@ type blobRun struct {
 	Error    string  `json:"error"`
 	// Peak RSS (VmHWM) in KiB of each process, read after the transfer.
 	agentKB, serverKB, computerKB int
-	size                          int64
+	// CPU seconds (user and system) of each process until then, whatever
+	// the load: the work each did, start-up included.
+	agentCPU, serverCPU, computerCPU float64
+	size                             int64
 }
 
 // drainMiBs is the download's throughput after the tool call: the
@@ -76,7 +79,9 @@ func envMiB(name string, def int64) int64 {
 // BENCH_BLOB_GO_ONLY=1 runs the Go stack alone.
 // Programs are built into a temporary directory, removed at the end; every
 // process it starts is ended by PID; all traffic is on loopback. Not part
-// of the test command (docs/performance.md, Blobs).
+// of the test command (docs/performance.md, Blobs). With BENCH_BLOB_PROFILE
+// set to a directory, the Go Agent and Computer write CPU profiles there
+// (DIR/download, DIR/upload: agent.pprof, computer.pprof).
 func BenchBlobs() error {
 	python, err := filepath.Abs(filepath.Join(".cache", "venv-0.4.2", "bin", "python"))
 	if err != nil {
@@ -147,7 +152,7 @@ func BenchBlobs() error {
 	fmt.Println("MiB/s of the whole and of the drain alone (client:get_blob chunks); x go: the drain's MiB/s (upload: the whole's) over the Go stack's")
 	fmt.Println()
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "direction\tstack\tMiB\tsecs\tcall secs\tMiB/s\tdrain MiB/s\tx go\tagent RSS MiB\tserver RSS MiB\tcomputer RSS MiB")
+	fmt.Fprintln(w, "direction\tstack\tMiB\tsecs\tcall secs\tMiB/s\tdrain MiB/s\tx go\tagent RSS MiB\tserver RSS MiB\tcomputer RSS MiB\tagent CPU s\tserver CPU s\tcomputer CPU s")
 	for _, dir := range []string{"download", "upload"} {
 		base := results[blobStacks[0].name][dir]
 		for _, st := range blobStacks {
@@ -156,7 +161,8 @@ func BenchBlobs() error {
 				continue // BENCH_BLOB_GO_ONLY
 			}
 			if r.Error != "" {
-				fmt.Fprintf(w, "%s\t%s\t%d\tfailed: %s\t\t\t\t\t%s\t%s\t%s\n", dir, st.name, r.size>>20, firstLine(r.Error), mibOf(r.agentKB), mibOf(r.serverKB), mibOf(r.computerKB))
+				fmt.Fprintf(w, "%s\t%s\t%d\tfailed: %s\t\t\t\t\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\n", dir, st.name, r.size>>20, firstLine(r.Error),
+					mibOf(r.agentKB), mibOf(r.serverKB), mibOf(r.computerKB), r.agentCPU, r.serverCPU, r.computerCPU)
 				continue
 			}
 			call, drain, ratio := "-", "-", "-"
@@ -168,8 +174,8 @@ func BenchBlobs() error {
 			} else if base.Error == "" {
 				ratio = fmt.Sprintf("%.2f", r.miBs()/base.miBs())
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", dir, st.name, r.Bytes>>20, r.Secs, call, r.miBs(), drain, ratio,
-				mibOf(r.agentKB), mibOf(r.serverKB), mibOf(r.computerKB))
+			fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\n", dir, st.name, r.Bytes>>20, r.Secs, call, r.miBs(), drain, ratio,
+				mibOf(r.agentKB), mibOf(r.serverKB), mibOf(r.computerKB), r.agentCPU, r.serverCPU, r.computerCPU)
 		}
 	}
 	return w.Flush()
@@ -247,6 +253,18 @@ func benchBlobOnce(st blobStack, dir string, size int64, bins map[string]string,
 		if err := writeJSON(cfg, []any{mcp}); err != nil {
 			return r, err
 		}
+		if prof := os.Getenv("BENCH_BLOB_PROFILE"); prof != "" {
+			// CPU profiles of the Go Agent and Computer (benchblobs'
+			// startCPUProfile), for `go tool pprof`.
+			d, err := filepath.Abs(filepath.Join(prof, dir))
+			if err == nil {
+				err = os.MkdirAll(d, 0o755)
+			}
+			if err != nil {
+				return r, err
+			}
+			peerEnv = append(peerEnv, "BENCH_CPUPROFILE_DIR="+d)
+		}
 		comp, err = startBenchProc("computer", peerEnv, bins["benchblobs"], "computer", cfg, landing, spool)
 		if err != nil {
 			return r, err
@@ -260,6 +278,7 @@ func benchBlobOnce(st blobStack, dir string, size int64, bins map[string]string,
 	defer ag.stop()
 	line, err := ag.next(20 * time.Minute)
 	r.agentKB, r.serverKB, r.computerKB = hwmKB(ag.pid()), hwmKB(srv.pid()), hwmKB(comp.pid())
+	r.agentCPU, r.serverCPU, r.computerCPU = cpuSecs(ag.pid()), cpuSecs(srv.pid()), cpuSecs(comp.pid())
 	if err != nil {
 		return r, fmt.Errorf("agent: %v\nagent: %s\ncomputer: %s\nserver: %s", err, ag.tail(), comp.tail(), srv.tail())
 	}
@@ -391,6 +410,28 @@ func hwmKB(pid int) int {
 		}
 	}
 	return 0
+}
+
+// cpuSecs is a process's user and system CPU time from /proc/PID/stat
+// (in clock ticks of 1/100 s, Linux's USER_HZ), 0 when it has exited.
+func cpuSecs(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name in parentheses, which may hold
+	// spaces: state is the first, utime and stime the 12th and 13th.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / 100
 }
 
 func mibOf(kb int) string {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"hash"
 	"io"
@@ -261,6 +262,12 @@ func (c *Client) Resources(ctx context.Context, computer, bundleID string) iter.
 // names the file on the Computer. r is read twice: once for the sha256 the
 // first chunk declares, then from its start to send it. progress, when not
 // nil, is called after each chunk with the bytes sent and the total.
+//
+// One chunk is sent at a time, the next after the Computer's answer: a
+// reference Computer may handle requests concurrently, and a chunk that
+// overtakes another is refused as out of order. The next chunk is read,
+// encoded and checked while the answer is awaited (docs/performance.md,
+// Blobs).
 func (c *Client) PutBlob(ctx context.Context, computer string, r io.ReadSeeker, nameHint string, progress func(sent, total int64)) (*protocol.PutBlobRet, error) {
 	if err := c.checkExtension(protocol.EventPutBlob); err != nil {
 		return nil, err
@@ -278,45 +285,86 @@ func (c *Client) PutBlob(ctx context.Context, computer string, r io.ReadSeeker, 
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	buf := make([]byte, MaxBlobChunk)
-	var sent int64
-	uploadID := ""
-	for {
+	// prepare reads the chunk at offset and encodes its request; only one
+	// runs at a time, so buf is reused.
+	prepare := func(uploadID string, offset int64) putChunk {
 		n, rerr := io.ReadFull(r, buf)
 		if rerr != nil && !errors.Is(rerr, io.ErrUnexpectedEOF) && !errors.Is(rerr, io.EOF) {
-			return nil, protocol.NewBadRequest("put_blob: reading the upload: %v", rerr).Wrap(rerr)
+			return putChunk{err: protocol.NewBadRequest("put_blob: reading the upload: %v", rerr).Wrap(rerr)}
 		}
-		if sent+int64(n) > total {
-			return nil, protocol.NewBadRequest("put_blob: the upload grew while it was sent")
+		if offset+int64(n) > total {
+			return putChunk{err: protocol.NewBadRequest("put_blob: the upload grew while it was sent")}
 		}
 		id := c.nextReqID()
-		req := protocol.PutBlobReq{Agent: c.cfg.name, ReqID: id, Computer: computer, UploadID: uploadID, ChunkOffset: int(sent),
-			Eof: sent+int64(n) == total, Blob: base64.StdEncoding.EncodeToString(buf[:n])}
+		req := protocol.PutBlobReq{Agent: c.cfg.name, ReqID: id, Computer: computer, UploadID: uploadID, ChunkOffset: int(offset),
+			Eof: offset+int64(n) == total, Blob: base64.StdEncoding.EncodeToString(buf[:n])}
 		if uploadID == "" {
 			req.TotalSize, req.Sha256, req.NameHint = int(total), sum, nameHint
 		}
+		data, err := encodeRequest(c.Generation(), protocol.EventPutBlob, req)
+		if err != nil {
+			return putChunk{err: err}
+		}
+		return putChunk{id: id, n: n, eof: req.Eof, data: validated(data.(json.RawMessage))}
+	}
+	var sent int64
+	uploadID := ""
+	cur := prepare("", 0)
+	for {
+		if cur.err != nil {
+			return nil, cur.err
+		}
+		var next chan putChunk
+		if !cur.eof && cur.n > 0 && uploadID != "" {
+			next = make(chan putChunk, 1)
+			go func(id string, offset int64) { next <- prepare(id, offset) }(uploadID, sent+int64(cur.n))
+		}
 		// A chunk is not repeated: a second copy would be refused as out
 		// of order; the caller starts the upload again.
-		vals, err := c.send(ctx, protocol.EventPutBlob, req, false)
+		vals, err := c.send(ctx, protocol.EventPutBlob, cur.data, false)
+		var following putChunk
+		if next != nil {
+			following = <-next // joined on every path: prepare reads r
+		}
 		if err != nil {
 			return nil, err
 		}
-		ret, err := decodeAnswer[protocol.PutBlobRet](protocol.EventPutBlob, id, vals)
+		ret, err := decodeAnswer[protocol.PutBlobRet](protocol.EventPutBlob, cur.id, vals)
 		if err != nil {
 			return nil, err
 		}
-		uploadID = ret.UploadID
-		sent += int64(n)
+		if uploadID == "" {
+			uploadID = ret.UploadID
+		} else if ret.UploadID != uploadID {
+			return nil, protocol.NewBlobWriteFailed("put_blob: the Computer answered the chunk at offset %d for upload %q, not %q", sent, ret.UploadID, uploadID).
+				With("reason", "range")
+		}
+		sent += int64(cur.n)
 		if progress != nil {
 			progress(sent, total)
 		}
-		if req.Eof {
+		if cur.eof {
 			if ret.Sha256 != "" && ret.Sha256 != sum {
 				return ret, protocol.NewBlobWriteFailed("put_blob: the Computer computed sha256 %s, %s sent", ret.Sha256, sum).With("reason", "integrity")
 			}
 			return ret, nil
 		}
-		if n == 0 {
+		if cur.n == 0 {
 			return nil, protocol.NewBadRequest("put_blob: the upload shrank while it was sent (%d of %d bytes)", sent, total)
 		}
+		if next == nil {
+			following = prepare(uploadID, sent)
+		}
+		cur = following
 	}
+}
+
+// putChunk is one chunk of PutBlob, read and encoded, or the error that
+// ended the reading.
+type putChunk struct {
+	id   string
+	n    int
+	eof  bool
+	data validated
+	err  error
 }

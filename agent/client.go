@@ -580,10 +580,16 @@ func (c *Client) emitOnly(event string, payload any) error {
 	return nil
 }
 
+// validated is a request encodeRequest encoded and checked already.
+type validated json.RawMessage
+
 // encodeRequest checks payload against its request schema (a bad request
 // fails here with 400, before anything is sent) and returns it as the
-// generic JSON value the Socket.IO encoder sends.
+// JSON the Socket.IO encoder sends.
 func encodeRequest(g protocol.Generation, event string, payload any) (any, error) {
+	if v, ok := payload.(validated); ok {
+		return json.RawMessage(v), nil
+	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, protocol.NewBadRequest("%s request: %v", event, err)
@@ -593,11 +599,11 @@ func encodeRequest(g protocol.Generation, event string, payload any) (any, error
 	if err := g.Validate(event, protocol.Request, raw); err != nil {
 		return nil, err
 	}
-	var data any
-	if err := json.Unmarshal(raw, &data); err != nil {
-		return nil, protocol.NewBadRequest("%s request: %v", event, err)
-	}
-	return data, nil
+	// Sent as these bytes: the Socket.IO encoder writes a json.RawMessage
+	// as it is (after a scan), where decoding it into generic values and
+	// encoding those again cost a quarter of the Agent's CPU per put_blob
+	// chunk (docs/performance.md, Blobs).
+	return json.RawMessage(raw), nil
 }
 
 // requestAttempts bounds how often request sends one request when the
@@ -676,7 +682,7 @@ func decodeAnswer[T any](event, reqID string, vals []any) (*T, error) {
 		}
 	}
 	var out T
-	if err := remarshal(v, &out); err != nil {
+	if err := protocol.DecodeValue(v, &out); err != nil {
 		return nil, invalidAnswer(event, err)
 	}
 	return &out, nil
@@ -691,12 +697,4 @@ func errorMayAnswer(event string) bool {
 		}
 	}
 	return false
-}
-
-func remarshal(v any, out any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, out)
 }

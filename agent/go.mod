@@ -8,6 +8,8 @@ require (
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.5
 )
 
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+
 require (
 	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.5 // indirect
 	github.com/zishang520/socket.io/servers/engine/v3 v3.0.5 // indirect

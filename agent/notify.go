@@ -119,7 +119,7 @@ func (n *notifier) receive(event string, args []any) {
 	switch event {
 	case protocol.NotifyEnterOffice, protocol.NotifyLeaveOffice:
 		var p protocol.EnterOfficeNotification
-		if err := remarshal(v, &p); err != nil {
+		if err := protocol.DecodeValue(v, &p); err != nil {
 			log.Warn("invalid notification dropped", "error", err)
 			return
 		}
@@ -130,14 +130,14 @@ func (n *notifier) receive(event string, args []any) {
 		}
 	case protocol.NotifyCancelToolCall:
 		var p protocol.CancelToolCallReq
-		if err := remarshal(v, &p); err != nil {
+		if err := protocol.DecodeValue(v, &p); err != nil {
 			log.Warn("invalid notification dropped", "error", err)
 			return
 		}
 		note = Notification{Agent: p.Agent, ReqID: p.ReqID}
 	default:
 		var p protocol.UpdateComputerConfigReq
-		if err := remarshal(v, &p); err != nil {
+		if err := protocol.DecodeValue(v, &p); err != nil {
 			log.Warn("invalid notification dropped", "error", err)
 			return
 		}

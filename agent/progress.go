@@ -132,7 +132,7 @@ func (w *progressWatchers) receive(args []any) {
 		return
 	}
 	var tp protocol.ToolProgress
-	if err := remarshal(args[0], &tp); err != nil {
+	if err := protocol.DecodeValue(args[0], &tp); err != nil {
 		return
 	}
 	w.mu.Lock()

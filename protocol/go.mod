@@ -3,6 +3,7 @@ module github.com/a2c-smcp/smcp-go/protocol
 go 1.25.5
 
 require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	golang.org/x/text v0.14.0
 )

@@ -190,7 +190,7 @@ func ValidateValue(event string, part Part, v any) error {
 // g lacks is a 400 as well. An ack that may be an error is checked as the
 // error payload of g's shape when it has that shape (IsErrorShaped).
 func (g Generation) Validate(event string, part Part, raw []byte) error {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	v, err := decodeJSON(raw, true)
 	if err != nil {
 		return NewBadRequest("%s %s is not valid JSON: %v", event, part, err).
 			With("event", event).With("part", part.String())
@@ -284,7 +284,7 @@ func ValidateSchemaValue(file string, v any) error {
 // ValidateSchema checks raw against one schema of generation g by file
 // name.
 func (g Generation) ValidateSchema(file string, raw []byte) error {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	v, err := decodeJSON(raw, true)
 	if err != nil {
 		return NewBadRequest("%s: not valid JSON: %v", strings.TrimSuffix(file, ".json"), err).With("schema", file)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+
+	"github.com/a2c-smcp/smcp-go/protocol"
 )
 
 // wireParser is the Socket.IO packet parser the Server registers with the
@@ -382,9 +384,8 @@ func decodeArg(v any) (any, error) {
 	if !ok {
 		return v, nil
 	}
-	var out any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	// One pass (protocol.DecodeJSON): encoding/json's Unmarshal checked
+	// the bytes, then scanned them again, half the Server's CPU for a
+	// put_blob chunk (docs/performance.md, Blobs).
+	return protocol.DecodeJSON(raw)
 }

@@ -33,7 +33,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -52,6 +55,10 @@ func main() {
 		os.Exit(2)
 	}
 	var err error
+	if stopProfile, err = startCPUProfile(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "benchblobs:", err)
+		os.Exit(1)
+	}
 	switch os.Args[1] {
 	case "mcp":
 		err = serveMCP(os.Args[2])
@@ -71,10 +78,36 @@ func main() {
 	default:
 		err = fmt.Errorf("unknown role %q", os.Args[1])
 	}
+	stopProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchblobs:", err)
 		os.Exit(1)
 	}
+}
+
+// stopProfile ends the CPU profile startCPUProfile began; the Agent ends
+// it before it waits to be stopped.
+var stopProfile = func() {}
+
+// startCPUProfile writes a CPU profile of this process to
+// $BENCH_CPUPROFILE_DIR/ROLE.pprof when that variable is set (`go run
+// mage.go benchBlobs` with BENCH_BLOB_PROFILE set, docs/performance.md,
+// Blobs); the returned function ends it.
+func startCPUProfile(role string) (func(), error) {
+	dir := os.Getenv("BENCH_CPUPROFILE_DIR")
+	if dir == "" || (role != "agent" && role != "computer") {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(dir, role+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { pprof.StopCPUProfile(); f.Close() }) }, nil
 }
 
 // content is the generated blob: byte i is block[i mod 1 MiB] ^ (i >> 20)
@@ -253,6 +286,7 @@ func runAgent(mode string) error {
 		return fmt.Errorf("%s: %d bytes, sha256 %s; want %d bytes, sha256 %s", mode, n, got, size, want)
 	}
 	b, _ := json.Marshal(map[string]any{"bytes": n, "secs": secs, "call_secs": callSecs, "sha256": got})
+	stopProfile()
 	fmt.Println(string(b))
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return nil

@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/a2c-smcp/smcp-go/protocol"
 	"github.com/a2c-smcp/smcp-go/sio/third_party/types"
 	"github.com/zishang520/socket.io/v3/pkg/log"
 )
@@ -358,8 +358,11 @@ func (d *decoder) parsePayload(buffer types.BufferInterface, packet *Packet) err
 		return d.validatePayload(packet.Type, nil)
 	}
 
-	var payload any
-	if err := json.NewDecoder(buffer).Decode(&payload); err != nil {
+	// smcp-go patch 19: decoded in one pass (protocol.DecodeJSON), and
+	// bytes after the value refused, as the JavaScript parser's JSON.parse
+	// refuses them.
+	payload, err := protocol.DecodeJSON(buffer.Bytes())
+	if err != nil {
 		return ErrInvalidPayload
 	}
 
