@@ -25,17 +25,8 @@ func TestBashCompletion(t *testing.T) {
 	if err != nil {
 		peerMissing(t, "bash is required: "+err.Error())
 	}
-	d := startServer(t)
-	root := copyDocs(t)
-	startComputer(t, d, "o1", "desk", []mcpServer{docServer(t, "docs", root, docsHost)})
+	d, dir, scriptFile := completionWorld(t, "bash", "smcp-agent.bash")
 	ctx := testContext(t)
-
-	bin := buildAgentCLI(t)
-	dir := filepath.Dir(bin)
-	script, err := exec.Command(bin, "completion", "bash").Output()
-	require.NoError(t, err)
-	scriptFile := filepath.Join(dir, "smcp-agent.bash")
-	require.NoError(t, os.WriteFile(scriptFile, script, 0o644))
 
 	// complete runs the completion function for the line typed so far and
 	// returns COMPREPLY, one value a line.
@@ -89,6 +80,23 @@ func TestBashCompletion(t *testing.T) {
 	assert.Empty(t, complete("smcp-agent --office nowhere open dpe://"+docsHost+"/s"), "no Computer there: nothing, and no noise")
 }
 
+// completionWorld starts a Server and, in office o1, a Computer serving
+// smcp-docserver's documents as docsHost; it builds smcp-agent and writes
+// its completion script for shell as file, beside the binary. dir is the
+// binary's directory, for PATH.
+func completionWorld(t *testing.T, shell, file string) (d *deployment, dir, scriptFile string) {
+	t.Helper()
+	d = startServer(t)
+	startComputer(t, d, "o1", "desk", []mcpServer{docServer(t, "docs", copyDocs(t), docsHost)})
+	bin := buildAgentCLI(t)
+	dir = filepath.Dir(bin)
+	script, err := exec.Command(bin, "completion", shell).Output()
+	require.NoError(t, err)
+	scriptFile = filepath.Join(dir, file)
+	require.NoError(t, os.WriteFile(scriptFile, script, 0o644))
+	return d, dir, scriptFile
+}
+
 // TestZshCompletion loads the script of smcp-agent completion zsh into a
 // real interactive zsh with compinit (driven through zsh's own zpty module
 // by testdata/zsh_complete.zsh), types each line and a TAB, and reads the
@@ -107,17 +115,8 @@ func TestZshCompletion(t *testing.T) {
 	}
 	driver, err := filepath.Abs(filepath.Join("testdata", "zsh_complete.zsh"))
 	require.NoError(t, err)
-	d := startServer(t)
-	root := copyDocs(t)
-	startComputer(t, d, "o1", "desk", []mcpServer{docServer(t, "docs", root, docsHost)})
+	d, dir, scriptFile := completionWorld(t, "zsh", "_smcp_agent.zsh")
 	ctx := testContext(t)
-
-	bin := buildAgentCLI(t)
-	dir := filepath.Dir(bin)
-	script, err := exec.Command(bin, "completion", "zsh").Output()
-	require.NoError(t, err)
-	scriptFile := filepath.Join(dir, "_smcp_agent.zsh")
-	require.NoError(t, os.WriteFile(scriptFile, script, 0o644))
 
 	// complete types line and a TAB, and returns the matches offered and
 	// the line as completion left it.

@@ -103,16 +103,8 @@ func TestNotificationFloodBoundedThenResync(t *testing.T) {
 		},
 	}
 	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-flood-updates", strconv.Itoa(flood))}, WithHooks(h))
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		assert.NoError(t, m.Close(ctx))
-	}()
-	// The hook holds the notifications until release: a failure before it
-	// is closed below must not leave Close waiting for the hook.
-	var releaseOnce sync.Once
-	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
-	defer releaseAll()
+	// The hook holds the notifications until release.
+	releaseAll := closeAfterRelease(t, m, release)
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

@@ -295,16 +295,7 @@ func TestSlowHookNeverBlocksReadLoop(t *testing.T) {
 		mu.Unlock()
 	}}
 	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a")}, WithHooks(h))
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		assert.NoError(t, m.Close(ctx))
-	}()
-	// A failure before release is closed below must not leave Close
-	// waiting for the hook.
-	var releaseOnce sync.Once
-	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
-	defer releaseAll()
+	releaseAll := closeAfterRelease(t, m, release)
 	require.NoError(t, m.Start(context.Background()))
 	c := m.Conn("a")
 	callText(t, c, "mutate", map[string]any{"action": "list_changed"})
@@ -328,6 +319,22 @@ func TestSlowHookNeverBlocksReadLoop(t *testing.T) {
 	mu.Lock()
 	assert.LessOrEqual(t, notified, 21)
 	mu.Unlock()
+}
+
+// closeAfterRelease has m closed, with a deadline, when t ends, after
+// release (which hooks of the test wait on) is closed: a failure before the
+// test releases them must not leave Close waiting for a hook. The test
+// calls the returned function to release them itself.
+func closeAfterRelease(t *testing.T, m *Manager, release chan struct{}) func() {
+	var once sync.Once
+	releaseAll := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		assert.NoError(t, m.Close(ctx))
+	})
+	t.Cleanup(releaseAll) // runs first
+	return releaseAll
 }
 
 func processAlive(pid int) bool {
