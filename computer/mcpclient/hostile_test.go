@@ -102,14 +102,25 @@ func TestNotificationFloodBoundedThenResync(t *testing.T) {
 			mu.Unlock()
 		},
 	}
-	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-flood-updates", strconv.Itoa(flood))}, WithHooks(h))
+	// The flood starts when the test subscribes to its start URI, once the
+	// Manager holds the connection: the notifications a server sends before
+	// that (between initialized and the Manager's handler) are not taken,
+	// the Up hook reading everything after them, and could not be counted.
+	m := NewManager([]protocol.MCPServerConfig{stdioConfig(t, "a", "-flood-updates", strconv.Itoa(flood), "-flood-on-subscribe")}, WithHooks(h))
 	// The hook holds the notifications until release.
 	releaseAll := closeAfterRelease(t, m, release)
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	require.NoError(t, m.Start(context.Background()))
-	<-first
+	subCtx, cancelSub := context.WithTimeout(context.Background(), time.Minute)
+	_ = m.Conn("a").Subscribe(subCtx, "dpe://flood/start") // its answer does not matter: its arrival starts the flood
+	cancelSub()
+	select {
+	case <-first:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no notification of the flood reached the hook")
+	}
 	m.mu.Lock()
 	q := m.sups["a"].q
 	m.mu.Unlock()

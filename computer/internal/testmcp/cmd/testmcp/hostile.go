@@ -24,6 +24,7 @@ type hostile struct {
 	listForever  bool
 	flood        int
 	floodDelay   time.Duration
+	floodOnSub   bool
 	hugeRead     int
 	hangAfter    bool
 	hanging      atomic.Bool
@@ -33,11 +34,17 @@ type hostile struct {
 	hugeTool     int
 }
 
+// floodStartURI is the subscription that starts the flood of
+// -flood-on-subscribe.
+const floodStartURI = "dpe://flood/start"
+
 func registerHostile() *hostile {
 	h := &hostile{}
 	flag.BoolVar(&h.listForever, "list-forever", false, "resources/list never ends: every page has a new nextCursor, ever longer")
 	flag.IntVar(&h.flood, "flood-updates", 0, "after initialized, send this many resources/updated notifications, each for a distinct dpe:// URI")
 	flag.DurationVar(&h.floodDelay, "flood-delay", 0, "with -flood-updates: wait this long after initialized before flooding")
+	flag.BoolVar(&h.floodOnSub, "flood-on-subscribe", false, "with -flood-updates: flood when the client subscribes to "+floodStartURI+", not after initialized "+
+		"(a client drops the notifications that come before it has its handler)")
 	flag.BoolVar(&h.hangAfter, "hang-after-initialize", false, "answer initialize, then never answer anything again (ping included)")
 	flag.BoolVar(&h.toolsForever, "tools-forever", false, "tools/list never ends: every page has a new nextCursor, ever longer")
 	flag.IntVar(&h.bigPage, "big-list-page", 0, "resources/list answers this many resources in one page")
@@ -141,6 +148,7 @@ func (h *hostile) intercept(line []byte, write func([]byte)) bool {
 		Method string          `json:"method"`
 		Params struct {
 			Cursor string `json:"cursor"`
+			URI    string `json:"uri"`
 		} `json:"params"`
 	}
 	if h.hanging.Load() {
@@ -154,7 +162,8 @@ func (h *hostile) intercept(line []byte, write func([]byte)) bool {
 		fmt.Fprintln(os.Stderr, "initialized: hanging from now on")
 		h.hanging.Store(true)
 		return true
-	case msg.Method == "notifications/initialized" && h.flood > 0:
+	case h.flood > 0 && (!h.floodOnSub && msg.Method == "notifications/initialized" ||
+		h.floodOnSub && msg.Method == "resources/subscribe" && msg.Params.URI == floodStartURI):
 		go func() {
 			time.Sleep(h.floodDelay)
 			for i := range h.flood {
