@@ -64,13 +64,27 @@ func TestUpdatesOfUnlistedDocumentsCoalesce(t *testing.T) {
 	}
 	cfg := protocol.MCPServerConfig{Stdio: &protocol.MCPStdioConfig{Name: "flood", ForbiddenTools: []string{}, ToolMeta: map[string]protocol.ToolMeta{},
 		ServerParameters: protocol.MCPStdioParameters{Command: testmcp.Binary(t), Args: []string{"-host", "real", "-docs", "2", "-flood-updates", "1000",
-			"-flood-delay", "300ms"}}}}
+			"-flood-on-subscribe"}}}}
 	m := mcpclient.NewManager([]protocol.MCPServerConfig{cfg}, mcpclient.WithHooks(h))
-	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = m.Close(ctx)
+	})
+	t.Cleanup(func() { // a failure before the release below must not hold the re-list
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
 	before := runtime.NumGoroutine()
 	start := time.Now()
 	require.NoError(t, m.Start(ctx(t)))
-	require.Eventually(t, func() bool { return handled.Load() == flood }, 30*time.Second, 5*time.Millisecond,
+	// The flood starts once the Manager holds the connection (what a server
+	// sends before its handler is in place is not taken, and not counted).
+	_ = m.Conn("flood").Subscribe(ctx(t), "dpe://flood/start") // its arrival starts the flood
+	require.Eventually(t, func() bool { return handled.Load() == flood }, 2*time.Minute, 5*time.Millisecond,
 		"every notification handled while the first re-list is held")
 	goroutines := runtime.NumGoroutine()
 	close(release)
