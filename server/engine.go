@@ -616,6 +616,79 @@ func serveHoldingReads(h http.Handler, w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// servePolling serves a long-polling request (or any that is not a
+// websocket) through a pollWriter, and closes it when the library's
+// handler returns, before net/http finishes the response.
+//
+// servers/engine v3.0.5 writes a poll's answer from its transport's write
+// queue, on a goroutine of its own, and its handler returns as soon as the
+// request's context is done: when a poll is ended while a packet is being
+// written to it (its client went away, or sent a CLOSE in a POST meanwhile,
+// and pollWait ended the GET), the queue's goroutine touched the
+// ResponseWriter while net/http finished it (a data race, and a concurrent
+// map access on the header that can crash the process; seen under load by
+// e2e TestPollingMessageBound). After the handler returns, nothing reaches
+// the ResponseWriter any more: a late answer is dropped with an error, as
+// the library drops an answer to a poll that has gone.
+func servePolling(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	pw := &pollWriter{w: w, header: http.Header{}}
+	defer pw.finish()
+	h.ServeHTTP(pw, r)
+}
+
+// errPollFinished is what a write to a poll whose handler has returned
+// gets.
+var errPollFinished = errors.New("server: the long-polling request has ended")
+
+// pollWriter passes the library's writes on to the ResponseWriter of one
+// request until finish. The library's header changes go to a header of its
+// own (they are made after Header returns, outside mu), copied to the
+// ResponseWriter's when the status is written.
+type pollWriter struct {
+	mu       sync.Mutex
+	w        http.ResponseWriter
+	header   http.Header
+	wroteHdr bool
+	finished bool
+}
+
+func (p *pollWriter) Header() http.Header { return p.header }
+
+func (p *pollWriter) WriteHeader(code int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.writeHeaderLocked(code)
+}
+
+func (p *pollWriter) writeHeaderLocked(code int) {
+	if p.finished || p.wroteHdr {
+		return
+	}
+	p.wroteHdr = true
+	dst := p.w.Header()
+	for k, v := range p.header {
+		dst[k] = v
+	}
+	p.w.WriteHeader(code)
+}
+
+func (p *pollWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.finished {
+		return 0, errPollFinished
+	}
+	p.writeHeaderLocked(http.StatusOK)
+	return p.w.Write(b)
+}
+
+// finish ends the writes: it waits for one under way.
+func (p *pollWriter) finish() {
+	p.mu.Lock()
+	p.finished = true
+	p.mu.Unlock()
+}
+
 // holdingWriter hands out a hijacked connection whose reads wait for
 // release.
 type holdingWriter struct {

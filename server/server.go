@@ -188,7 +188,7 @@ func New(opts ...Option) (*Server, error) {
 			serveHoldingReads(s.engine, w, r)
 			return
 		}
-		s.engine.ServeHTTP(w, r)
+		servePolling(s.engine, w, r)
 	})
 
 	// Only /smcp is served: the default namespace refuses every client.
