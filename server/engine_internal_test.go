@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -73,4 +75,40 @@ func requireHeldUntil(t *testing.T, g *connGate, stop <-chan struct{}, release f
 	case <-time.After(5 * time.Second):
 		t.Fatalf("%s did not release the packet", by)
 	}
+}
+
+// TestPollWriter: a poll's writes reach its ResponseWriter, with the
+// headers staged before them, until the handler has returned; after that
+// nothing does (servePolling).
+func TestPollWriter(t *testing.T) {
+	rec := httptest.NewRecorder()
+	var pw *pollWriter
+	servePolling(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		pw = w.(*pollWriter)
+		w.Header().Set("Content-Type", "text/plain")
+		_, err := w.Write([]byte("ok"))
+		assert.NoError(t, err)
+	}), rec, httptest.NewRequest(http.MethodGet, "/socket.io/?EIO=4&transport=polling", nil))
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, "text/plain", rec.Header().Get("Content-Type"))
+	assert.Equal(t, "ok", rec.Body.String())
+
+	// The library's write queue, late: refused, and the response is as it was.
+	pw.Header().Set("X-Late", "1")
+	pw.WriteHeader(http.StatusTeapot)
+	n, err := pw.Write([]byte("late"))
+	assert.Zero(t, n)
+	assert.ErrorIs(t, err, errPollFinished)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Empty(t, rec.Header().Get("X-Late"))
+	assert.Equal(t, "ok", rec.Body.String())
+
+	// A status written before the handler returned, with no body.
+	rec = httptest.NewRecorder()
+	servePolling(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-A", "b")
+		w.WriteHeader(http.StatusBadRequest)
+	}), rec, httptest.NewRequest(http.MethodPost, "/socket.io/?EIO=4&transport=polling", nil))
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Equal(t, "b", rec.Header().Get("X-A"))
 }
