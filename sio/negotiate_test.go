@@ -147,13 +147,20 @@ func gated(t *testing.T, g *gate, confirm bool) (nsURL string, auths chan map[st
 		// wait for their sessions to end, so that no poll is aborted
 		// under the Socket.IO server library (whose polling transport
 		// races with an aborted request, sio/third_party/PATCHES.md 13).
+		// A session a client left without a word (a slow machine can
+		// lose its close) ends when the heartbeat gives up on it, 45 s at
+		// the library's defaults: the bound is above that.
 		eng := io.Engine()
-		require.Eventually(t, func() bool { return eng.ClientsCount() == 0 }, wait, 5*time.Millisecond)
+		require.Eventually(t, func() bool { return eng.ClientsCount() == 0 }, sessionsEnd, 5*time.Millisecond)
 		io.Close(nil)
 		hs.Close()
 	})
 	return hs.URL + "/smcp", auths
 }
+
+// sessionsEnd bounds the wait for a test server's sessions to end after
+// its clients closed: above the library's default heartbeat (25 s + 20 s).
+const sessionsEnd = 2 * time.Minute
 
 func connect(t *testing.T, nsURL string, opts ...sio.Option) (*sio.Conn, error) {
 	t.Helper()
@@ -487,7 +494,7 @@ func TestOldServerProbeOncePerConn(t *testing.T) {
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		eng := io.Engine()
-		require.Eventually(t, func() bool { return eng.ClientsCount() == 0 }, wait, 5*time.Millisecond)
+		require.Eventually(t, func() bool { return eng.ClientsCount() == 0 }, sessionsEnd, 5*time.Millisecond)
 		io.Close(nil)
 		hs.Close()
 	})
