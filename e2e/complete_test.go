@@ -153,21 +153,29 @@ func TestToolProgressEndToEnd(t *testing.T) {
 	mu.Lock()
 	reports := slices.Clone(got)
 	mu.Unlock()
+	requireProgressReports(t, reports, "desk", steps, fmt.Sprintf("step %d of %d", steps, steps))
+
+	res, err = a.CallTool(ctx, "desk", "progress", map[string]any{"steps": 3}, 30*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "sent 0", *res.Content[0].Text, "a call that did not ask carries no progressToken")
+}
+
+// requireProgressReports checks the progress an Agent received for one
+// request of computer that reported steps steps: from that Computer, in
+// order, and ending with the last report whole (never folded away).
+func requireProgressReports(t *testing.T, reports []agent.Progress, computer string, steps int, lastMessage string) {
+	t.Helper()
 	require.NotEmpty(t, reports)
 	last := reports[len(reports)-1]
 	assert.Equal(t, float64(steps), last.Progress, "the last report is never folded away")
 	require.NotNil(t, last.Total)
 	assert.Equal(t, float64(steps), *last.Total)
-	assert.Equal(t, fmt.Sprintf("step %d of %d", steps, steps), last.Message)
+	assert.Equal(t, lastMessage, last.Message)
 	for i, p := range reports {
-		assert.Equal(t, "desk", p.Computer)
+		assert.Equal(t, computer, p.Computer)
 		assert.NotEmpty(t, p.ReqID)
 		if i > 0 {
 			assert.Greater(t, p.Progress, reports[i-1].Progress, "in order")
 		}
 	}
-
-	res, err = a.CallTool(ctx, "desk", "progress", map[string]any{"steps": 3}, 30*time.Second)
-	require.NoError(t, err)
-	assert.Equal(t, "sent 0", *res.Content[0].Text, "a call that did not ask carries no progressToken")
 }

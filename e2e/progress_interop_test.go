@@ -37,20 +37,7 @@ func TestReferenceAgentsUnaffectedByProgress(t *testing.T) {
 
 			// Every line the Agent printed so far has been read: a
 			// notification it got would be among them.
-			ag.ok(t, map[string]any{"op": "list_room"})
-			seen := append([]map[string]any{}, ag.seen...)
-			for drained := false; !drained; {
-				select {
-				case m := <-ag.notes:
-					seen = append(seen, m)
-				default:
-					drained = true
-				}
-			}
-			for _, m := range seen {
-				assert.NotContains(t, fmt.Sprint(m), "tool_progress", "%v", m)
-			}
-			assert.NotContains(t, ag.stderr.String(), "tool_progress", "the SDK logged no unknown event")
+			assertNoProgressSeen(t, ag)
 		})
 	}
 }
@@ -108,4 +95,26 @@ func sidOf(rows []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// assertNoProgressSeen checks that a reference Agent received no progress
+// notification and logged none as an unknown event: after a request
+// answered, every line it printed so far has been read, so one it got
+// would be among them.
+func assertNoProgressSeen(t *testing.T, ag *refAgent) {
+	t.Helper()
+	ag.ok(t, map[string]any{"op": "list_room"})
+	seen := append([]map[string]any{}, ag.seen...)
+	for drained := false; !drained; {
+		select {
+		case m := <-ag.notes:
+			seen = append(seen, m)
+		default:
+			drained = true
+		}
+	}
+	for _, m := range seen {
+		assert.NotContains(t, fmt.Sprint(m), "tool_progress", "%v", m)
+	}
+	assert.NotContains(t, ag.stderr.String(), "tool_progress", "the SDK logged no unknown event")
 }
