@@ -61,6 +61,20 @@ func (r *repo) commit(msg string) string {
 
 func (r *repo) url() string { return "file://" + r.dir }
 
+// externalPlugin is a plugin's own repository, "ext" 3.0.0, with a skill
+// "deploy" at two commits (first is the older one) and a nested plugin
+// root holding "inner".
+func externalPlugin(t *testing.T) (ext *repo, first string) {
+	ext = newRepo(t)
+	ext.write("skills/deploy/SKILL.md", skillFile("deploy v1"))
+	ext.write(".tfrobot-plugin/plugin.json", `{"name":"ext","version":"3.0.0"}`)
+	ext.write("nested/plug/skills/inner/SKILL.md", skillFile("inner"))
+	first = ext.commit("v1")
+	ext.write("skills/deploy/SKILL.md", skillFile("deploy v2"))
+	ext.commit("v2")
+	return ext, first
+}
+
 func skillFile(desc string) string {
 	return "---\ndescription: " + desc + "\n---\n# body of " + desc + "\n"
 }
@@ -80,13 +94,7 @@ func TestMarketplaceSkills(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(outside, "secret"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret", "SKILL.md"), []byte(skillFile("outside")), 0o644))
 
-	ext := newRepo(t)
-	ext.write("skills/deploy/SKILL.md", skillFile("deploy v1"))
-	ext.write(".tfrobot-plugin/plugin.json", `{"name":"ext","version":"3.0.0"}`)
-	ext.write("nested/plug/skills/inner/SKILL.md", skillFile("inner"))
-	first := ext.commit("v1")
-	ext.write("skills/deploy/SKILL.md", skillFile("deploy v2"))
-	ext.commit("v2")
+	ext, first := externalPlugin(t)
 
 	cat := newRepo(t)
 	cat.write(".tfrobot-plugin/marketplace.json", `{"name":"acme","metadata":{"pluginRoot":"./plugins"},"plugins":[
@@ -305,13 +313,7 @@ func referencePython(t *testing.T) string {
 // Set: the same skills, by name, source, version and description.
 func TestMarketplaceSkillsAsTheReference(t *testing.T) {
 	py := referencePython(t)
-	ext := newRepo(t)
-	ext.write("skills/deploy/SKILL.md", skillFile("deploy v1"))
-	ext.write(".tfrobot-plugin/plugin.json", `{"name":"ext","version":"3.0.0"}`)
-	ext.write("nested/plug/skills/inner/SKILL.md", skillFile("inner"))
-	first := ext.commit("v1")
-	ext.write("skills/deploy/SKILL.md", skillFile("deploy v2"))
-	ext.commit("v2")
+	ext, first := externalPlugin(t)
 	cat := newRepo(t)
 	cat.write(".tfrobot-plugin/marketplace.json", `{"name":"acme","plugins":[
 		{"name":"audit","source":"./plugins/audit","version":"1.2.0"},
